@@ -1,0 +1,217 @@
+"""Generator configuration: :class:`TrackGenConfig`.
+
+Every field is validated on construction; a bad value raises :class:`ValueError`
+(or :class:`TypeError` for a wrong type) naming the field, the value and the allowed range.
+Coordinates are in "track units" (metres in most simulators).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+__all__ = ["TrackGenConfig", "TRACK_GENERATORS"]
+
+#: Built-in sampler names for tracks.
+TRACK_GENERATORS = ("bezier", "polar")
+
+
+def _fail(cls: str, name: str, value, rule: str) -> ValueError:
+    return ValueError(f"{cls}.{name} = {value!r} is out of range: {rule}")
+
+
+def _check_int(cls, name, value, lo=None, hi=None):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{cls}.{name} must be an int, got {type(value).__name__} {value!r}")
+    if lo is not None and value < lo:
+        raise _fail(cls, name, value, f"must be >= {lo}")
+    if hi is not None and value > hi:
+        raise _fail(cls, name, value, f"must be <= {hi}")
+
+
+def _check_float(cls, name, value, lo=None, hi=None, lo_open=False, hi_open=False):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{cls}.{name} must be a number, got {type(value).__name__} {value!r}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise _fail(cls, name, value, "must be finite")
+    if lo is not None and (v <= lo if lo_open else v < lo):
+        raise _fail(cls, name, value, f"must be {'>' if lo_open else '>='} {lo}")
+    if hi is not None and (v >= hi if hi_open else v > hi):
+        raise _fail(cls, name, value, f"must be {'<' if hi_open else '<='} {hi}")
+
+
+@dataclass(frozen=True)
+class TrackGenConfig:
+    """Configuration of a batch of road-band tracks (frozen, validated on construction).
+
+    Selection and batching:
+        generator (str, default ``"bezier"``): centerline sampler, one of ``"bezier"``,
+            ``"polar"`` (or a name registered in a :class:`~track_gen.pipeline.Registry`).
+        num_envs (int, default 1): batch size E (>= 1). Fixed for the generator's life.
+        device (str | None, default None): Warp device (``"cpu"``, ``"cuda:0"``); None means
+            Warp's preferred device (CUDA when present, else CPU).
+
+    Road and output resolution:
+        half_width (float, default 0.1, track units): half the road width (> 0).
+        spacing (float | None, default None -> ``0.6 * half_width``, track units): arc
+            distance between output beads (> 0).
+        N_max (int, default 384): per-env bead capacity (>= 8). A loop needing more beads is
+            truncated and marked invalid with ``FailBit.TRUNCATED``.
+        num_points (int, default 256): resolution of the sampler's closed centerline before
+            constant-spacing resampling (>= 16).
+        scale (float, default 1.0): isotropic course size; every sampler normalizes its loop
+            so that the longest bounding-box side is ``1.44 * scale`` (> 0). Dynamic
+            (``"<sampler>.scale"`` in ``generator.params``).
+
+    Bezier sampler (corners on a grid, cubic segments; dynamic fields marked *):
+        min_num_points (int, default 9): fewest corners (>= 3).
+        max_num_points (int, default 13): most corners (>= min_num_points, <= 64).
+        num_points_per_segment (int, default 30): dense samples per cubic (>= 2).
+        min_point_distance (float, default 0.05): grid cell half-size in the unit square;
+            ``num_cells = int(1 / (2 * value))`` per axis, in (0, 0.5]. Corners occupy
+            distinct cells, so it sets the smallest corner spacing before normalization.
+        rad* (float, default 0.4): handle length as a fraction of the chord (curviness), [0, 2].
+        edgy* (float, default 0.0): tangent blend ``p = atan(edgy)/pi + 0.5``; 0 is the
+            bisector, large values follow the outgoing edge. Any finite value.
+        handle_clamp_frac* (float, default 0.4): handles are capped at this fraction of the
+            shorter incident edge, [0, 1].
+
+    Polar sampler (radius perturbations around a circle, centripetal Catmull-Rom):
+        polar_num_knots (int, default 12): knots K (4..64).
+        polar_radial_jitter* (float, default 0.6): knot radius ``1 + U(-j, j)``, [0, 0.85].
+        polar_angular_jitter* (float, default 0.3): knot angle jitter as a fraction of a
+            knot cell, [0, 0.45] (keeps the knots in angular order).
+
+    XPBD relaxation (makes the loop thick enough for a constant-width road):
+        relax_enable (bool, default True): False inflates the resampled loop directly.
+        relax_iters (int, default 60): maximum Jacobi sweeps (>= 1).
+        relax_converge_tol (float, default 0.005, fraction of half_width): an env stops
+            early once a sweep moves no bead farther than ``tol * half_width``; 0 disables
+            the early exit (every env runs ``relax_iters`` sweeps), [0, 0.1].
+        relax_accel (str, default ``"chebyshev"``): ``"chebyshev"`` or ``"none"``.
+        relax_cheby_rho (float, default 0.98): spectral radius estimate, [0, 1).
+        relax_cheby_gamma (float, default 0.9): blend under-relaxation, (0, 1].
+        relax_cheby_start (int, default 8): first accelerated sweep (>= 1).
+        relax_margin (float, default 0.15): separation target ``2*hw*(1+margin)`` and
+            radius floor ``hw*(1+margin)``, [0, 1].
+        relax_band (int | None, default None): index band excluded from separation; None
+            means ``max(round(2*hw/L0), 1)`` per env (L0 the mean bead spacing).
+        relax_sep_every (int, default 20): sweeps between separation-cache refreshes (>= 1).
+        relax_sep_cache_slots (int, default 16): cached neighbour candidates per bead
+            (0..64; 0 means a dense O(n^2) separation every sweep).
+        relax_sep_cache_skin (float, default 0.5): cache radius ``target*(1+skin)`` (>= 0).
+            Candidates beyond the slots are dropped and counted in
+            ``generator.diagnostics["relax.sep_overflow"]``.
+        relax_sep_relax*, relax_spc_relax*, relax_bend_relax* (float, defaults 1.0, 1.0, 1.5):
+            separation, spacing and bending correction scales, [0, 2].
+        relax_smooth_passes (int, default 5): Taubin smoothing passes after the solve (>= 0).
+        relax_smooth_spacing_iters (int, default 10): spacing-only polish sweeps (>= 0).
+
+    Validity (``valid[e] = fail_mask[e] == 0``):
+        turning_tol* (float, default 0.1, rad): allowed ``| |total turning| - 2*pi |``, (0, 1].
+        relax_tol* (float, default 0.02): thickness gate: the smallest curvature radius and
+            half the smallest non-neighbour distance must be >= ``(1 - tol) * hw``, [0, 0.5].
+    """
+
+    generator: str = "bezier"
+    num_envs: int = 1
+    device: str | None = None
+    half_width: float = 0.1
+    spacing: float | None = None
+    N_max: int = 384
+    num_points: int = 256
+    scale: float = 1.0
+    min_num_points: int = 9
+    max_num_points: int = 13
+    num_points_per_segment: int = 30
+    min_point_distance: float = 0.05
+    rad: float = 0.4
+    edgy: float = 0.0
+    handle_clamp_frac: float = 0.4
+    polar_num_knots: int = 12
+    polar_radial_jitter: float = 0.6
+    polar_angular_jitter: float = 0.3
+    relax_enable: bool = True
+    relax_iters: int = 60
+    relax_converge_tol: float = 0.005
+    relax_accel: str = "chebyshev"
+    relax_cheby_rho: float = 0.98
+    relax_cheby_gamma: float = 0.9
+    relax_cheby_start: int = 8
+    relax_margin: float = 0.15
+    relax_band: int | None = None
+    relax_sep_every: int = 20
+    relax_sep_cache_slots: int = 16
+    relax_sep_cache_skin: float = 0.5
+    relax_sep_relax: float = 1.0
+    relax_spc_relax: float = 1.0
+    relax_bend_relax: float = 1.5
+    relax_smooth_passes: int = 5
+    relax_smooth_spacing_iters: int = 10
+    turning_tol: float = 0.1
+    relax_tol: float = 0.02
+
+    def __post_init__(self):
+        c = "TrackGenConfig"
+        if not isinstance(self.generator, str) or not self.generator:
+            raise TypeError(f"{c}.generator must be a non-empty str, got {self.generator!r}")
+        _check_int(c, "num_envs", self.num_envs, lo=1)
+        if self.device is not None and not isinstance(self.device, str):
+            raise TypeError(f"{c}.device must be a str such as 'cpu' or 'cuda:0', or None")
+        _check_float(c, "half_width", self.half_width, lo=0.0, lo_open=True)
+        if self.spacing is not None:
+            _check_float(c, "spacing", self.spacing, lo=0.0, lo_open=True)
+        _check_int(c, "N_max", self.N_max, lo=8)
+        _check_int(c, "num_points", self.num_points, lo=16)
+        _check_float(c, "scale", self.scale, lo=0.0, lo_open=True)
+        _check_int(c, "min_num_points", self.min_num_points, lo=3)
+        _check_int(c, "max_num_points", self.max_num_points, lo=self.min_num_points, hi=64)
+        _check_int(c, "num_points_per_segment", self.num_points_per_segment, lo=2)
+        _check_float(c, "min_point_distance", self.min_point_distance, lo=0.0, hi=0.5, lo_open=True)
+        cells = int(1.0 / (2.0 * self.min_point_distance))
+        if cells * cells < self.max_num_points:
+            raise _fail(
+                c,
+                "min_point_distance",
+                self.min_point_distance,
+                f"gives {cells}x{cells} grid cells, fewer than max_num_points="
+                f"{self.max_num_points}; lower it",
+            )
+        _check_float(c, "rad", self.rad, lo=0.0, hi=2.0)
+        _check_float(c, "edgy", self.edgy)
+        _check_float(c, "handle_clamp_frac", self.handle_clamp_frac, lo=0.0, hi=1.0)
+        _check_int(c, "polar_num_knots", self.polar_num_knots, lo=4, hi=64)
+        _check_float(c, "polar_radial_jitter", self.polar_radial_jitter, lo=0.0, hi=0.85)
+        _check_float(c, "polar_angular_jitter", self.polar_angular_jitter, lo=0.0, hi=0.45)
+        if not isinstance(self.relax_enable, bool):
+            raise TypeError(f"{c}.relax_enable must be a bool, got {self.relax_enable!r}")
+        _check_int(c, "relax_iters", self.relax_iters, lo=1)
+        _check_float(c, "relax_converge_tol", self.relax_converge_tol, lo=0.0, hi=0.1)
+        if self.relax_accel not in ("chebyshev", "none"):
+            raise _fail(c, "relax_accel", self.relax_accel, "must be 'chebyshev' or 'none'")
+        _check_float(c, "relax_cheby_rho", self.relax_cheby_rho, lo=0.0, hi=1.0, hi_open=True)
+        _check_float(c, "relax_cheby_gamma", self.relax_cheby_gamma, lo=0.0, hi=1.0, lo_open=True)
+        _check_int(c, "relax_cheby_start", self.relax_cheby_start, lo=1)
+        _check_float(c, "relax_margin", self.relax_margin, lo=0.0, hi=1.0)
+        if self.relax_band is not None:
+            _check_int(c, "relax_band", self.relax_band, lo=1)
+        _check_int(c, "relax_sep_every", self.relax_sep_every, lo=1)
+        _check_int(c, "relax_sep_cache_slots", self.relax_sep_cache_slots, lo=0, hi=64)
+        _check_float(c, "relax_sep_cache_skin", self.relax_sep_cache_skin, lo=0.0)
+        for name in ("relax_sep_relax", "relax_spc_relax", "relax_bend_relax"):
+            _check_float(c, name, getattr(self, name), lo=0.0, hi=2.0)
+        _check_int(c, "relax_smooth_passes", self.relax_smooth_passes, lo=0)
+        _check_int(c, "relax_smooth_spacing_iters", self.relax_smooth_spacing_iters, lo=0)
+        _check_float(c, "turning_tol", self.turning_tol, lo=0.0, hi=1.0, lo_open=True)
+        _check_float(c, "relax_tol", self.relax_tol, lo=0.0, hi=0.5)
+
+    @property
+    def resolved_spacing(self) -> float:
+        """Bead spacing in track units: ``spacing`` or ``0.6 * half_width``."""
+        return float(self.spacing) if self.spacing is not None else 0.6 * float(self.half_width)
+
+    def replace(self, **changes) -> TrackGenConfig:
+        """A copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)

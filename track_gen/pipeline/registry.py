@@ -1,0 +1,85 @@
+"""Stage registry: names -> stage classes, with a capturable flag."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .stage import Stage
+
+__all__ = ["Registry", "StageEntry", "default_registry", "register"]
+
+
+@dataclass(frozen=True)
+class StageEntry:
+    """A registered stage: its class and whether it may be recorded into a graph."""
+
+    name: str
+    cls: type
+    capturable: bool = True
+
+
+class Registry:
+    """Maps stage kind names to stage classes.
+
+    A fresh ``Registry()`` holds the built-in stages; ``register()`` adds plugins.
+    """
+
+    def __init__(self, builtins: bool = True):
+        self._entries: dict[str, StageEntry] = {}
+        if builtins:
+            from .stages import BUILTIN_STAGES
+
+            for name, cls in BUILTIN_STAGES.items():
+                self._entries[name] = StageEntry(name, cls, True)
+
+    def register(
+        self, name: str, cls: type, *, capturable: bool = True, replace: bool = False
+    ) -> StageEntry:
+        """Register ``cls`` (a :class:`Stage` subclass) under ``name``.
+
+        Args:
+            name: kind name used in :class:`StageSpec` and ``TrackGenConfig.generator``.
+            cls: the stage class.
+            capturable: False when the stage's ``enqueue`` needs host control flow; such a
+                pipeline runs eagerly and refuses to be recorded into a capture.
+            replace: allow replacing an existing registration.
+        """
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"stage name must be a non-empty str, got {name!r}")
+        if not (isinstance(cls, type) and issubclass(cls, Stage)):
+            raise TypeError(f"register({name!r}, ...): cls must subclass track_gen.pipeline.Stage")
+        if name in self._entries and not replace:
+            raise ValueError(f"stage {name!r} is already registered; pass replace=True")
+        entry = StageEntry(name, cls, bool(capturable))
+        self._entries[name] = entry
+        return entry
+
+    def get(self, name: str) -> StageEntry:
+        try:
+            return self._entries[name]
+        except KeyError:
+            known = sorted(self._entries)
+            raise KeyError(f"no stage named {name!r}; registered: {known}") from None
+
+    def samplers(self) -> list[str]:
+        """Names of registered sampler stages (usable as ``TrackGenConfig.generator``)."""
+        return sorted(n for n, e in self._entries.items() if e.cls.role == "sampler")
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._entries
+
+
+_default: Registry | None = None
+
+
+def default_registry() -> Registry:
+    """The process-wide registry used when ``registry=None``."""
+    global _default
+    if _default is None:
+        _default = Registry()
+    return _default
+
+
+def register(name: str, cls: type, *, capturable: bool = True, replace: bool = False):
+    """Register a stage in the default registry (see :meth:`Registry.register`)."""
+    return default_registry().register(name, cls, capturable=capturable, replace=replace)

@@ -1,0 +1,135 @@
+"""Polar sampler: jittered radii around a circle through a centripetal Catmull-Rom loop.
+
+Per env: K knots at angles ``2*pi*(i + U(-aj, aj))/K`` (aj < 0.5 keeps them in angular
+order) and radii ``max(1 + U(-rj, rj), 0.1)``; a closed centripetal Catmull-Rom spline
+through them (no cusps or loops inside a segment), arc-resampled to ``num_points`` and
+scaled so the longest bounding-box side is ``1.44 * scale``. Loops are counter-clockwise.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ...geometry import TWO_PI, bbox_normalize, resample_closed
+from ...seeds import stage_rng
+from ..stage import ParamSpec, Stage, Workspace
+
+wp.set_module_options({"enable_backward": False})
+
+SALT_POLAR = wp.constant(wp.uint32(0x907A2002))
+EXTENT = 1.44
+
+
+@wp.func
+def _knot_dt(a: wp.vec2f, b: wp.vec2f) -> float:
+    return wp.max(wp.sqrt(wp.length(b - a)), 1.0e-4)
+
+
+@wp.func
+def catmull_rom_centripetal(
+    p0: wp.vec2f, p1: wp.vec2f, p2: wp.vec2f, p3: wp.vec2f, u: float
+) -> wp.vec2f:
+    """Point at fraction u in [0, 1) of the centripetal Catmull-Rom segment p1 -> p2."""
+    t1 = _knot_dt(p0, p1)
+    t2 = t1 + _knot_dt(p1, p2)
+    t3 = t2 + _knot_dt(p2, p3)
+    t = t1 + u * (t2 - t1)
+    a1 = ((t1 - t) * p0 + t * p1) / t1
+    a2 = ((t2 - t) * p1 + (t - t1) * p2) / (t2 - t1)
+    a3 = ((t3 - t) * p2 + (t - t2) * p3) / (t3 - t2)
+    b1 = ((t2 - t) * a1 + t * a2) / t2
+    b2 = ((t3 - t) * a2 + (t - t1) * a3) / (t3 - t1)
+    return ((t2 - t) * b1 + (t - t1) * b2) / (t2 - t1)
+
+
+@wp.kernel
+def _polar_kernel(
+    eff_seed: wp.array(dtype=wp.int32),
+    active: wp.array(dtype=wp.int32),
+    radial_jitter: wp.array(dtype=wp.float32),
+    angular_jitter: wp.array(dtype=wp.float32),
+    scale: wp.array(dtype=wp.float32),
+    knots_k: int,
+    npseg: int,
+    num_points: int,
+    knots: wp.array(dtype=wp.vec2f),
+    dense: wp.array(dtype=wp.vec2f),
+    line_out: wp.array(dtype=wp.vec2f),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    st = stage_rng(eff_seed[e], SALT_POLAR)
+    rj = wp.clamp(radial_jitter[e], 0.0, 0.85)
+    aj = wp.clamp(angular_jitter[e], 0.0, 0.45)
+    kb = e * knots_k
+    for i in range(knots_k):
+        r = wp.max(1.0 + (2.0 * wp.randf(st) - 1.0) * rj, 0.1)
+        th = TWO_PI * (float(i) + (2.0 * wp.randf(st) - 1.0) * aj) / float(knots_k)
+        knots[kb + i] = wp.vec2f(r * wp.cos(th), r * wp.sin(th))
+    db = e * knots_k * npseg
+    for i in range(knots_k):
+        p0 = knots[kb + (i + knots_k - 1) % knots_k]
+        p1 = knots[kb + i]
+        p2 = knots[kb + (i + 1) % knots_k]
+        p3 = knots[kb + (i + 2) % knots_k]
+        for s in range(npseg):
+            dense[db + i * npseg + s] = catmull_rom_centripetal(
+                p0, p1, p2, p3, float(s) / float(npseg)
+            )
+    lb = e * num_points
+    resample_closed(dense, db, knots_k * npseg, line_out, lb, num_points)
+    bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
+
+
+class SamplerPolar(Stage):
+    """Polar knot sampler (``generator="polar"``)."""
+
+    role = "sampler"
+    PARAMS = (
+        ParamSpec(
+            "radial_jitter", "polar_radial_jitter", lo=0.0, hi=0.85, doc="knot radius 1 + U(-j, j)"
+        ),
+        ParamSpec(
+            "angular_jitter",
+            "polar_angular_jitter",
+            lo=0.0,
+            hi=0.45,
+            doc="knot angle jitter as a fraction of a knot cell",
+        ),
+        ParamSpec(
+            "scale",
+            "scale",
+            lo=0.0,
+            lo_open=True,
+            doc="longest bounding-box side is 1.44 * scale (track units)",
+        ),
+    )
+
+    def allocate(self, ws: Workspace) -> None:
+        c, E, dev = self.config, ws.layout.num_envs, ws.layout.device
+        self.knots = wp.zeros(E * c.polar_num_knots, dtype=wp.vec2f, device=dev)
+        self.dense = wp.zeros(
+            E * c.polar_num_knots * c.num_points_per_segment, dtype=wp.vec2f, device=dev
+        )
+
+    def enqueue(self, ws: Workspace, params: dict) -> None:
+        c = self.config
+        wp.launch(
+            _polar_kernel,
+            ws.layout.num_envs,
+            inputs=[
+                ws.eff_seed,
+                ws.active,
+                params["radial_jitter"],
+                params["angular_jitter"],
+                params["scale"],
+                c.polar_num_knots,
+                c.num_points_per_segment,
+                ws.layout.num_points,
+                self.knots,
+                self.dense,
+            ],
+            outputs=[ws.line],
+            device=ws.layout.device,
+        )

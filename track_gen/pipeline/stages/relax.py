@@ -1,0 +1,334 @@
+"""XPBD relaxation: bead-chain Jacobi sweeps that make a loop thick enough for its road.
+
+One thread per env runs every sweep over the env's beads (a CPU kernel is single-threaded,
+so per-env loops cost nothing extra and allow a per-env early exit):
+
+* separation: beads outside the index band closer than ``target = 2*hw*(1+margin)`` are
+  pushed apart (average of the pair corrections);
+* spacing: edges are pulled toward the rest length ``L0 = perimeter / count``;
+* bending: a bead whose Menger radius is below ``R_min = hw*(1+margin)`` is pulled toward
+  its neighbours' midpoint.
+
+Separation candidates come from a per-bead cache rebuilt every ``relax_sep_every`` sweeps
+(``relax_sep_cache_slots`` slots within ``target*(1+skin)``); candidates beyond the slots
+are dropped and counted per env in ``diagnostics["relax.sep_overflow"]``. From sweep
+``relax_cheby_start`` on, a Chebyshev semi-iterative blend accelerates convergence. An env
+stops once a sweep moves no bead by more than ``relax_converge_tol * hw`` (converged;
+its current iterate is kept). A Taubin smoothing
+tail and spacing-only polish sweeps follow.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import warp as wp
+
+from ...geometry import closed_length, menger_curvature
+from ..stage import ParamSpec, Stage, Workspace
+
+wp.set_module_options({"enable_backward": False})
+
+TAUBIN_LAMBDA = wp.constant(0.5)
+TAUBIN_MU = wp.constant(-0.53)
+
+
+@wp.func
+def band_for(hw: float, mean_seg: float, fixed_band: int, n: int) -> int:
+    """Index band excluded from separation/thickness: beads this close in index are skipped."""
+    b = fixed_band
+    if b <= 0:
+        ratio = 2.0 * hw / wp.max(mean_seg, 1.0e-12)
+        b = 1
+        if wp.isfinite(ratio):
+            b = wp.max(int(wp.round(ratio)), 1)
+    return wp.max(wp.min(b, n // 4), 1)
+
+
+@wp.func
+def index_gap(i: int, j: int, n: int) -> int:
+    d = wp.abs(i - j)
+    return wp.min(d, n - d)
+
+
+@wp.func
+def _rebuild_cache(
+    x: wp.array(dtype=wp.vec2f),
+    xb: int,
+    n: int,
+    band: int,
+    radius: float,
+    slots: int,
+    cache: wp.array(dtype=wp.int32),
+    cache_n: wp.array(dtype=wp.int32),
+    cb: int,
+    nb: int,
+) -> int:
+    """Store, per bead, the ``slots`` nearest non-band beads within ``radius``.
+
+    When more candidates qualify, the farthest cached one is replaced by a nearer one; the
+    number of candidates left out is returned (the overflow count).
+    """
+    dropped = int(0)
+    r2 = radius * radius
+    for i in range(n):
+        xi = x[xb + i]
+        k = int(0)
+        for j in range(n):
+            if index_gap(i, j, n) <= band:
+                continue
+            d = x[xb + j] - xi
+            if wp.abs(d[0]) > radius or wp.abs(d[1]) > radius:
+                continue
+            dd = wp.dot(d, d)
+            if dd < r2:
+                if k < slots:
+                    cache[cb + i * slots + k] = j
+                    k += 1
+                else:
+                    dropped += 1
+                    # replace the farthest cached candidate when this one is nearer
+                    far = int(0)
+                    far_d = float(-1.0)
+                    for c in range(slots):
+                        q = x[xb + cache[cb + i * slots + c]] - xi
+                        qd = wp.dot(q, q)
+                        if qd > far_d:
+                            far_d = qd
+                            far = c
+                    if dd < far_d:
+                        cache[cb + i * slots + far] = j
+        cache_n[nb + i] = k
+    return dropped
+
+
+@wp.kernel
+def _relax_kernel(
+    active: wp.array(dtype=wp.int32),
+    count: wp.array(dtype=wp.int32),
+    sep_relax: wp.array(dtype=wp.float32),
+    spc_relax: wp.array(dtype=wp.float32),
+    bend_relax: wp.array(dtype=wp.float32),
+    omegas: wp.array(dtype=wp.float32),
+    hw: float,
+    converge_tol: float,
+    margin: float,
+    fixed_band: int,
+    iters: int,
+    sep_every: int,
+    slots: int,
+    skin: float,
+    cheby_start: int,
+    gamma: float,
+    smooth_passes: int,
+    spacing_iters: int,
+    n_max: int,
+    num_envs: int,
+    beads: wp.array(dtype=wp.vec2f),
+    work: wp.array(dtype=wp.vec2f),
+    cache: wp.array(dtype=wp.int32),
+    cache_n: wp.array(dtype=wp.int32),
+    overflow_out: wp.array(dtype=wp.int32),
+    sweeps_out: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    n = count[e]
+    overflow_out[e] = 0
+    sweeps_out[e] = 0
+    if n < 4:
+        return
+    base = e * n_max
+    plane = num_envs * n_max
+    # slot s of this env's chain lives at work[s*plane + base + i]
+    for i in range(n):
+        work[base + i] = beads[base + i]
+    L0 = float(closed_length(beads, base, n)) / float(n)
+    band = band_for(hw, L0, fixed_band, n)
+    target = 2.0 * hw * (1.0 + margin)
+    r_min = hw * (1.0 + margin)
+    sr = sep_relax[e]
+    pr = spc_relax[e]
+    br = bend_relax[e]
+    cb = e * n_max * slots
+    cur = int(0)
+    nxt = int(1)
+    prv = int(2)
+    dropped = int(0)
+    done = int(0)
+    for k in range(iters):
+        if done == 0:
+            xc = cur * plane + base
+            xn = nxt * plane + base
+            if slots > 0 and k % sep_every == 0:
+                dropped += _rebuild_cache(
+                    work, xc, n, band, target * (1.0 + skin), slots, cache, cache_n, cb, base
+                )
+            move2 = float(0.0)
+            for i in range(n):
+                xi = work[xc + i]
+                xm = work[xc + (i + n - 1) % n]
+                xp = work[xc + (i + 1) % n]
+                sep = wp.vec2f(0.0, 0.0)
+                hits = int(0)
+                if slots > 0:
+                    for c in range(cache_n[base + i]):
+                        d = xi - work[xc + cache[cb + i * slots + c]]
+                        dl = wp.length(d)
+                        if dl < target and dl > 1.0e-12:
+                            sep += (0.5 * (target - dl) / dl) * d
+                            hits += 1
+                else:
+                    for j in range(n):
+                        if index_gap(i, j, n) > band:
+                            d = xi - work[xc + j]
+                            if wp.abs(d[0]) < target and wp.abs(d[1]) < target:
+                                dl = wp.length(d)
+                                if dl < target and dl > 1.0e-12:
+                                    sep += (0.5 * (target - dl) / dl) * d
+                                    hits += 1
+                if hits > 0:
+                    sep = sep / float(hits)
+                dn = xp - xi
+                dp = xi - xm
+                ln = wp.max(wp.length(dn), 1.0e-9)
+                lp = wp.max(wp.length(dp), 1.0e-9)
+                spc = 0.25 * ((ln - L0) / ln * dn - (lp - L0) / lp * dp)
+                kappa = menger_curvature(xm, xi, xp)
+                factor = float(0.0)
+                if kappa * r_min > 1.0:
+                    radius = 1.0 / kappa
+                    factor = wp.min(br * (r_min - radius) / r_min, 1.0)
+                mid = 0.5 * (xm + xp)
+                step = sr * sep + pr * spc + factor * (mid - xi)
+                move2 = wp.max(move2, wp.dot(step, step))
+                work[xn + i] = xi + step
+            sweeps_out[e] = k + 1
+            if move2 <= converge_tol * converge_tol:
+                done = 1
+            else:
+                if k >= cheby_start and omegas[k] != 1.0:
+                    xv = prv * plane + base
+                    w = omegas[k]
+                    for i in range(n):
+                        xcur = work[xc + i]
+                        xold = work[xv + i]
+                        work[xn + i] = w * (gamma * (work[xn + i] - xcur) + (xcur - xold)) + xold
+                elif k >= cheby_start:
+                    for i in range(n):
+                        xcur = work[xc + i]
+                        work[xn + i] = xcur + gamma * (work[xn + i] - xcur)
+                t = prv
+                prv = cur
+                cur = nxt
+                nxt = t
+    # smoothing tail: Taubin passes, then spacing-only sweeps (Jacobi between two slots)
+    n_tail = 2 * smooth_passes + spacing_iters
+    for p in range(n_tail):
+        xc = cur * plane + base
+        xn = nxt * plane + base
+        for i in range(n):
+            xi = work[xc + i]
+            xm = work[xc + (i + n - 1) % n]
+            xp = work[xc + (i + 1) % n]
+            if p < 2 * smooth_passes:
+                lam = TAUBIN_LAMBDA
+                if p % 2 == 1:
+                    lam = TAUBIN_MU
+                work[xn + i] = xi + lam * (0.5 * (xm + xp) - xi)
+            else:
+                dn = xp - xi
+                dp = xi - xm
+                ln = wp.max(wp.length(dn), 1.0e-9)
+                lp = wp.max(wp.length(dp), 1.0e-9)
+                work[xn + i] = xi + 0.25 * ((ln - L0) / ln * dn - (lp - L0) / lp * dp)
+        t = cur
+        cur = nxt
+        nxt = t
+    xc = cur * plane + base
+    for i in range(n):
+        beads[base + i] = work[xc + i]
+    overflow_out[e] = dropped
+
+
+def chebyshev_omegas(iters: int, start: int, rho: float, accel: str) -> np.ndarray:
+    """Per-sweep blend weights: 1 before ``start`` (plain Jacobi), then the Chebyshev
+    recurrence ``w = 1, 2/(2 - rho^2), 4/(4 - rho^2 w), ...``."""
+    w = np.ones(iters, dtype=np.float64)
+    if accel == "chebyshev":
+        omega = 1.0
+        for k in range(start, iters):
+            if k == start:
+                omega = 1.0
+            elif k == start + 1:
+                omega = 2.0 / (2.0 - rho * rho)
+            else:
+                omega = 4.0 / (4.0 - rho * rho * omega)
+            w[k] = omega
+    return w.astype(np.float32)
+
+
+class RelaxXPBD(Stage):
+    """XPBD bead-chain relaxation (``"relax"``), in place on ``ws.beads``.
+
+    Diagnostics: ``relax.sep_overflow`` (int32 ``[E]``: separation candidates dropped by
+    a full cache this call; raise ``relax_sep_cache_slots`` when nonzero) and
+    ``relax.sweeps`` (int32 ``[E]``: sweeps run before the env converged).
+    """
+
+    PARAMS = (
+        ParamSpec("sep_relax", "relax_sep_relax", lo=0.0, hi=2.0, doc="separation scale"),
+        ParamSpec("spc_relax", "relax_spc_relax", lo=0.0, hi=2.0, doc="spacing scale"),
+        ParamSpec("bend_relax", "relax_bend_relax", lo=0.0, hi=2.0, doc="bending scale"),
+    )
+
+    def allocate(self, ws: Workspace) -> None:
+        c, lay = self.config, ws.layout
+        E, dev = lay.num_envs, lay.device
+        slots = c.relax_sep_cache_slots if c.relax_sep_every > 1 else 0
+        self.slots = slots
+        self.work = wp.zeros(3 * E * lay.N_max, dtype=wp.vec2f, device=dev)
+        self.cache = wp.zeros(max(E * lay.N_max * slots, 1), dtype=wp.int32, device=dev)
+        self.cache_n = wp.zeros(E * lay.N_max, dtype=wp.int32, device=dev)
+        self.overflow = wp.zeros(E, dtype=wp.int32, device=dev)
+        self.sweeps = wp.zeros(E, dtype=wp.int32, device=dev)
+        self.omegas = wp.array(
+            chebyshev_omegas(c.relax_iters, c.relax_cheby_start, c.relax_cheby_rho, c.relax_accel),
+            dtype=wp.float32,
+            device=dev,
+        )
+        ws.diagnostics[f"{self.name}.sep_overflow"] = self.overflow
+        ws.diagnostics[f"{self.name}.sweeps"] = self.sweeps
+
+    def enqueue(self, ws: Workspace, params: dict) -> None:
+        c, lay = self.config, ws.layout
+        gamma = c.relax_cheby_gamma if c.relax_accel == "chebyshev" else 1.0
+        start = c.relax_cheby_start if c.relax_accel == "chebyshev" else c.relax_iters
+        wp.launch(
+            _relax_kernel,
+            lay.num_envs,
+            inputs=[
+                ws.active,
+                ws.count,
+                params["sep_relax"],
+                params["spc_relax"],
+                params["bend_relax"],
+                self.omegas,
+                float(c.half_width),
+                float(c.relax_converge_tol * c.half_width),
+                float(c.relax_margin),
+                int(c.relax_band or 0),
+                c.relax_iters,
+                c.relax_sep_every,
+                self.slots,
+                float(c.relax_sep_cache_skin),
+                start,
+                float(gamma),
+                c.relax_smooth_passes,
+                c.relax_smooth_spacing_iters,
+                lay.N_max,
+                lay.num_envs,
+            ],
+            outputs=[ws.beads, self.work, self.cache, self.cache_n, self.overflow, self.sweeps],
+            device=lay.device,
+        )

@@ -1,0 +1,95 @@
+"""Constant-spacing resample: the sampler's loop -> beads ``spacing`` apart.
+
+Per env: perimeter ``T``; ``count = floor(T/spacing) + 1`` reduced while
+``(count-1)*spacing >= T``; bead k at arc ``k*spacing``; rows past count are NaN. A loop
+that needs more than ``N_max`` beads keeps ``N_max`` and gets ``FailBit.TRUNCATED``; a
+non-finite loop gets ``NONFINITE``; fewer than 4 beads ``DEGENERATE``.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ...geometry import NAN, all_finite, closed_length
+from ...results import FailBit
+from ..stage import Stage, Workspace
+
+wp.set_module_options({"enable_backward": False})
+
+_TRUNCATED = wp.constant(int(FailBit.TRUNCATED))
+_NONFINITE = wp.constant(int(FailBit.NONFINITE))
+_DEGENERATE = wp.constant(int(FailBit.DEGENERATE))
+
+
+@wp.kernel
+def _resample_kernel(
+    line: wp.array(dtype=wp.vec2f),
+    active: wp.array(dtype=wp.int32),
+    num_points: int,
+    spacing: float,
+    n_max: int,
+    beads_out: wp.array(dtype=wp.vec2f),
+    count_out: wp.array(dtype=wp.int32),
+    fail_out: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    lb = e * num_points
+    bb = e * n_max
+    n = int(0)
+    if all_finite(line, lb, num_points):
+        total = closed_length(line, lb, num_points)
+        sp = wp.float64(spacing)
+        if total > wp.float64(0.0):
+            n = int(wp.floor(total / sp)) + 1
+            while n > 1 and wp.float64(n - 1) * sp >= total:
+                n -= 1
+            if n > n_max:
+                fail_out[e] = fail_out[e] | _TRUNCATED
+                n = n_max
+        # walk the loop once, emitting bead k at arc k*spacing
+        j = int(0)
+        acc = wp.float64(0.0)
+        seg = wp.float64(wp.length(line[lb + 1] - line[lb]))
+        for k in range(n):
+            target = wp.float64(k) * sp
+            while acc + seg < target and j < num_points - 1:
+                acc += seg
+                j += 1
+                jn = j + 1
+                if jn == num_points:
+                    jn = 0
+                seg = wp.float64(wp.length(line[lb + jn] - line[lb + j]))
+            jn = j + 1
+            if jn == num_points:
+                jn = 0
+            t = wp.clamp(float((target - acc) / wp.max(seg, wp.float64(1.0e-12))), 0.0, 1.0)
+            beads_out[bb + k] = line[lb + j] + t * (line[lb + jn] - line[lb + j])
+    else:
+        fail_out[e] = fail_out[e] | _NONFINITE
+    if n < 4:
+        fail_out[e] = fail_out[e] | _DEGENERATE
+    for k in range(n, n_max):
+        beads_out[bb + k] = wp.vec2f(NAN, NAN)
+    count_out[e] = n
+
+
+class ResampleConstantSpacing(Stage):
+    """Constant-spacing bead resample (``"resample"``): ``line`` -> ``beads``, ``count``."""
+
+    def enqueue(self, ws: Workspace, params: dict) -> None:
+        lay = ws.layout
+        wp.launch(
+            _resample_kernel,
+            lay.num_envs,
+            inputs=[
+                ws.line,
+                ws.active,
+                lay.num_points,
+                float(self.config.resolved_spacing),
+                lay.N_max,
+            ],
+            outputs=[ws.beads, ws.count, ws.fail],
+            device=lay.device,
+        )
