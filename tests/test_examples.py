@@ -1,0 +1,34 @@
+"""Every example runs and checks itself."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CASES = {
+    "batched_loop.py": ["--episodes", "2", "--num-envs", "8"],
+    "masked_regeneration.py": ["--steps", "6", "--num-envs", "8"],
+    "capture_loop.py": ["--steps", "5", "--num-envs", "8"],
+}
+
+
+def test_every_example_is_covered():
+    assert {p.name for p in (ROOT / "examples").glob("*.py")} == set(CASES)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_example_runs(name, device):
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name), "--device", device, *CASES[name]],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "ok:" in out.stdout
