@@ -101,9 +101,9 @@ class TrackGenConfig:
         relax_sep_every (int, default 20): sweeps between separation-cache refreshes (>= 1).
         relax_sep_cache_slots (int, default 16): cached neighbour candidates per bead
             (0..64; 0 means a dense O(n^2) separation every sweep).
-        relax_sep_cache_skin (float, default 0.5): cache radius ``target*(1+skin)`` (>= 0).
-            Candidates beyond the slots are dropped and counted in
-            ``generator.diagnostics["relax.sep_overflow"]``.
+        relax_sep_cache_skin (float, default 0.25): cache radius ``target*(1+skin)`` (>= 0).
+            A full list keeps the nearest candidates; the ones left out are counted per env
+            in ``generator.diagnostics["relax.sep_overflow"]`` (raise the slots when high).
         relax_sep_relax*, relax_spc_relax*, relax_bend_relax* (float, defaults 1.0, 1.0, 1.5):
             separation, spacing and bending correction scales, [0, 2].
         relax_smooth_passes (int, default 5): Taubin smoothing passes after the solve (>= 0).
@@ -144,7 +144,7 @@ class TrackGenConfig:
     relax_band: int | None = None
     relax_sep_every: int = 20
     relax_sep_cache_slots: int = 16
-    relax_sep_cache_skin: float = 0.5
+    relax_sep_cache_skin: float = 0.25
     relax_sep_relax: float = 1.0
     relax_spc_relax: float = 1.0
     relax_bend_relax: float = 1.5

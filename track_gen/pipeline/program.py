@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 import warnings
 from types import MappingProxyType
 
@@ -204,7 +205,7 @@ class Program:
         return capturing
 
     # ------------------------------------------------------------------ body
-    def _body(self, advance: bool, mask) -> None:
+    def _body(self, advance: bool, mask, timer=None) -> None:
         ws, lay = self._ws, self.layout
         E = lay.num_envs
         use_mask = 0 if mask is None else 1
@@ -222,7 +223,11 @@ class Program:
             device=lay.device,
         )
         for stage, params in self._stages:
-            stage.enqueue(ws, params)
+            if timer is None:
+                stage.enqueue(ws, params)
+            else:
+                with timer(stage.name):
+                    stage.enqueue(ws, params)
         wp.launch(
             _commit_kernel,
             E,
@@ -300,6 +305,28 @@ class Program:
                 self._body(advance, mask)
             g = self._graphs[key] = cap.graph
         wp.capture_launch(g, stream=stream)
+
+    def profile(self, calls: int = 3, advance: bool = True) -> dict[str, float]:
+        """Mean wall-clock milliseconds per stage over ``calls`` eager regenerations.
+
+        Synchronizes after every stage, so it is for benchmarks only (never inside a capture).
+        With ``advance=True`` each call builds new courses.
+        """
+        require_not_capturing(self.layout.device, "profile()")
+        times: dict[str, float] = {}
+        dev = self.layout.device
+
+        @contextlib.contextmanager
+        def timer(name):
+            wp.synchronize_device(dev)
+            t0 = time.perf_counter()
+            yield
+            wp.synchronize_device(dev)
+            times[name] = times.get(name, 0.0) + (time.perf_counter() - t0) * 1e3
+
+        for _ in range(calls):
+            self._body(bool(advance), None, timer)
+        return {k: v / calls for k, v in times.items()}
 
     def __repr__(self) -> str:
         c = self.spec.config

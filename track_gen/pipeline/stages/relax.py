@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from ...geometry import closed_length, menger_curvature
+from ...geometry import closed_length, cross2, menger_curvature
 from ..stage import ParamSpec, Stage, Workspace
 
 wp.set_module_options({"enable_backward": False})
@@ -51,6 +51,40 @@ def index_gap(i: int, j: int, n: int) -> int:
 
 
 @wp.func
+def _cache_insert(
+    x: wp.array(dtype=wp.vec2f),
+    xb: int,
+    i: int,
+    j: int,
+    dd: float,
+    slots: int,
+    cache: wp.array(dtype=wp.int32),
+    cache_n: wp.array(dtype=wp.int32),
+    cb: int,
+    nb: int,
+) -> int:
+    """Add candidate j (squared distance dd) to bead i's list; when the list is full, replace
+    its farthest entry if j is nearer. Returns 1 when a candidate was left out."""
+    k = cache_n[nb + i]
+    if k < slots:
+        cache[cb + i * slots + k] = j
+        cache_n[nb + i] = k + 1
+        return 0
+    xi = x[xb + i]
+    far = int(0)
+    far_d = float(-1.0)
+    for c in range(slots):
+        q = x[xb + cache[cb + i * slots + c]] - xi
+        qd = wp.dot(q, q)
+        if qd > far_d:
+            far_d = qd
+            far = c
+    if dd < far_d:
+        cache[cb + i * slots + far] = j
+    return 1
+
+
+@wp.func
 def _rebuild_cache(
     x: wp.array(dtype=wp.vec2f),
     xb: int,
@@ -63,41 +97,24 @@ def _rebuild_cache(
     cb: int,
     nb: int,
 ) -> int:
-    """Store, per bead, the ``slots`` nearest non-band beads within ``radius``.
-
-    When more candidates qualify, the farthest cached one is replaced by a nearer one; the
-    number of candidates left out is returned (the overflow count).
-    """
+    """Store, per bead, up to ``slots`` nearest non-band beads within ``radius`` (each pair is
+    tested once and entered in both lists). Returns the candidates left out."""
     dropped = int(0)
     r2 = radius * radius
     for i in range(n):
+        cache_n[nb + i] = 0
+    for i in range(n):
         xi = x[xb + i]
-        k = int(0)
-        for j in range(n):
-            if index_gap(i, j, n) <= band:
-                continue
+        for j in range(i + band + 1, n):
+            if n - (j - i) <= band:
+                break  # the rest wrap around into the band
             d = x[xb + j] - xi
             if wp.abs(d[0]) > radius or wp.abs(d[1]) > radius:
                 continue
             dd = wp.dot(d, d)
             if dd < r2:
-                if k < slots:
-                    cache[cb + i * slots + k] = j
-                    k += 1
-                else:
-                    dropped += 1
-                    # replace the farthest cached candidate when this one is nearer
-                    far = int(0)
-                    far_d = float(-1.0)
-                    for c in range(slots):
-                        q = x[xb + cache[cb + i * slots + c]] - xi
-                        qd = wp.dot(q, q)
-                        if qd > far_d:
-                            far_d = qd
-                            far = c
-                    if dd < far_d:
-                        cache[cb + i * slots + far] = j
-        cache_n[nb + i] = k
+                dropped += _cache_insert(x, xb, i, j, dd, slots, cache, cache_n, cb, nb)
+                dropped += _cache_insert(x, xb, j, i, dd, slots, cache, cache_n, cb, nb)
     return dropped
 
 
@@ -146,6 +163,7 @@ def _relax_kernel(
     L0 = float(closed_length(beads, base, n)) / float(n)
     band = band_for(hw, L0, fixed_band, n)
     target = 2.0 * hw * (1.0 + margin)
+    target2 = target * target
     r_min = hw * (1.0 + margin)
     sr = sep_relax[e]
     pr = spc_relax[e]
@@ -174,19 +192,20 @@ def _relax_kernel(
                 if slots > 0:
                     for c in range(cache_n[base + i]):
                         d = xi - work[xc + cache[cb + i * slots + c]]
-                        dl = wp.length(d)
-                        if dl < target and dl > 1.0e-12:
+                        dd = wp.dot(d, d)
+                        if dd < target2 and dd > 1.0e-24:
+                            dl = wp.sqrt(dd)
                             sep += (0.5 * (target - dl) / dl) * d
                             hits += 1
                 else:
                     for j in range(n):
                         if index_gap(i, j, n) > band:
                             d = xi - work[xc + j]
-                            if wp.abs(d[0]) < target and wp.abs(d[1]) < target:
-                                dl = wp.length(d)
-                                if dl < target and dl > 1.0e-12:
-                                    sep += (0.5 * (target - dl) / dl) * d
-                                    hits += 1
+                            dd = wp.dot(d, d)
+                            if dd < target2 and dd > 1.0e-24:
+                                dl = wp.sqrt(dd)
+                                sep += (0.5 * (target - dl) / dl) * d
+                                hits += 1
                 if hits > 0:
                     sep = sep / float(hits)
                 dn = xp - xi
@@ -194,11 +213,18 @@ def _relax_kernel(
                 ln = wp.max(wp.length(dn), 1.0e-9)
                 lp = wp.max(wp.length(dp), 1.0e-9)
                 spc = 0.25 * ((ln - L0) / ln * dn - (lp - L0) / lp * dp)
-                kappa = menger_curvature(xm, xi, xp)
+                # bending: Menger radius 1/kappa below r_min, tested without a square root:
+                # kappa * r_min > 1  <=>  (2 |cross| r_min)^2 > |a|^2 |b|^2 |c|^2
+                cr = 2.0 * r_min * cross2(xi - xm, xp - xm)
+                la2 = wp.dot(dp, dp)
+                lb2 = wp.dot(dn, dn)
+                xpm = xp - xm
+                lc2 = wp.dot(xpm, xpm)
                 factor = float(0.0)
-                if kappa * r_min > 1.0:
-                    radius = 1.0 / kappa
-                    factor = wp.min(br * (r_min - radius) / r_min, 1.0)
+                if cr * cr > la2 * lb2 * lc2:
+                    rk = r_min * menger_curvature(xm, xi, xp)  # r_min / radius
+                    if rk > 1.0:
+                        factor = wp.min(br * (1.0 - 1.0 / rk), 1.0)
                 mid = 0.5 * (xm + xp)
                 step = sr * sep + pr * spc + factor * (mid - xi)
                 move2 = wp.max(move2, wp.dot(step, step))
