@@ -26,7 +26,7 @@ def main(argv=None) -> int:
     ap.add_argument("--headless", action="store_true", help="accepted for uniformity")
     args = ap.parse_args(argv)
 
-    wp.config.quiet = True
+    wp.config.log_level = wp.LOG_WARNING  # no banner or module-load lines
     device = str(wp.get_device(args.device))
     E = args.num_envs
     config = TrackGenConfig(num_envs=E, device=device)

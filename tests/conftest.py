@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import warp as wp
 
-wp.config.quiet = True
+wp.config.log_level = wp.LOG_WARNING  # no banner or module-load lines
 wp.init()
 
 DEVICES = ["cpu"] + (["cuda:0"] if wp.get_cuda_device_count() > 0 else [])

@@ -68,7 +68,7 @@ def test_same_inputs_identical_bytes(generator, device):
 def test_identical_across_processes(generator):
     code = textwrap.dedent(f"""
         import hashlib, warp as wp
-        wp.config.quiet = True
+        wp.config.log_level = wp.LOG_WARNING
         from track_gen import TrackGenConfig, TrackGenerator
         t = TrackGenerator(TrackGenConfig(generator={generator!r}, num_envs=4, device="cpu"),
                            seeds=11).generate()

@@ -1,0 +1,166 @@
+"""Throughput and quality of TrackGenerator.generate() per sampler and batch size.
+
+Run from the repository root (or with track_gen installed):
+
+    PYTHONPATH=. python benchmarks/generate.py                      # best device, defaults
+    PYTHONPATH=. python benchmarks/generate.py --device cpu --E 1024 --calls 3
+    PYTHONPATH=. python benchmarks/generate.py --device cuda:0 --generators bezier --E 8192 65536
+
+For each generator and E: one warm-up ``generate(advance=True)`` (first_ms: kernel load or
+compile, CUDA graph recording), then ``--calls`` timed ``generate(advance=True)`` calls, each
+building new courses, followed by ``wp.synchronize_device``. ms/call is their median.
+The quality columns pool every timed batch (``calls * E`` tracks): yield is the valid fraction,
+the FailBit columns count tracks with that bit set, count is the mean bead count, sweeps the
+mean XPBD relaxation sweeps and sep_ovf the total dropped separation candidates
+(``generator.diagnostics``; "-" when the pipeline has no such counter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+import warp as wp
+
+from track_gen import FailBit, TrackGenConfig, TrackGenerator
+from track_gen.pipeline import default_registry
+
+CPU_E = [64, 256, 1024]
+CUDA_E = [8192]
+
+
+def _columns():
+    cols = [
+        ("generator", 10, "s"),
+        ("E", 7, "d"),
+        ("first_ms", 9, ".1f"),
+        ("ms/call", 9, ".3f"),
+        ("tracks/s", 11, ",.0f"),
+        ("yield", 7, ".1%"),
+    ]
+    cols += [(b.name.lower(), max(len(b.name), 6), "d") for b in FailBit]
+    cols += [("count", 7, ".1f"), ("sweeps", 7, ".1f"), ("sep_ovf", 9, "s")]
+    return cols
+
+
+def _fmt_row(cols, values) -> str:
+    parts = []
+    for (name, width, spec), v in zip(cols, values, strict=True):
+        if name == "generator":
+            parts.append(f"{v:<{width}{spec}}")
+        else:
+            parts.append(f"{v:>{width}{spec}}")
+    return " ".join(parts)
+
+
+def run_one(generator: str, E: int, device, calls: int, seed: int) -> list:
+    gen = TrackGenerator(
+        TrackGenConfig(generator=generator, num_envs=E, device=str(device)), seeds=seed
+    )
+    dev = gen.device
+
+    t0 = time.perf_counter()
+    gen.generate(advance=True)
+    wp.synchronize_device(dev)
+    first_ms = (time.perf_counter() - t0) * 1e3
+
+    times = []
+    n_valid = 0
+    bit_counts = {b: 0 for b in FailBit}
+    count_sum = 0
+    sweeps_sum = 0
+    overflow_sum = 0
+    has_sweeps = "relax.sweeps" in gen.diagnostics
+    has_overflow = "relax.sep_overflow" in gen.diagnostics
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        track = gen.generate(advance=True)
+        wp.synchronize_device(dev)
+        times.append((time.perf_counter() - t0) * 1e3)
+        # Read-backs stay outside the timed region.
+        fail = track.fail_mask.numpy()
+        n_valid += int(track.valid.numpy().sum())
+        for b in FailBit:
+            bit_counts[b] += int(np.count_nonzero(fail & int(b)))
+        count_sum += int(track.count.numpy().astype(np.int64).sum())
+        if has_sweeps:
+            sweeps_sum += int(gen.diagnostics["relax.sweeps"].numpy().astype(np.int64).sum())
+        if has_overflow:
+            overflow_sum += int(
+                gen.diagnostics["relax.sep_overflow"].numpy().astype(np.int64).sum()
+            )
+
+    tracks = calls * E
+    ms = statistics.median(times)
+    return [
+        generator,
+        E,
+        first_ms,
+        ms,
+        E / (ms * 1e-3) if ms > 0 else float("inf"),
+        n_valid / tracks,
+        *(bit_counts[b] for b in FailBit),
+        count_sum / tracks,
+        sweeps_sum / tracks if has_sweeps else float("nan"),
+        str(overflow_sum) if has_overflow else "-",
+    ]
+
+
+def main(argv=None) -> int:
+    samplers = default_registry().samplers()
+    parser = argparse.ArgumentParser(
+        description="Time TrackGenerator.generate(advance=True) per generator and batch size."
+    )
+    parser.add_argument("--device", default=None, help="Warp device (default: CUDA if present)")
+    parser.add_argument(
+        "--generators",
+        nargs="+",
+        choices=samplers,
+        default=samplers,
+        metavar="NAME",
+        help=f"samplers to run (default: all registered: {' '.join(samplers)})",
+    )
+    parser.add_argument(
+        "--E",
+        nargs="+",
+        type=int,
+        default=None,
+        help=f"batch sizes (default: {' '.join(map(str, CPU_E))} on the CPU, "
+        f"{' '.join(map(str, CUDA_E))} on CUDA)",
+    )
+    parser.add_argument("--calls", type=int, default=10, help="timed calls per run (default 10)")
+    parser.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    args = parser.parse_args(argv)
+    if args.calls < 1:
+        parser.error("--calls must be >= 1")
+
+    wp.config.log_level = wp.LOG_WARNING  # no init banner or module-load lines in the table
+    try:
+        device = wp.get_device(args.device) if args.device else wp.get_preferred_device()
+    except ValueError as exc:
+        parser.error(f"--device: {exc}")
+    sizes = args.E or (CUDA_E if device.is_cuda else CPU_E)
+    if any(e < 1 for e in sizes):
+        parser.error("--E values must be >= 1")
+
+    name = getattr(device, "name", "")
+    print(
+        f"# device {device} ({name}), warp {wp.config.version}, calls {args.calls}, "
+        f"seed {args.seed}",
+        flush=True,
+    )
+    cols = _columns()
+    header = " ".join(f"{n:<{w}}" if n == "generator" else f"{n:>{w}}" for n, w, _ in cols)
+    print(header, flush=True)
+    for generator in args.generators:
+        for E in sizes:
+            row = run_one(generator, E, device, args.calls, args.seed)
+            print(_fmt_row(cols, row), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""The track-gen command line and the benchmark script (tiny batches, CPU only)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from track_gen.cli import main  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def test_preview_writes_png_and_summary(tmp_path, capsys):
+    out = tmp_path / "p.png"
+    rc = main(
+        ["preview", "-E", "4", "--calls", "1", "--device", "cpu", "-o", str(out), "--no-progress"]
+    )
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert out.read_bytes()[:8] == PNG_SIGNATURE
+    for word in ("yield", "device", "ms per call", "fail bits", "TURNING", str(out)):
+        assert word in captured.out
+    assert "cpu" in captured.out
+    assert captured.err.count("\r") == 0  # --no-progress: no progress bar
+
+
+def test_no_subcommand_means_preview(tmp_path, capsys):
+    out = tmp_path / "q.png"
+    rc = main(
+        ["-E", "2", "--calls", "0", "--device", "cpu", "--generator", "polar", "-o", str(out)]
+    )
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert "polar" in captured.out and "n/a" in captured.out
+    assert out.read_bytes()[:8] == PNG_SIGNATURE
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["-E", "0"], "num_envs"),
+        (["--half-width", "0"], "half_width"),
+        (["--calls", "-1"], "--calls"),
+        (["--envs-shown", "0"], "--envs-shown"),
+        (["--device", "no-such-device"], "--device"),
+        (["-o", "/no/such/folder/p.png"], "does not exist"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, argv, needle):
+    argv = ["preview", "--device", "cpu", "-o", str(tmp_path / "x.png"), *argv]
+    rc = main(argv)
+    captured = capsys.readouterr()
+    assert rc == 2
+    assert needle in captured.err
+    assert "Traceback" not in captured.err
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_argparse_errors_return_2(capsys):
+    assert main(["preview", "--generator", "no-such-sampler"]) == 2
+    assert "invalid choice" in capsys.readouterr().err
+    assert main(["--version"]) == 0
+
+
+def test_benchmark_script_runs():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    cmd = [sys.executable, str(REPO / "benchmarks" / "generate.py")]
+    cmd += ["--E", "4", "--calls", "1", "--generators", "polar", "--device", "cpu"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("generator"))
+    assert "ms/call" in header and "yield" in header
+    rows = [line.split() for line in lines if line.startswith("polar")]
+    assert len(rows) == 1 and rows[0][1] == "4"
+
+
+def test_progress_bar_on_a_tty(tmp_path, monkeypatch, capsys):
+    import io
+
+    class FakeTTY(io.StringIO):
+        def isatty(self):
+            return True
+
+    fake = FakeTTY()
+    monkeypatch.setattr(sys, "stderr", fake)
+    rc = main(
+        ["preview", "-E", "2", "--calls", "2", "--device", "cpu", "-o", str(tmp_path / "t.png")]
+    )
+    assert rc == 0
+    assert "[" in fake.getvalue() and "2/2" in fake.getvalue()
+    capsys.readouterr()

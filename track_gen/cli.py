@@ -1,0 +1,260 @@
+"""The ``track-gen`` command line.
+
+``track-gen preview`` builds a batch, times warm :meth:`~track_gen.TrackGenerator.generate`
+calls, prints a summary (device, ms per call, yield, fail bits) and writes a PNG grid of
+tracks. ``track-gen`` with no subcommand runs ``preview`` with its defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+__all__ = ["main"]
+
+PROG = "track-gen"
+
+
+class _ArgumentError(Exception):
+    """A bad option value found after parsing; printed as one line, exit code 2."""
+
+
+def _samplers() -> list[str]:
+    from .pipeline import default_registry
+
+    return default_registry().samplers()
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Procedural race tracks for batched RL on NVIDIA Warp.",
+        epilog="Without a subcommand, 'preview' runs with its defaults.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser(
+        "preview",
+        help="generate a batch, time it and write a PNG grid of tracks",
+        description=(
+            "Build a TrackGenerator, run one warm-up generate() (reported as the first-call "
+            "time: kernel load or compile, CUDA graph recording), then --calls timed calls "
+            "that each advance the epoch (new courses every call); print a summary and "
+            "write a PNG of the last batch."
+        ),
+    )
+    p.add_argument(
+        "--generator",
+        choices=_samplers(),
+        default="bezier",
+        help="centerline sampler (default: %(default)s)",
+    )
+    p.add_argument(
+        "-E",
+        "--num-envs",
+        type=int,
+        default=16,
+        metavar="E",
+        help="batch size (default: %(default)s)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="env e is seeded with seed + e (default: %(default)s)"
+    )
+    p.add_argument(
+        "--half-width",
+        type=float,
+        default=0.1,
+        help="half the road width, in track units (default: %(default)s)",
+    )
+    p.add_argument(
+        "--device",
+        default=None,
+        help="Warp device such as cpu or cuda:0 (default: CUDA when present, else cpu)",
+    )
+    p.add_argument(
+        "--calls",
+        type=int,
+        default=3,
+        help="timed warm generate(advance=True) calls (default: %(default)s)",
+    )
+    p.add_argument(
+        "--envs-shown",
+        type=int,
+        default=None,
+        metavar="N",
+        help="tracks drawn in the picture (default: min(E, 16))",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        default="track_gen_preview.png",
+        help="PNG path (default: %(default)s)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=_preview)
+    return parser
+
+
+class _Progress:
+    """A one-line text progress bar on a stream (``\\r`` updates, newline when done)."""
+
+    def __init__(self, total: int, stream, label: str = "", width: int = 30):
+        self.total, self.stream, self.label, self.width = total, stream, label, width
+        self.done = 0
+
+    def update(self, done: int) -> None:
+        self.done = done
+        frac = done / self.total if self.total else 1.0
+        fill = int(round(frac * self.width))
+        bar = "#" * fill + "-" * (self.width - fill)
+        self.stream.write(f"\r{self.label}[{bar}] {done}/{self.total}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def _want_progress(args) -> bool:
+    if args.no_progress or args.calls <= 1:
+        return False
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _preview(args) -> int:
+    import numpy as np
+    import warp as wp
+
+    from . import FailBit, TrackGenConfig, TrackGenerator
+
+    if args.calls < 0:
+        raise _ArgumentError(f"--calls = {args.calls} must be >= 0")
+    if args.envs_shown is not None and args.envs_shown < 1:
+        raise _ArgumentError(f"--envs-shown = {args.envs_shown} must be >= 1")
+
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(out_dir):
+        raise _ArgumentError(f"--output {args.output}: folder {out_dir} does not exist")
+    if args.device is not None:
+        try:
+            wp.get_device(args.device)
+        except (ValueError, RuntimeError) as exc:
+            known = ", ".join(str(d) for d in wp.get_devices())
+            raise _ArgumentError(
+                f"--device {args.device!r} is not available here (devices: {known})"
+            ) from exc
+    try:
+        config = TrackGenConfig(
+            generator=args.generator,
+            num_envs=args.num_envs,
+            half_width=args.half_width,
+            device=args.device,
+        )
+        gen = TrackGenerator(config, seeds=args.seed)
+    except (ValueError, TypeError) as exc:
+        raise _ArgumentError(str(exc)) from exc
+
+    dev = gen.device
+    E = config.num_envs
+
+    t0 = time.perf_counter()
+    gen.generate(advance=True)
+    wp.synchronize_device(dev)
+    first_ms = (time.perf_counter() - t0) * 1e3
+
+    times = []
+    progress = _Progress(args.calls, sys.stderr, "generate ") if _want_progress(args) else None
+    for k in range(args.calls):
+        t0 = time.perf_counter()
+        gen.generate(advance=True)
+        wp.synchronize_device(dev)
+        times.append((time.perf_counter() - t0) * 1e3)
+        if progress is not None:
+            progress.update(k + 1)
+    if progress is not None:
+        progress.close()
+    track = gen.result
+
+    valid = track.valid.numpy()
+    fail = track.fail_mask.numpy()
+    count = track.count.numpy()
+    n_valid = int(valid.sum())
+    fails = ", ".join(f"{b.name} {int(np.count_nonzero(fail & int(b)))}" for b in FailBit)
+    if times:
+        per_call = (
+            f"{float(np.mean(times)):.3f} ms (mean of {len(times)} warm calls, "
+            f"{E / (float(np.mean(times)) * 1e-3):,.0f} tracks/s)"
+        )
+    else:
+        per_call = "n/a (--calls 0)"
+
+    warm_what = "kernel load/compile" + (", CUDA graph recording" if dev.is_cuda else "")
+    rows = [
+        ("device", str(dev)),
+        ("generator", config.generator),
+        ("E", f"{E} (seed {args.seed}, half_width {config.half_width:g}, N_max {config.N_max})"),
+        ("first call", f"{first_ms:.1f} ms (warm-up: {warm_what})"),
+        ("ms per call", per_call),
+        ("yield", f"{n_valid / E:.1%} ({n_valid}/{E} valid in the last batch)"),
+        ("fail bits", fails),
+        ("count", f"mean {float(count.mean()):.1f}, max {int(count.max())} beads"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{width}}  {v}")
+    sys.stdout.flush()
+
+    from .viz import plot_tracks
+
+    shown = min(E, args.envs_shown if args.envs_shown is not None else 16)
+    title = f"{config.generator}, E={E}, seed {args.seed}: first {shown} envs of the last batch"
+    try:
+        plot_tracks(track, envs=shown, path=args.output, title=title)
+    except ImportError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"{PROG}: error: could not write {args.output}: {exc}", file=sys.stderr)
+        return 1
+    print(f"{'output':<{width}}  {args.output}")
+    return 0
+
+
+def _normalize_argv(argv: list[str]) -> list[str]:
+    """Run ``preview`` when no subcommand is given (``track-gen`` or ``track-gen -E 64``)."""
+    if not argv:
+        return ["preview"]
+    if argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        return ["preview", *argv]
+    return argv
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``track-gen``; returns the exit status (2 for bad arguments)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(_normalize_argv(argv))
+    except SystemExit as exc:  # argparse error (2) or --help/--version (0)
+        return exc.code if isinstance(exc.code, int) else 2
+
+    import warp as wp
+
+    saved_level = wp.config.log_level
+    wp.config.log_level = max(saved_level, wp.LOG_WARNING)  # no init banner / module-load lines
+    try:
+        return args.func(args)
+    except _ArgumentError as exc:
+        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        wp.config.log_level = saved_level

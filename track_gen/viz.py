@@ -1,0 +1,184 @@
+"""Matplotlib pictures of a batch of tracks (optional: ``pip install "track_gen[viz]"``).
+
+Nothing here imports matplotlib at module import time; :func:`plot_tracks` imports it when
+called and builds a :class:`matplotlib.figure.Figure` directly (no ``pyplot``), so it needs
+no display and leaves the user's pyplot state and backend untouched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from .results import FailBit, Track
+
+__all__ = ["describe_fail_mask", "plot_tracks"]
+
+#: Envs drawn when ``plot_tracks(envs=None)``.
+DEFAULT_MAX_SHOWN = 16
+
+_ROAD_FACE = "#b8b8b8"
+_ROAD_EDGE = "#303030"
+_CENTER = "#ffffff"
+_BAD_FACE = "#f4b4b4"
+_BAD_EDGE = "#c00000"
+
+
+def _require_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+        from matplotlib.figure import Figure
+        from matplotlib.patches import PathPatch
+        from matplotlib.path import Path
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "track_gen.viz needs matplotlib, which is not installed; "
+            'install it with: pip install "track_gen[viz]"'
+        ) from exc
+    return Figure, PathPatch, Path
+
+
+def describe_fail_mask(mask: int) -> str:
+    """``"TURNING|THICKNESS"`` for a ``fail_mask`` value (bit order; ``""`` for 0).
+
+    Bits not defined by :class:`~track_gen.FailBit` are appended as ``0x..``.
+    """
+    mask = int(mask)
+    names = []
+    rest = mask
+    for bit in FailBit:
+        if mask & bit:
+            names.append(bit.name)
+            rest &= ~int(bit)
+    if rest:
+        names.append(hex(rest))
+    return "|".join(names)
+
+
+def _resolve_envs(envs, num_envs: int) -> list[int]:
+    if envs is None:
+        return list(range(min(num_envs, DEFAULT_MAX_SHOWN)))
+    if isinstance(envs, (int, np.integer)) and not isinstance(envs, bool):
+        n = int(envs)
+        if n < 1:
+            raise ValueError(f"plot_tracks(envs={n}): the number of envs must be >= 1")
+        return list(range(min(n, num_envs)))
+    if not isinstance(envs, Iterable):
+        raise TypeError(
+            f"plot_tracks(envs=...): expected None, an int or a sequence of env indices, "
+            f"got {type(envs).__name__}"
+        )
+    out = [int(e) for e in envs]
+    if not out:
+        raise ValueError("plot_tracks(envs=...): no envs to draw")
+    bad = [e for e in out if not 0 <= e < num_envs]
+    if bad:
+        raise ValueError(f"plot_tracks(envs=...): env indices {bad} are outside [0, {num_envs})")
+    return out
+
+
+def _loop(rows: np.ndarray) -> np.ndarray:
+    """Finite (x, y) rows of one env, closed (first point repeated at the end)."""
+    xy = rows[:, :2]
+    xy = xy[np.all(np.isfinite(xy), axis=1)]
+    if len(xy) >= 2:
+        xy = np.concatenate([xy, xy[:1]], axis=0)
+    return xy
+
+
+def plot_tracks(
+    track: Track,
+    envs=None,
+    ncols: int | None = None,
+    path=None,
+    title: str | None = None,
+):
+    """Draw a grid of tracks from a batch and return the :class:`matplotlib.figure.Figure`.
+
+    Each subplot shows one env: the road band between ``outer`` and ``inner`` filled, its
+    borders, and the centerline dashed, in equal aspect without ticks. A valid env is titled
+    ``"env 3 (L=4.82)"`` (``L`` the closed length); an invalid env is drawn in red and titled
+    with its fail bits, e.g. ``"env 7: TURNING|THICKNESS"``; an env never built says so.
+
+    Args:
+        track: a :class:`~track_gen.Track` (``generator.result`` or ``generate()``'s return).
+            Its arrays are copied to the host with ``.numpy()``.
+        envs: None (the first ``min(E, 16)`` envs), an int ``n`` (the first ``n`` envs) or a
+            sequence of env indices.
+        ncols: grid columns (default ``ceil(sqrt(number of envs shown))``).
+        path: when given, the figure is also saved there (format from the suffix, e.g. PNG).
+        title: optional figure title.
+
+    Raises:
+        ImportError: matplotlib is not installed (``pip install "track_gen[viz]"``).
+    """
+    Figure, PathPatch, Path = _require_matplotlib()
+
+    E = track.num_envs
+    n_max = track.N_max
+    shown = _resolve_envs(envs, E)
+    if ncols is None:
+        ncols = max(1, math.ceil(math.sqrt(len(shown))))
+    if isinstance(ncols, bool) or not isinstance(ncols, (int, np.integer)) or ncols < 1:
+        raise ValueError(f"plot_tracks(ncols={ncols!r}): expected an int >= 1")
+    ncols = int(min(ncols, len(shown)))
+    nrows = math.ceil(len(shown) / ncols)
+
+    center = track.center.numpy().reshape(E, n_max, 3)
+    outer = track.outer.numpy().reshape(E, n_max, 3)
+    inner = track.inner.numpy().reshape(E, n_max, 3)
+    count = track.count.numpy()
+    valid = track.valid.numpy()
+    fail = track.fail_mask.numpy()
+    length = track.length.numpy()
+    generation = track.generation.numpy()
+
+    fig = Figure(figsize=(2.8 * ncols, 2.8 * nrows + (0.4 if title else 0.0)), layout="constrained")
+    if title:
+        fig.suptitle(title)
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    for ax in axes[len(shown) :]:
+        ax.remove()  # keep exactly one axes per shown env in fig.axes
+
+    for ax, e in zip(axes, shown, strict=False):
+        n = int(max(0, min(int(count[e]), n_max)))
+        ok = bool(valid[e])
+        face, edge = (_ROAD_FACE, _ROAD_EDGE) if ok else (_BAD_FACE, _BAD_EDGE)
+        c = _loop(center[e, :n])
+        o = _loop(outer[e, :n])
+        i = _loop(inner[e, :n])
+        if len(o) >= 4 and len(i) >= 4:
+            # Outer ring plus reversed inner ring: the inner loop becomes a hole.
+            verts = np.concatenate([o, i[::-1]], axis=0)
+            codes = np.full(len(verts), Path.LINETO, dtype=Path.code_type)
+            codes[0] = Path.MOVETO
+            codes[len(o) - 1] = Path.CLOSEPOLY
+            codes[len(o)] = Path.MOVETO
+            codes[-1] = Path.CLOSEPOLY
+            ax.add_patch(PathPatch(Path(verts, codes), facecolor=face, edgecolor="none", lw=0))
+        for ring in (o, i):
+            if len(ring):
+                ax.plot(ring[:, 0], ring[:, 1], color=edge, lw=0.8)
+        if len(c):
+            ax.plot(c[:, 0], c[:, 1], ls=(0, (3, 3)), color=_CENTER if ok else edge, lw=0.8)
+
+        if ok:
+            label, color = f"env {e} (L={float(length[e]):.2f})", "black"
+        elif int(fail[e]) != 0:
+            label, color = f"env {e}: {describe_fail_mask(int(fail[e]))}", _BAD_EDGE
+        elif int(generation[e]) < 0:
+            label, color = f"env {e}: not built", _BAD_EDGE
+        else:
+            label, color = f"env {e}: invalid", _BAD_EDGE
+        ax.set_title(label, fontsize=9, color=color)
+        ax.set_aspect("equal", adjustable="datalim")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        if len(c) == 0:
+            ax.text(0.5, 0.5, "no beads", ha="center", va="center", transform=ax.transAxes)
+
+    if path is not None:
+        fig.savefig(path, dpi=110)
+    return fig
