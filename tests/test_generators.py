@@ -286,6 +286,8 @@ def test_both_spellings_and_presets(device):
         TrackGenerator({"num_envs": 4})
     with pytest.raises(ValueError, match="registered sampler"):
         TrackGenerator(TrackGenConfig(generator="nope", device=device))
+    with pytest.raises(ValueError, match=r"TrackGenConfig.device = 'cuda:7' .*cpu"):
+        TrackGenerator(TrackGenConfig(device="cuda:7"))
 
 
 def test_yield_bits_are_counted(device):

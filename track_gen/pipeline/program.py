@@ -65,6 +65,19 @@ def _commit_kernel(
         generation_out[e] = epochs[e]
 
 
+def _resolve_device(name):
+    """The Warp device for ``TrackGenConfig.device`` (None: Warp's preferred device)."""
+    if name is None:
+        return wp.get_preferred_device()
+    try:
+        return wp.get_device(name)
+    except (ValueError, RuntimeError) as exc:
+        known = ", ".join(str(d) for d in wp.get_devices())
+        raise ValueError(
+            f"TrackGenConfig.device = {name!r} is not available here; use one of: {known}"
+        ) from exc
+
+
 class Program:
     """A built pipeline: fixed-batch buffers, per-env seeds and epochs, device params.
 
@@ -99,7 +112,7 @@ class Program:
         if not isinstance(spec, PipelineSpec):
             raise TypeError(f"expected a PipelineSpec, got {type(spec).__name__}")
         cfg = spec.config
-        device = wp.get_device(cfg.device) if cfg.device is not None else wp.get_preferred_device()
+        device = _resolve_device(cfg.device)
         require_not_capturing(device, type(self).__name__)
         if rng is not None and seeds is not None:
             raise TypeError("pass the seeds either as rng or as seeds=, not both")
