@@ -44,21 +44,23 @@ def closed_length(pts: wp.array(dtype=wp.vec2f), base: int, n: int) -> wp.float6
 
 
 @wp.func
-def resample_closed(
+def emit_along_loop(
     src: wp.array(dtype=wp.vec2f),
     src_base: int,
     n_src: int,
     dst: wp.array(dtype=wp.vec2f),
     dst_base: int,
-    n_dst: int,
+    n_out: int,
+    arc_num: wp.float64,
+    arc_den: wp.float64,
 ):
-    """Arc-uniform resampling of a closed loop: ``dst[k]`` at arc ``k * L / n_dst``."""
-    total = closed_length(src, src_base, n_src)
+    """Write ``n_out`` points of the closed loop ``src`` at arc ``k * arc_num / arc_den``
+    (k = 0 .. n_out-1; float64 arc, one forward walk, linear interpolation)."""
     j = int(0)
     acc = wp.float64(0.0)
     seg = wp.float64(wp.length(src[src_base + 1] - src[src_base]))
-    for k in range(n_dst):
-        target = total * wp.float64(k) / wp.float64(n_dst)
+    for k in range(n_out):
+        target = wp.float64(k) * arc_num / arc_den
         while acc + seg < target and j < n_src - 1:
             acc += seg
             j += 1
@@ -72,6 +74,20 @@ def resample_closed(
         t = float((target - acc) / wp.max(seg, wp.float64(1.0e-12)))
         t = wp.clamp(t, 0.0, 1.0)
         dst[dst_base + k] = src[src_base + j] + t * (src[src_base + jn] - src[src_base + j])
+
+
+@wp.func
+def resample_closed(
+    src: wp.array(dtype=wp.vec2f),
+    src_base: int,
+    n_src: int,
+    dst: wp.array(dtype=wp.vec2f),
+    dst_base: int,
+    n_dst: int,
+):
+    """Arc-uniform resampling of a closed loop: ``dst[k]`` at arc ``k * L / n_dst``."""
+    total = closed_length(src, src_base, n_src)
+    emit_along_loop(src, src_base, n_src, dst, dst_base, n_dst, total, wp.float64(n_dst))
 
 
 @wp.func

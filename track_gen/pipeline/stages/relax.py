@@ -51,6 +51,16 @@ def index_gap(i: int, j: int, n: int) -> int:
 
 
 @wp.func
+def spacing_step(xm: wp.vec2f, xi: wp.vec2f, xp: wp.vec2f, L0: float) -> wp.vec2f:
+    """Spacing correction of bead i pulling both incident edges toward length L0."""
+    dn = xp - xi
+    dp = xi - xm
+    ln = wp.max(wp.length(dn), 1.0e-9)
+    lp = wp.max(wp.length(dp), 1.0e-9)
+    return 0.25 * ((ln - L0) / ln * dn - (lp - L0) / lp * dp)
+
+
+@wp.func
 def _cache_insert(
     x: wp.array(dtype=wp.vec2f),
     xb: int,
@@ -208,11 +218,9 @@ def _relax_kernel(
                                 hits += 1
                 if hits > 0:
                     sep = sep / float(hits)
+                spc = spacing_step(xm, xi, xp, L0)
                 dn = xp - xi
                 dp = xi - xm
-                ln = wp.max(wp.length(dn), 1.0e-9)
-                lp = wp.max(wp.length(dp), 1.0e-9)
-                spc = 0.25 * ((ln - L0) / ln * dn - (lp - L0) / lp * dp)
                 # bending: Menger radius 1/kappa below r_min, tested without a square root:
                 # kappa * r_min > 1  <=>  (2 |cross| r_min)^2 > |a|^2 |b|^2 |c|^2
                 cr = 2.0 * r_min * cross2(xi - xm, xp - xm)
@@ -263,11 +271,7 @@ def _relax_kernel(
                     lam = TAUBIN_MU
                 work[xn + i] = xi + lam * (0.5 * (xm + xp) - xi)
             else:
-                dn = xp - xi
-                dp = xi - xm
-                ln = wp.max(wp.length(dn), 1.0e-9)
-                lp = wp.max(wp.length(dp), 1.0e-9)
-                work[xn + i] = xi + 0.25 * ((ln - L0) / ln * dn - (lp - L0) / lp * dp)
+                work[xn + i] = xi + spacing_step(xm, xi, xp, L0)
         t = cur
         cur = nxt
         nxt = t

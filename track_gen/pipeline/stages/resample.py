@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ...geometry import NAN, all_finite, closed_length
+from ...geometry import NAN, all_finite, closed_length, emit_along_loop
 from ...results import FailBit
 from ..stage import Stage, Workspace
 
@@ -48,24 +48,7 @@ def _resample_kernel(
             if n > n_max:
                 fail_out[e] = fail_out[e] | _TRUNCATED
                 n = n_max
-        # walk the loop once, emitting bead k at arc k*spacing
-        j = int(0)
-        acc = wp.float64(0.0)
-        seg = wp.float64(wp.length(line[lb + 1] - line[lb]))
-        for k in range(n):
-            target = wp.float64(k) * sp
-            while acc + seg < target and j < num_points - 1:
-                acc += seg
-                j += 1
-                jn = j + 1
-                if jn == num_points:
-                    jn = 0
-                seg = wp.float64(wp.length(line[lb + jn] - line[lb + j]))
-            jn = j + 1
-            if jn == num_points:
-                jn = 0
-            t = wp.clamp(float((target - acc) / wp.max(seg, wp.float64(1.0e-12))), 0.0, 1.0)
-            beads_out[bb + k] = line[lb + j] + t * (line[lb + jn] - line[lb + j])
+        emit_along_loop(line, lb, num_points, beads_out, bb, n, sp, wp.float64(1.0))
     else:
         fail_out[e] = fail_out[e] | _NONFINITE
     if n < 4:
