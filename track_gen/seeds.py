@@ -60,12 +60,18 @@ def stage_seed(eff_seed: int, salt: int) -> int:
     return _to_int32(_fmix32((int(eff_seed) & _MASK) ^ _fmix32(salt & _MASK)))
 
 
+_M1_U32 = wp.constant(wp.uint32(_M1))
+_M2_U32 = wp.constant(wp.uint32(_M2))
+_GOLDEN_U32 = wp.constant(wp.uint32(_GOLDEN))
+_EPOCH_OFFSET_U32 = wp.constant(wp.uint32(_EPOCH_OFFSET))
+
+
 @wp.func
 def fmix32_wp(h: wp.uint32) -> wp.uint32:
     h = h ^ (h >> wp.uint32(16))
-    h = h * wp.uint32(_M1)
+    h = h * _M1_U32
     h = h ^ (h >> wp.uint32(13))
-    h = h * wp.uint32(_M2)
+    h = h * _M2_U32
     h = h ^ (h >> wp.uint32(16))
     return h
 
@@ -75,7 +81,7 @@ def effective_seed_wp(seed: wp.int32, epoch: wp.int32) -> wp.int32:
     """Device twin of :func:`effective_seed` (bit-identical)."""
     if epoch == 0:
         return seed
-    h = fmix32_wp(wp.uint32(epoch) * wp.uint32(_GOLDEN) + wp.uint32(_EPOCH_OFFSET))
+    h = fmix32_wp(wp.uint32(epoch) * _GOLDEN_U32 + _EPOCH_OFFSET_U32)
     return wp.int32(fmix32_wp(wp.uint32(seed) ^ h))
 
 
