@@ -91,6 +91,49 @@ def resample_closed(
 
 
 @wp.func
+def _knot_dt(a: wp.vec2f, b: wp.vec2f) -> float:
+    return wp.max(wp.sqrt(wp.length(b - a)), 1.0e-4)
+
+
+@wp.func
+def catmull_rom_centripetal(
+    p0: wp.vec2f, p1: wp.vec2f, p2: wp.vec2f, p3: wp.vec2f, u: float
+) -> wp.vec2f:
+    """Point at fraction u in [0, 1) of the centripetal Catmull-Rom segment p1 -> p2."""
+    t1 = _knot_dt(p0, p1)
+    t2 = t1 + _knot_dt(p1, p2)
+    t3 = t2 + _knot_dt(p2, p3)
+    t = t1 + u * (t2 - t1)
+    a1 = ((t1 - t) * p0 + t * p1) / t1
+    a2 = ((t2 - t) * p1 + (t - t1) * p2) / (t2 - t1)
+    a3 = ((t3 - t) * p2 + (t - t2) * p3) / (t3 - t2)
+    b1 = ((t2 - t) * a1 + t * a2) / t2
+    b2 = ((t3 - t) * a2 + (t - t1) * a3) / (t3 - t1)
+    return ((t2 - t) * b1 + (t - t1) * b2) / (t2 - t1)
+
+
+@wp.func
+def catmull_rom_closed(
+    knots: wp.array(dtype=wp.vec2f),
+    kb: int,
+    k: int,
+    npseg: int,
+    dense_out: wp.array(dtype=wp.vec2f),
+    db: int,
+):
+    """Sample the closed centripetal Catmull-Rom loop through ``k`` knots: ``npseg`` points
+    per segment (segment end excluded) into ``dense_out[db .. db + k*npseg)``."""
+    for i in range(k):
+        p0 = knots[kb + (i + k - 1) % k]
+        p1 = knots[kb + i]
+        p2 = knots[kb + (i + 1) % k]
+        p3 = knots[kb + (i + 2) % k]
+        for s in range(npseg):
+            u = float(s) / float(npseg)
+            dense_out[db + i * npseg + s] = catmull_rom_centripetal(p0, p1, p2, p3, u)
+
+
+@wp.func
 def segments_cross(a: wp.vec2f, b: wp.vec2f, c: wp.vec2f, d: wp.vec2f) -> bool:
     """Proper crossing of segments ab and cd (touching or collinear pairs do not count)."""
     tol = 1.0e-9 * wp.length(b - a) * wp.length(d - c)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ...geometry import TWO_PI, bbox_normalize, resample_closed
+from ...geometry import TWO_PI, bbox_normalize, catmull_rom_closed, resample_closed
 from ...seeds import stage_rng
 from ..stage import ParamSpec, Stage, Workspace
 
@@ -18,28 +18,6 @@ wp.set_module_options({"enable_backward": False})
 
 SALT_POLAR = wp.constant(wp.uint32(0x907A2002))
 EXTENT = 1.44
-
-
-@wp.func
-def _knot_dt(a: wp.vec2f, b: wp.vec2f) -> float:
-    return wp.max(wp.sqrt(wp.length(b - a)), 1.0e-4)
-
-
-@wp.func
-def catmull_rom_centripetal(
-    p0: wp.vec2f, p1: wp.vec2f, p2: wp.vec2f, p3: wp.vec2f, u: float
-) -> wp.vec2f:
-    """Point at fraction u in [0, 1) of the centripetal Catmull-Rom segment p1 -> p2."""
-    t1 = _knot_dt(p0, p1)
-    t2 = t1 + _knot_dt(p1, p2)
-    t3 = t2 + _knot_dt(p2, p3)
-    t = t1 + u * (t2 - t1)
-    a1 = ((t1 - t) * p0 + t * p1) / t1
-    a2 = ((t2 - t) * p1 + (t - t1) * p2) / (t2 - t1)
-    a3 = ((t3 - t) * p2 + (t - t2) * p3) / (t3 - t2)
-    b1 = ((t2 - t) * a1 + t * a2) / t2
-    b2 = ((t3 - t) * a2 + (t - t1) * a3) / (t3 - t1)
-    return ((t2 - t) * b1 + (t - t1) * b2) / (t2 - t1)
 
 
 @wp.kernel
@@ -68,15 +46,7 @@ def _polar_kernel(
         th = TWO_PI * (float(i) + (2.0 * wp.randf(st) - 1.0) * aj) / float(knots_k)
         knots[kb + i] = wp.vec2f(r * wp.cos(th), r * wp.sin(th))
     db = e * knots_k * npseg
-    for i in range(knots_k):
-        p0 = knots[kb + (i + knots_k - 1) % knots_k]
-        p1 = knots[kb + i]
-        p2 = knots[kb + (i + 1) % knots_k]
-        p3 = knots[kb + (i + 2) % knots_k]
-        for s in range(npseg):
-            dense[db + i * npseg + s] = catmull_rom_centripetal(
-                p0, p1, p2, p3, float(s) / float(npseg)
-            )
+    catmull_rom_closed(knots, kb, knots_k, npseg, dense, db)
     lb = e * num_points
     resample_closed(dense, db, knots_k * npseg, line_out, lb, num_points)
     bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
