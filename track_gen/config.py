@@ -86,7 +86,8 @@ class TrackGenConfig:
 
     XPBD relaxation (makes the loop thick enough for a constant-width road):
         relax_enable (bool, default True): False inflates the resampled loop directly.
-        relax_iters (int, default 60): maximum Jacobi sweeps (>= 1).
+        relax_iters (int, default 100): maximum Jacobi sweeps (>= 1); most envs converge
+            in 20 to 40 (``diagnostics["relax.sweeps"]``).
         relax_converge_tol (float, default 0.005, fraction of half_width): an env stops
             early once a sweep moves no bead farther than ``tol * half_width``; 0 disables
             the early exit (every env runs ``relax_iters`` sweeps), [0, 0.1].
@@ -134,7 +135,7 @@ class TrackGenConfig:
     polar_radial_jitter: float = 0.6
     polar_angular_jitter: float = 0.3
     relax_enable: bool = True
-    relax_iters: int = 60
+    relax_iters: int = 100
     relax_converge_tol: float = 0.005
     relax_accel: str = "chebyshev"
     relax_cheby_rho: float = 0.98

@@ -1,7 +1,10 @@
-"""Constant-spacing resample: the sampler's loop -> beads ``spacing`` apart.
+"""Constant-spacing resample: the sampler's loop -> beads about ``spacing`` apart.
 
 Per env: perimeter ``T``; ``count = floor(T/spacing) + 1`` reduced while
-``(count-1)*spacing >= T``; bead k at arc ``k*spacing``; rows past count are NaN. A loop
+``(count-1)*spacing >= T``; bead k at arc ``k*T/count``, so every edge is
+``T/count`` in ``[spacing, spacing*count/(count-1))`` and the loop has no short closing gap
+(which would otherwise look like a pinch to the relaxation's separation test). Rows past
+count are NaN. A loop
 that needs more than ``N_max`` beads keeps ``N_max`` and gets ``FailBit.TRUNCATED``; a
 non-finite loop gets ``NONFINITE``; fewer than 4 beads ``DEGENERATE``.
 """
@@ -48,7 +51,7 @@ def _resample_kernel(
             if n > n_max:
                 fail_out[e] = fail_out[e] | _TRUNCATED
                 n = n_max
-        emit_along_loop(line, lb, num_points, beads_out, bb, n, sp, wp.float64(1.0))
+        emit_along_loop(line, lb, num_points, beads_out, bb, n, total, wp.float64(n))
     else:
         fail_out[e] = fail_out[e] | _NONFINITE
     if n < 4:
