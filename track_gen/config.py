@@ -15,6 +15,8 @@ __all__ = ["TrackGenConfig", "TRACK_GENERATORS"]
 
 #: Built-in sampler names for tracks.
 TRACK_GENERATORS = ("bezier", "polar")
+#: Site layouts of the voronoi sampler.
+VORONOI_LAYOUTS = ("box", "void_ring", "clustered", "mixed")
 
 
 def _fail(cls: str, name: str, value, rule: str) -> ValueError:
@@ -48,7 +50,8 @@ class TrackGenConfig:
 
     Selection and batching:
         generator (str, default ``"bezier"``): centerline sampler, one of ``"bezier"``,
-            ``"polar"`` (or a name registered in a :class:`~track_gen.pipeline.Registry`).
+            ``"checkpoint"``, ``"hull"``, ``"polar"``, ``"repulsive"``, ``"voronoi"`` (or a
+            name registered in a :class:`~track_gen.pipeline.Registry`).
         num_envs (int, default 1): batch size E (>= 1). Fixed for the generator's life.
         device (str | None, default None): Warp device (``"cpu"``, ``"cuda:0"``); None means
             Warp's preferred device (CUDA when present, else CPU).
@@ -83,6 +86,38 @@ class TrackGenConfig:
         polar_radial_jitter* (float, default 0.6): knot radius ``1 + U(-j, j)``, [0, 0.85].
         polar_angular_jitter* (float, default 0.3): knot angle jitter as a fraction of a
             knot cell, [0, 0.45] (keeps the knots in angular order).
+
+    Hull sampler (grid points, angle-sorted, midpoints pushed in or out, Catmull-Rom):
+        hull_displacement* (float, default 0.15): edge midpoints move along the centroid ray by
+            ``U(-d, d)`` times their distance to the centroid, [0, 0.9]. Uses the bezier
+            ``min_num_points``/``max_num_points``/``min_point_distance`` grid.
+
+    Voronoi sampler (anchors snapped to a random site field, Chaikin + Catmull-Rom):
+        voronoi_num_sites (int, default 256): sites S (>= voronoi_control_points, <= 4096).
+        voronoi_site_layout (str, default ``"void_ring"``): ``"box"``, ``"void_ring"``,
+            ``"clustered"`` or ``"mixed"``.
+        voronoi_control_points (int, default 18): anchors K (6..64).
+        voronoi_radial_variation* (float, default 0.62): target-radius modulation, [0, 1].
+        voronoi_angular_jitter* (float, default 0.08, rad): anchor angle jitter, [0, 0.5].
+
+    Checkpoint sampler (steer a car through random checkpoints, best of K candidates):
+        checkpoint_count (int, default 12): checkpoints C (3..64).
+        checkpoint_radius_min_frac* (float, default 0.33): radius ~ U(frac, 1), [0, 1).
+        checkpoint_angle_jitter* (float, default 0.55): angle jitter as a fraction of a
+            checkpoint slot, [0, 1].
+        checkpoint_turn_rate* (float, default 0.42, rad): largest heading change per step, (0, 3].
+        checkpoint_steer_gain* (float, default 0.65): proportional steering gain, (0, 10].
+        checkpoint_lookahead_frac* (float, default 0.16): advance to the next checkpoint inside
+            this radius (fraction of the unit course radius), (0, 1].
+        checkpoint_best_of_k (int, default 4): candidates per env; the one with the fewest
+            self-crossings wins, ties to the lowest index (1..16).
+
+    Repulsive sampler (self-repulsive curve growth among obstacles):
+        repulsive_grow_mult_min, repulsive_grow_mult_max (float, defaults 4.5, 5.5): target
+            perimeter ``U(min, max) * 2*pi*r_init`` (1 <= min <= max <= 20).
+        repulsive_obstacle_count_min, repulsive_obstacle_count_max (int, defaults 8, 12):
+            obstacle discs per env (0 <= min <= max <= 32).
+        repulsive_iters (int, default 160): growth and settling iterations (>= 1).
 
     XPBD relaxation (makes the loop thick enough for a constant-width road):
         relax_enable (bool, default True): False inflates the resampled loop directly.
@@ -134,6 +169,24 @@ class TrackGenConfig:
     polar_num_knots: int = 12
     polar_radial_jitter: float = 0.6
     polar_angular_jitter: float = 0.3
+    hull_displacement: float = 0.15
+    voronoi_num_sites: int = 256
+    voronoi_site_layout: str = "void_ring"
+    voronoi_control_points: int = 18
+    voronoi_radial_variation: float = 0.62
+    voronoi_angular_jitter: float = 0.08
+    checkpoint_count: int = 12
+    checkpoint_radius_min_frac: float = 0.33
+    checkpoint_angle_jitter: float = 0.55
+    checkpoint_turn_rate: float = 0.42
+    checkpoint_steer_gain: float = 0.65
+    checkpoint_lookahead_frac: float = 0.16
+    checkpoint_best_of_k: int = 4
+    repulsive_grow_mult_min: float = 4.5
+    repulsive_grow_mult_max: float = 5.5
+    repulsive_obstacle_count_min: int = 8
+    repulsive_obstacle_count_max: int = 12
+    repulsive_iters: int = 160
     relax_enable: bool = True
     relax_iters: int = 100
     relax_converge_tol: float = 0.005
@@ -186,6 +239,64 @@ class TrackGenConfig:
         _check_int(c, "polar_num_knots", self.polar_num_knots, lo=4, hi=64)
         _check_float(c, "polar_radial_jitter", self.polar_radial_jitter, lo=0.0, hi=0.85)
         _check_float(c, "polar_angular_jitter", self.polar_angular_jitter, lo=0.0, hi=0.45)
+        _check_float(c, "hull_displacement", self.hull_displacement, lo=0.0, hi=0.9)
+        _check_int(c, "voronoi_control_points", self.voronoi_control_points, lo=6, hi=64)
+        _check_int(
+            c, "voronoi_num_sites", self.voronoi_num_sites, lo=self.voronoi_control_points, hi=4096
+        )
+        if self.voronoi_site_layout not in VORONOI_LAYOUTS:
+            raise _fail(
+                c,
+                "voronoi_site_layout",
+                self.voronoi_site_layout,
+                f"must be one of {VORONOI_LAYOUTS}",
+            )
+        _check_float(c, "voronoi_radial_variation", self.voronoi_radial_variation, lo=0.0, hi=1.0)
+        _check_float(c, "voronoi_angular_jitter", self.voronoi_angular_jitter, lo=0.0, hi=0.5)
+        _check_int(c, "checkpoint_count", self.checkpoint_count, lo=3, hi=64)
+        _check_float(
+            c,
+            "checkpoint_radius_min_frac",
+            self.checkpoint_radius_min_frac,
+            lo=0.0,
+            hi=1.0,
+            hi_open=True,
+        )
+        _check_float(c, "checkpoint_angle_jitter", self.checkpoint_angle_jitter, lo=0.0, hi=1.0)
+        _check_float(
+            c, "checkpoint_turn_rate", self.checkpoint_turn_rate, lo=0.0, hi=3.0, lo_open=True
+        )
+        _check_float(
+            c, "checkpoint_steer_gain", self.checkpoint_steer_gain, lo=0.0, hi=10.0, lo_open=True
+        )
+        _check_float(
+            c,
+            "checkpoint_lookahead_frac",
+            self.checkpoint_lookahead_frac,
+            lo=0.0,
+            hi=1.0,
+            lo_open=True,
+        )
+        _check_int(c, "checkpoint_best_of_k", self.checkpoint_best_of_k, lo=1, hi=16)
+        _check_float(c, "repulsive_grow_mult_min", self.repulsive_grow_mult_min, lo=1.0, hi=20.0)
+        _check_float(
+            c,
+            "repulsive_grow_mult_max",
+            self.repulsive_grow_mult_max,
+            lo=self.repulsive_grow_mult_min,
+            hi=20.0,
+        )
+        _check_int(
+            c, "repulsive_obstacle_count_min", self.repulsive_obstacle_count_min, lo=0, hi=32
+        )
+        _check_int(
+            c,
+            "repulsive_obstacle_count_max",
+            self.repulsive_obstacle_count_max,
+            lo=self.repulsive_obstacle_count_min,
+            hi=32,
+        )
+        _check_int(c, "repulsive_iters", self.repulsive_iters, lo=1)
         if not isinstance(self.relax_enable, bool):
             raise TypeError(f"{c}.relax_enable must be a bool, got {self.relax_enable!r}")
         _check_int(c, "relax_iters", self.relax_iters, lo=1)
