@@ -14,7 +14,7 @@ from ..errors import NotCapturableError
 from ..exec import is_capturing, require_not_capturing
 from ..results import Track
 from ..seeds import PerEnvSeededRNG, SeedState, effective_seed_wp
-from .params import Params
+from .params import Params, Randomizers
 from .registry import Registry, default_registry
 from .spec import PipelineSpec
 from .stage import Layout, Workspace
@@ -91,6 +91,8 @@ class Program:
         seeds: the :class:`~track_gen.SeedState` (per-env seeds and epochs).
         rng: the :class:`~track_gen.PerEnvSeededRNG` given as seeds, else None.
         params: :class:`Params`, the dynamic per-env fields (``"<stage>.<field>"``).
+        randomizers: :class:`Randomizers`, the live ``(lo, hi)`` range of each field drawn
+            per env from its (seed, epoch) (``spec.with_randomize``).
         inputs: read-only mapping of stable input arrays; ``"regen_mask"`` is a
             zero-initialised ``[E]`` int32 mask for masked regeneration.
         input_info: name -> description of each input.
@@ -134,7 +136,6 @@ class Program:
         self.seeds = SeedState.create(rng if rng is not None else seeds, E, device)
         self.rng = self.seeds.rng
         self.result = Track.allocate(E, cfg.N_max, device)
-        self.capturable = all(e.capturable for e in entries)
         self._host_stages = [
             s.name for s, e in zip(spec.stages, entries, strict=True) if not e.capturable
         ]
@@ -149,17 +150,35 @@ class Program:
             count=wp.zeros(E, dtype=wp.int32, device=device),
             result=self.result,
         )
-        self.params = Params(E, device)
         self._stages = []
+        declarations = []
         for sspec, entry in zip(spec.stages, entries, strict=True):
             stage = entry.cls(sspec.name, cfg, dict(sspec.options))
+            stage.resolve(registry)
+            self._host_stages += stage.host_stages()
+            for prefix, specs in stage.param_groups():
+                for p in specs:
+                    q = f"{prefix}.{p.name}"
+                    default = getattr(cfg, p.config_field) if p.config_field else p.default
+                    if prefix == sspec.name:
+                        default = sspec.options.get(p.name, default)
+                    declarations.append((q, p, sspec.options.get(q, default)))
+            self._stages.append(stage)
+        self.capturable = not self._host_stages
+        self.params = Params(E, device, declarations)
+        self.randomizers = Randomizers(self.params, dict(spec.randomize))
+        staged = []
+        for stage in self._stages:
             stage_params = {}
-            for p in entry.cls.PARAMS:
-                default = getattr(cfg, p.config_field) if p.config_field else p.default
-                default = sspec.options.get(p.name, default)
-                stage_params[p.name] = self.params._declare(f"{sspec.name}.{p.name}", p, default)
+            for prefix, specs in stage.param_groups():
+                for p in specs:
+                    q = f"{prefix}.{p.name}"
+                    stage_params[q] = self.params[q]
+                    if prefix == stage.name:
+                        stage_params[p.name] = self.params[q]
             stage.allocate(self._ws)
-            self._stages.append((stage, stage_params))
+            staged.append((stage, stage_params))
+        self._stages = staged
         self._regen_mask = wp.zeros(E, dtype=wp.int32, device=device)
         self._no_mask = wp.zeros(1, dtype=wp.int32, device=device)
         self.inputs = MappingProxyType({"regen_mask": self._regen_mask, **self._ws.inputs})
@@ -235,6 +254,7 @@ class Program:
             outputs=[ws.active, ws.eff_seed, ws.fail],
             device=lay.device,
         )
+        self.randomizers.enqueue(ws.active, ws.eff_seed)
         for stage, params in self._stages:
             if timer is None:
                 stage.enqueue(ws, params)

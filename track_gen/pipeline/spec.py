@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..config import TrackGenConfig
+from .params import _as_range
 
 __all__ = ["PipelineSpec", "StageSpec"]
 
@@ -45,6 +46,7 @@ class PipelineSpec:
     config: TrackGenConfig
     stages: tuple[StageSpec, ...]
     family: str = "track"
+    randomize: tuple[tuple[str, tuple[float, float]], ...] = ()
 
     def __post_init__(self):
         if not isinstance(self.config, TrackGenConfig):
@@ -57,6 +59,13 @@ class PipelineSpec:
         if dup:
             raise ValueError(f"PipelineSpec: duplicate stage names {sorted(dup)}")
         object.__setattr__(self, "stages", stages)
+        rnd = dict(self.randomize)
+        for name, lo_hi in rnd.items():
+            if not isinstance(name, str) or "." not in name:
+                raise ValueError(f"with_randomize: {name!r} is not a '<stage>.<field>' name")
+            lo, hi = _as_range(name, lo_hi)
+            rnd[name] = (lo, hi)
+        object.__setattr__(self, "randomize", tuple(rnd.items()))
 
     @property
     def num_envs(self) -> int:
@@ -67,6 +76,23 @@ class PipelineSpec:
             if s.name == name:
                 return s
         raise KeyError(f"no stage named {name!r}; stages: {[s.name for s in self.stages]}")
+
+    def with_randomize(self, ranges) -> PipelineSpec:
+        """A copy whose dynamic fields in ``ranges`` are drawn per env from (seed, epoch).
+
+        Args:
+            ranges: ``{"<stage>.<field>": (lo, hi)}``; each env rebuilt by a regeneration draws
+                the field uniformly in ``[lo, hi)`` before the stages run, from a stream of its
+                effective seed salted with the field name. Later calls add or replace ranges.
+
+        Example:
+            ``presets.track(num_envs=64).with_randomize({"bezier.rad": (0.2, 0.6)})``
+        """
+        if not hasattr(ranges, "items"):
+            raise TypeError("with_randomize expects a mapping {'<stage>.<field>': (lo, hi)}")
+        merged = dict(self.randomize)
+        merged.update(ranges)
+        return dataclasses.replace(self, randomize=tuple(merged.items()))
 
     def replace_config(self, **changes) -> PipelineSpec:
         """A copy with config fields changed (stages kept)."""

@@ -134,6 +134,19 @@ class Stage:
         self.config = config
         self.options = dict(options or {})
 
+    def resolve(self, registry) -> None:
+        """Look up other stages in ``registry`` (composite stages); called before params."""
+
+    def param_groups(self) -> list[tuple[str, tuple[ParamSpec, ...]]]:
+        """``(prefix, PARAMS)`` groups this stage declares; default: its own PARAMS under its
+        name. ``enqueue`` receives each field by short name (own group) and by
+        ``"<prefix>.<field>"``."""
+        return [(self.name, type(self).PARAMS)]
+
+    def host_stages(self) -> list[str]:
+        """Names of contained stages registered with ``capturable=False`` (composites)."""
+        return []
+
     def allocate(self, ws: Workspace) -> None:
         """Allocate scratch buffers (called once, outside any capture)."""
 

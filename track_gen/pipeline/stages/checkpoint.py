@@ -1,0 +1,347 @@
+"""Checkpoint sampler: steer a car through random checkpoints, keep the best of K laps.
+
+Per env (one thread) and per candidate ``k < K`` (``checkpoint_best_of_k``), each candidate
+drawing from its own stream ``stage_rng(eff_seed, SALT_CHECKPOINT + k)``:
+
+1. ``C`` checkpoints, checkpoint ``c`` at angle ``2*pi*c/C + U(-a, a) * 2*pi/C`` and radius
+   ``U(radius_min_frac, 1)`` (a > 0.5 lets neighbours swap angular order: hairpins).
+2. A fixed ``N``-step open walk (``N = num_points``), step ``dl = perimeter(checkpoints)/N``:
+   start at checkpoint 0 heading to checkpoint 1; each step advances the target (mod C) when
+   the car is within ``lookahead_frac`` of it, then turns by
+   ``clamp(gain * wrap(bearing - theta), +-turn_rate)`` and moves ``dl`` along the heading.
+3. Heading-ramp closure: the walk's heading increments plus a closing increment of 0, each
+   shifted by the same ``(2*pi - sum)/N`` so the total turning is exactly ``+2*pi``; unit
+   steps of ``1/N`` along the rebuilt headings, minus their mean (the loop closes), minus the
+   centroid. The loop is therefore counter-clockwise.
+4. Proper self-crossings are counted (chunks of 16 segments; chunk pairs are skipped when their
+   bounding boxes are disjoint or when the arc joining them turns by less than pi, which makes
+   it monotone along one direction); counting stops once it reaches the best count so far, and
+   no further candidate is built once one has no crossing. Fewest crossings wins, ties to the
+   lowest ``k``, so the course is a pure function of the effective seed.
+5. The winner is arc-resampled to ``num_points`` and scaled so the longest bounding-box side is
+   ``1.44 * scale``.
+
+Loops are counter-clockwise. Crossings left in the winner are handed to the relaxation and the
+final validity gate (no clip fallback).
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ...geometry import PI, TWO_PI, bbox_normalize, resample_closed, segments_cross, wrap_angle
+from ...seeds import stage_rng
+from ..stage import ParamSpec, Stage, Workspace
+
+wp.set_module_options({"enable_backward": False})
+
+SALT_CHECKPOINT = wp.constant(wp.uint32(0xC4EC0005))
+EXTENT = 1.44
+CHUNK = 16
+BIG = wp.constant(1 << 30)
+
+
+@wp.func
+def _walk_candidate(
+    st: wp.uint32,
+    cp: wp.array(dtype=wp.vec2f),
+    cpb: int,
+    n_cp: int,
+    rmin: float,
+    ajit: float,
+    turn_rate: float,
+    gain: float,
+    look: float,
+    buf: wp.array(dtype=wp.vec2f),
+    b: int,
+    n: int,
+):
+    """Build one closed, counter-clockwise candidate loop of ``n`` points in ``buf[b ..]``."""
+    cell = TWO_PI / float(n_cp)
+    for c in range(n_cp):
+        ang = cell * (float(c) + (2.0 * wp.randf(st) - 1.0) * ajit)
+        r = rmin + (1.0 - rmin) * wp.randf(st)
+        cp[cpb + c] = wp.vec2f(r * wp.cos(ang), r * wp.sin(ang))
+    per = float(0.0)
+    for c in range(n_cp):
+        per += wp.length(cp[cpb + (c + 1) % n_cp] - cp[cpb + c])
+    dl = per / float(n)
+    # steer: record the heading after each step (edge j has heading buf[b + j][0])
+    p = cp[cpb]
+    d0 = cp[cpb + 1] - p
+    theta = wp.atan2(d0[1], d0[0])
+    target = int(1)
+    look2 = look * look
+    for j in range(n):
+        dt = cp[cpb + target] - p
+        if wp.dot(dt, dt) < look2:
+            target = (target + 1) % n_cp
+            dt = cp[cpb + target] - p
+        err = wrap_angle(wp.atan2(dt[1], dt[0]) - theta)
+        theta += wp.clamp(gain * err, -turn_rate, turn_rate)
+        p = p + dl * wp.vec2f(wp.cos(theta), wp.sin(theta))
+        buf[b + j] = wp.vec2f(theta, 0.0)
+    # heading-ramp closure: total turning exactly +2*pi, closing increment = ramp
+    th0 = buf[b][0]
+    ramp = (TWO_PI - (buf[b + n - 1][0] - th0)) / float(n)
+    inv_n = 1.0 / float(n)
+    mean = wp.vec2f(0.0, 0.0)
+    for j in range(n):
+        h = buf[b + j][0] - th0 + float(j) * ramp
+        u = inv_n * wp.vec2f(wp.cos(h), wp.sin(h))
+        buf[b + j] = u
+        mean += u
+    mean = mean * inv_n
+    q = wp.vec2f(0.0, 0.0)
+    cen = wp.vec2f(0.0, 0.0)
+    for j in range(n):
+        ed = buf[b + j] - mean
+        buf[b + j] = q
+        cen += q
+        q = q + ed
+    cen = cen * inv_n
+    for j in range(n):
+        buf[b + j] = buf[b + j] - cen
+
+
+@wp.func
+def _chunk_stats(
+    buf: wp.array(dtype=wp.vec2f),
+    b: int,
+    n: int,
+    nch: int,
+    boxes: wp.array(dtype=wp.vec4f),
+    turns: wp.array(dtype=wp.float32),
+    sb: int,
+) -> float:
+    """Per chunk of CHUNK segments: bounding box and absolute turning at its vertices.
+
+    Returns the loop's total absolute turning."""
+    total = float(0.0)
+    for c in range(nch):
+        a0 = c * CHUNK
+        a1 = wp.min(a0 + CHUNK, n)
+        lo = buf[b + a0]
+        hi = lo
+        tsum = float(0.0)
+        for k in range(a0, a1):
+            kp = k - 1
+            if kp < 0:
+                kp = n - 1
+            k1 = k + 1
+            if k1 == n:
+                k1 = 0
+            pk = buf[b + k]
+            pn = buf[b + k1]
+            lo = wp.min(lo, pn)
+            hi = wp.max(hi, pn)
+            e0 = pk - buf[b + kp]
+            e1 = pn - pk
+            tsum += wp.abs(wp.atan2(e0[0] * e1[1] - e0[1] * e1[0], wp.dot(e0, e1)))
+        boxes[sb + c] = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
+        turns[sb + c] = tsum
+        total += tsum
+    return total
+
+
+@wp.func
+def count_crossings(
+    buf: wp.array(dtype=wp.vec2f),
+    b: int,
+    n: int,
+    nch: int,
+    boxes: wp.array(dtype=wp.vec4f),
+    turns: wp.array(dtype=wp.float32),
+    sb: int,
+    stop_at: int,
+) -> int:
+    """Proper crossings between non-adjacent segments of the closed loop ``buf[b .. b+n)``,
+    counted up to ``stop_at`` (the count returned is ``min(crossings, stop_at)``)."""
+    total = _chunk_stats(buf, b, n, nch, boxes, turns, sb)
+    count = int(0)
+    for ci in range(nch):
+        if count >= stop_at:
+            break
+        a0 = ci * CHUNK
+        a1 = wp.min(a0 + CHUNK, n)
+        ba = boxes[sb + ci]
+        inner = float(0.0)  # turning of chunks ci .. cj
+        for cj in range(ci, nch):
+            if count >= stop_at:
+                break
+            inner += turns[sb + cj]
+            bb = boxes[sb + cj]
+            if ba[0] > bb[2] or bb[0] > ba[2] or ba[1] > bb[3] or bb[1] > ba[3]:
+                continue
+            # an arc turning less than pi is monotone along its mean direction: no crossing
+            outer = total - inner + turns[sb + ci] + turns[sb + cj]
+            if inner < PI - 1.0e-3 or outer < PI - 1.0e-3:
+                continue
+            b0 = cj * CHUNK
+            b1 = wp.min(b0 + CHUNK, n)
+            for i in range(a0, a1):
+                i1 = i + 1
+                if i1 == n:
+                    i1 = 0
+                pa = buf[b + i]
+                pb = buf[b + i1]
+                jstart = b0
+                if cj == ci:
+                    jstart = i + 2
+                for j in range(jstart, b1):
+                    dij = j - i
+                    if dij < 2 or dij > n - 2:
+                        continue
+                    j1 = j + 1
+                    if j1 == n:
+                        j1 = 0
+                    if segments_cross(pa, pb, buf[b + j], buf[b + j1]):
+                        count += 1
+            if count > stop_at:
+                count = stop_at
+    return count
+
+
+@wp.kernel
+def _checkpoint_kernel(
+    eff_seed: wp.array(dtype=wp.int32),
+    active: wp.array(dtype=wp.int32),
+    radius_min_frac: wp.array(dtype=wp.float32),
+    angle_jitter: wp.array(dtype=wp.float32),
+    turn_rate: wp.array(dtype=wp.float32),
+    steer_gain: wp.array(dtype=wp.float32),
+    lookahead_frac: wp.array(dtype=wp.float32),
+    scale: wp.array(dtype=wp.float32),
+    n_cp: int,
+    best_of_k: int,
+    num_points: int,
+    nch: int,
+    cps: wp.array(dtype=wp.vec2f),
+    cand: wp.array(dtype=wp.vec2f),
+    boxes: wp.array(dtype=wp.vec4f),
+    turns: wp.array(dtype=wp.float32),
+    line_out: wp.array(dtype=wp.vec2f),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    n = num_points
+    rmin = wp.clamp(radius_min_frac[e], 0.0, 0.999)
+    ajit = wp.clamp(angle_jitter[e], 0.0, 1.0)
+    trate = wp.clamp(turn_rate[e], 1.0e-4, 3.0)
+    gain = wp.max(steer_gain[e], 1.0e-4)
+    look = wp.max(lookahead_frac[e], 1.0e-4)
+    cpb = e * n_cp
+    sb = e * nch
+    best = int(BIG)
+    best_slot = int(0)
+    slot = int(0)
+    for k in range(best_of_k):
+        if best == 0:
+            break
+        st = stage_rng(eff_seed[e], SALT_CHECKPOINT + wp.uint32(k))
+        b = (2 * e + slot) * n
+        _walk_candidate(st, cps, cpb, n_cp, rmin, ajit, trate, gain, look, cand, b, n)
+        cnt = int(0)
+        if best_of_k > 1:
+            cnt = count_crossings(cand, b, n, nch, boxes, turns, sb, best)
+        if cnt < best:
+            best = cnt
+            best_slot = slot
+            slot = 1 - slot
+    lb = e * n
+    resample_closed(cand, (2 * e + best_slot) * n, n, line_out, lb, n)
+    bbox_normalize(line_out, lb, n, EXTENT * scale[e])
+
+
+class SamplerCheckpoint(Stage):
+    """Checkpoint-steering sampler (``generator="checkpoint"``); loops are counter-clockwise."""
+
+    role = "sampler"
+    PARAMS = (
+        ParamSpec(
+            "radius_min_frac",
+            "checkpoint_radius_min_frac",
+            lo=0.0,
+            hi=0.999,
+            doc="checkpoint radius ~ U(frac, 1) (course radius 1)",
+        ),
+        ParamSpec(
+            "angle_jitter",
+            "checkpoint_angle_jitter",
+            lo=0.0,
+            hi=1.0,
+            doc="checkpoint angle jitter as a fraction of a checkpoint slot",
+        ),
+        ParamSpec(
+            "turn_rate",
+            "checkpoint_turn_rate",
+            lo=0.0,
+            lo_open=True,
+            hi=3.0,
+            doc="largest heading change per walk step (rad)",
+        ),
+        ParamSpec(
+            "steer_gain",
+            "checkpoint_steer_gain",
+            lo=0.0,
+            lo_open=True,
+            hi=10.0,
+            doc="proportional steering gain on the heading error",
+        ),
+        ParamSpec(
+            "lookahead_frac",
+            "checkpoint_lookahead_frac",
+            lo=0.0,
+            lo_open=True,
+            hi=1.0,
+            doc="advance to the next checkpoint inside this radius (fraction of radius 1)",
+        ),
+        ParamSpec(
+            "scale",
+            "scale",
+            lo=0.0,
+            lo_open=True,
+            doc="longest bounding-box side is 1.44 * scale (track units)",
+        ),
+    )
+
+    def allocate(self, ws: Workspace) -> None:
+        c, E, dev = self.config, ws.layout.num_envs, ws.layout.device
+        n = ws.layout.num_points
+        self.nch = (n + CHUNK - 1) // CHUNK
+        self.cps = wp.zeros(E * c.checkpoint_count, dtype=wp.vec2f, device=dev)
+        # two candidate loops per env: the best so far and the one being built
+        self.cand = wp.zeros(E * 2 * n, dtype=wp.vec2f, device=dev)
+        self.boxes = wp.zeros(E * self.nch, dtype=wp.vec4f, device=dev)
+        self.turns = wp.zeros(E * self.nch, dtype=wp.float32, device=dev)
+
+    def enqueue(self, ws: Workspace, params: dict) -> None:
+        c = self.config
+        wp.launch(
+            _checkpoint_kernel,
+            ws.layout.num_envs,
+            inputs=[
+                ws.eff_seed,
+                ws.active,
+                params["radius_min_frac"],
+                params["angle_jitter"],
+                params["turn_rate"],
+                params["steer_gain"],
+                params["lookahead_frac"],
+                params["scale"],
+                c.checkpoint_count,
+                c.checkpoint_best_of_k,
+                ws.layout.num_points,
+                self.nch,
+                self.cps,
+                self.cand,
+                self.boxes,
+                self.turns,
+            ],
+            outputs=[ws.line],
+            device=ws.layout.device,
+        )
+
+
+__all__ = ["SamplerCheckpoint"]

@@ -1,0 +1,171 @@
+"""Hull sampler: grid corners, angle-sorted, edge midpoints pushed in or out, Catmull-Rom.
+
+Per env (one thread): draw ``m`` corners in distinct cells of the bezier grid
+(``cells x cells`` over the unit square, ``cells = int(1 / (2 * min_point_distance))``) with
+a salt of its own, sort them counter-clockwise by angle around their centroid, and insert
+after each corner the midpoint of its outgoing edge moved along the centroid -> midpoint ray
+by ``U(-d, d) * |midpoint - centroid|`` (``d = displacement``: positive makes a lobe,
+negative a pinch). A closed centripetal Catmull-Rom spline through the ``2m`` vertices is
+sampled densely, arc-resampled to ``num_points`` and scaled so the longest bounding-box side
+is ``1.44 * scale``. Loops are counter-clockwise.
+
+Fallbacks, each re-checked: when the spline crosses itself the straight ``2m``-vertex
+polygon is used; when that crosses too (possible when midpoints are pulled inward) the plain
+angle-sorted corner polygon, which is simple because it is star-shaped around the centroid
+(the relaxation rounds the polygon later).
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ...geometry import bbox_normalize, catmull_rom_closed, has_self_crossing, resample_closed
+from ...seeds import stage_rng
+from ..stage import ParamSpec, Stage, Workspace
+
+wp.set_module_options({"enable_backward": False})
+
+SALT_HULL = wp.constant(wp.uint32(0x40111A03))
+EXTENT = 1.44
+
+
+@wp.kernel
+def _hull_kernel(
+    eff_seed: wp.array(dtype=wp.int32),
+    active: wp.array(dtype=wp.int32),
+    displacement: wp.array(dtype=wp.float32),
+    scale: wp.array(dtype=wp.float32),
+    min_pts: int,
+    max_pts: int,
+    cells: int,
+    npseg: int,
+    num_points: int,
+    corners: wp.array(dtype=wp.vec2f),
+    cell_ids: wp.array(dtype=wp.int32),
+    verts: wp.array(dtype=wp.vec2f),
+    dense: wp.array(dtype=wp.vec2f),
+    line_out: wp.array(dtype=wp.vec2f),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    st = stage_rng(eff_seed[e], SALT_HULL)
+    m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
+    m = wp.min(m, max_pts)
+    cb = e * max_pts
+    ncell = cells * cells
+    inv = 1.0 / float(cells)
+    # corners in distinct cells: a few random draws, then probe forward to a free cell
+    # (always exists: the config guarantees cells * cells >= max_num_points)
+    for i in range(m):
+        cell = wp.min(int(wp.randf(st) * float(ncell)), ncell - 1)
+        for _probe in range(ncell):
+            dup = int(0)
+            for j in range(i):
+                if cell_ids[cb + j] == cell:
+                    dup = 1
+            if dup == 0:
+                break
+            if _probe < 8:
+                cell = wp.min(int(wp.randf(st) * float(ncell)), ncell - 1)
+            else:
+                cell = (cell + 1) % ncell
+        cell_ids[cb + i] = cell
+        cx = float(cell % cells) + wp.randf(st)
+        cy = float(cell // cells) + wp.randf(st)
+        corners[cb + i] = wp.vec2f(cx * inv, cy * inv)
+    # counter-clockwise angle sort around the centroid (insertion sort)
+    cen = wp.vec2f(0.0, 0.0)
+    for i in range(m):
+        cen += corners[cb + i]
+    cen = cen / float(m)
+    for i in range(1, m):
+        p = corners[cb + i]
+        a = wp.atan2(p[1] - cen[1], p[0] - cen[0])
+        j = i - 1
+        while j >= 0:
+            q = corners[cb + j]
+            if wp.atan2(q[1] - cen[1], q[0] - cen[0]) <= a:
+                break
+            corners[cb + j + 1] = q
+            j -= 1
+        corners[cb + j + 1] = p
+    # augmented polygon: corner, displaced midpoint of its outgoing edge, ...
+    d = displacement[e]
+    vb = e * 2 * max_pts
+    nv = 2 * m
+    for i in range(m):
+        c0 = corners[cb + i]
+        c1 = corners[cb + (i + 1) % m]
+        mid = 0.5 * (c0 + c1)
+        r = (2.0 * wp.randf(st) - 1.0) * d
+        verts[vb + 2 * i] = c0
+        verts[vb + 2 * i + 1] = mid + r * (mid - cen)
+    db = e * 2 * max_pts * npseg
+    catmull_rom_closed(verts, vb, nv, npseg, dense, db)
+    lb = e * num_points
+    resample_closed(dense, db, nv * npseg, line_out, lb, num_points)
+    if has_self_crossing(line_out, lb, num_points):
+        resample_closed(verts, vb, nv, line_out, lb, num_points)
+        if has_self_crossing(line_out, lb, num_points):
+            resample_closed(corners, cb, m, line_out, lb, num_points)
+    bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
+
+
+class SamplerHull(Stage):
+    """Hull sampler (``generator="hull"``); loops are counter-clockwise."""
+
+    role = "sampler"
+    PARAMS = (
+        ParamSpec(
+            "displacement",
+            "hull_displacement",
+            lo=0.0,
+            hi=0.9,
+            doc="edge midpoints move by U(-d, d) times their distance to the centroid",
+        ),
+        ParamSpec(
+            "scale",
+            "scale",
+            lo=0.0,
+            lo_open=True,
+            doc="longest bounding-box side is 1.44 * scale (track units)",
+        ),
+    )
+
+    def allocate(self, ws: Workspace) -> None:
+        c, E, dev = self.config, ws.layout.num_envs, ws.layout.device
+        self.cells = int(1.0 / (2.0 * c.min_point_distance))
+        self.corners = wp.zeros(E * c.max_num_points, dtype=wp.vec2f, device=dev)
+        self.cell_ids = wp.zeros(E * c.max_num_points, dtype=wp.int32, device=dev)
+        self.verts = wp.zeros(E * 2 * c.max_num_points, dtype=wp.vec2f, device=dev)
+        self.dense = wp.zeros(
+            E * 2 * c.max_num_points * c.num_points_per_segment, dtype=wp.vec2f, device=dev
+        )
+
+    def enqueue(self, ws: Workspace, params: dict) -> None:
+        c = self.config
+        wp.launch(
+            _hull_kernel,
+            ws.layout.num_envs,
+            inputs=[
+                ws.eff_seed,
+                ws.active,
+                params["displacement"],
+                params["scale"],
+                c.min_num_points,
+                c.max_num_points,
+                self.cells,
+                c.num_points_per_segment,
+                ws.layout.num_points,
+                self.corners,
+                self.cell_ids,
+                self.verts,
+                self.dense,
+            ],
+            outputs=[ws.line],
+            device=ws.layout.device,
+        )
+
+
+__all__ = ["SamplerHull"]

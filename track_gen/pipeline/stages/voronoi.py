@@ -1,0 +1,316 @@
+"""Voronoi sampler: anchors snapped to a random site field, Chaikin, Catmull-Rom.
+
+Not a true Voronoi diagram: a site field plus an angular anchor snap. Per env (one thread):
+
+1. ``S`` sites in a box of side ``L = 2`` centred on the origin, under a static layout:
+   ``box`` (uniform fill), ``void_ring`` (area-uniform annulus ``r = sqrt(rmin^2 +
+   u (rmax^2 - rmin^2))``, ``rmin = 0.14 L``, ``rmax = 0.52 L``), ``clustered`` (6 clusters
+   at angles ``phase + 2 pi c / 6``, cluster radius ``U(0.24, 0.34) L * U(0.82, 1.12)``,
+   scatter radius ``U(0.025, 0.105) L``, 22% of the sites in the annulus instead) or
+   ``mixed`` (annulus with probability 0.65, else box). Every site is clipped to the box.
+2. ``K`` anchors: target angle ``theta_i = rho + 2 pi i / K + U(-j, j)`` (``j`` =
+   ``angular_jitter``), target radius ``clip(0.34 L (1 + A phi(theta_i)), 0.16 L, 0.52 L)``
+   with ``phi`` a sum of four random-phase harmonics (orders 2, 3, 5, 7) and
+   ``A = clip(radial_variation * boost, 0, 0.85)`` (boost 1.00 box, 1.10 void_ring,
+   1.16 clustered, 1.06 mixed). Each anchor snaps to the unused site minimizing
+   ``|d angle| / (2 pi / K) + |r_site - r_target| / (0.13 L)``.
+3. The snapped anchors are sorted counter-clockwise by angle around the origin. When a gap
+   between consecutive anchor angles reaches ``pi`` (the polygon would not be star-shaped
+   around the origin) the targets are used instead: sorted, their gaps stay below
+   ``2 pi / K + 2 j < pi``. The anchor polygon is therefore simple.
+4. One Chaikin pass (points at 1/4 and 3/4 of every edge: ``2K`` vertices, still
+   star-shaped), a closed centripetal Catmull-Rom spline through them, arc-resampled to
+   ``num_points``. A loop that crosses itself falls back to the straight Chaikin polygon,
+   re-checked, then to the anchor polygon. Finally the longest bounding-box side is scaled
+   to ``1.44 * scale``. Loops are counter-clockwise.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import warp as wp
+
+from ...geometry import (
+    PI,
+    TWO_PI,
+    bbox_normalize,
+    catmull_rom_closed,
+    has_self_crossing,
+    resample_closed,
+    wrap_angle,
+)
+from ...seeds import stage_rng
+from ..stage import ParamSpec, Stage, Workspace
+
+wp.set_module_options({"enable_backward": False})
+
+SALT_VORONOI = wp.constant(wp.uint32(0x7020A104))
+EXTENT = 1.44
+BOX_L = wp.constant(2.0)
+NUM_CLUSTERS = wp.constant(6)
+
+
+class SiteLayout(enum.IntEnum):
+    """Site layouts of the voronoi sampler (the kernel's ``layout`` code)."""
+
+    BOX = 0
+    VOID_RING = 1
+    CLUSTERED = 2
+    MIXED = 3
+
+
+_LAYOUT_CODES = {
+    "box": SiteLayout.BOX,
+    "void_ring": SiteLayout.VOID_RING,
+    "clustered": SiteLayout.CLUSTERED,
+    "mixed": SiteLayout.MIXED,
+}
+
+
+@wp.func
+def _sym(st: wp.uint32, a: float) -> float:
+    """U(-a, a)."""
+    return (2.0 * wp.randf(st) - 1.0) * a
+
+
+@wp.func
+def _annulus_site(st: wp.uint32) -> wp.vec2f:
+    rmin = 0.14 * BOX_L
+    rmax = 0.52 * BOX_L
+    r = wp.sqrt(rmin * rmin + wp.randf(st) * (rmax * rmax - rmin * rmin))
+    t = TWO_PI * wp.randf(st)
+    return wp.vec2f(r * wp.cos(t), r * wp.sin(t))
+
+
+@wp.func
+def _box_site(st: wp.uint32) -> wp.vec2f:
+    return wp.vec2f(_sym(st, 0.5 * BOX_L), _sym(st, 0.5 * BOX_L))
+
+
+@wp.func
+def _harmonics(t: float, p0: float, p1: float, p2: float, p3: float) -> float:
+    return (
+        0.62 * wp.sin(2.0 * t + p0)
+        + 0.44 * wp.cos(3.0 * t + p1)
+        + 0.26 * wp.sin(5.0 * t + p2)
+        + 0.18 * wp.cos(7.0 * t + p3)
+    ) / 1.5
+
+
+@wp.func
+def _sort_by_angle(pts: wp.array(dtype=wp.vec2f), base: int, n: int):
+    """Counter-clockwise insertion sort of ``n`` points by angle around the origin."""
+    for i in range(1, n):
+        p = pts[base + i]
+        a = wp.atan2(p[1], p[0])
+        j = i - 1
+        while j >= 0:
+            q = pts[base + j]
+            if wp.atan2(q[1], q[0]) <= a:
+                break
+            pts[base + j + 1] = q
+            j -= 1
+        pts[base + j + 1] = p
+
+
+@wp.func
+def _max_angle_gap(pts: wp.array(dtype=wp.vec2f), base: int, n: int) -> float:
+    """Largest angle step between consecutive (angle-sorted) points, closing gap included;
+    ``2 pi`` when a point sits on the origin."""
+    gap = float(0.0)
+    for i in range(n):
+        p = pts[base + i]
+        q = pts[base + (i + 1) % n]
+        if wp.length(p) < 1.0e-6:
+            gap = TWO_PI
+        d = wp.atan2(q[1], q[0]) - wp.atan2(p[1], p[0])
+        if d < 0.0:
+            d += TWO_PI
+        gap = wp.max(gap, d)
+    return gap
+
+
+@wp.kernel
+def _voronoi_kernel(
+    eff_seed: wp.array(dtype=wp.int32),
+    active: wp.array(dtype=wp.int32),
+    radial_variation: wp.array(dtype=wp.float32),
+    angular_jitter: wp.array(dtype=wp.float32),
+    scale: wp.array(dtype=wp.float32),
+    layout: int,
+    num_sites: int,
+    k: int,
+    npseg: int,
+    num_points: int,
+    sites: wp.array(dtype=wp.vec2f),
+    sites_polar: wp.array(dtype=wp.vec2f),
+    anchors: wp.array(dtype=wp.vec2f),
+    verts: wp.array(dtype=wp.vec2f),
+    dense: wp.array(dtype=wp.vec2f),
+    line_out: wp.array(dtype=wp.vec2f),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    st = stage_rng(eff_seed[e], SALT_VORONOI)
+    half = 0.5 * BOX_L
+    # ---- site field (per-env scratch; polar coordinates kept for the snap)
+    sb = e * num_sites
+    c_phase = TWO_PI * wp.randf(st)
+    c_base = (0.24 + 0.10 * wp.randf(st)) * BOX_L
+    for s in range(num_sites):
+        p = wp.vec2f(0.0, 0.0)
+        if layout == 0:
+            p = _box_site(st)
+        elif layout == 1:
+            p = _annulus_site(st)
+        elif layout == 2:
+            if wp.randf(st) < 0.22:
+                p = _annulus_site(st)
+            else:
+                c = s % NUM_CLUSTERS
+                # cluster c's own stream: its radius factor and scatter do not depend on s
+                cst = wp.rand_init(wp.int32(eff_seed[e]), c + 1)
+                ca = c_phase + TWO_PI * float(c) / float(NUM_CLUSTERS)
+                cr = c_base * (0.82 + 0.30 * wp.randf(cst))
+                sr = (0.025 + 0.08 * wp.randf(cst)) * BOX_L
+                rr = sr * wp.sqrt(wp.randf(st))
+                tt = TWO_PI * wp.randf(st)
+                p = wp.vec2f(cr * wp.cos(ca) + rr * wp.cos(tt), cr * wp.sin(ca) + rr * wp.sin(tt))
+        else:
+            if wp.randf(st) < 0.65:
+                p = _annulus_site(st)
+            else:
+                p = _box_site(st)
+        p = wp.vec2f(wp.clamp(p[0], -half, half), wp.clamp(p[1], -half, half))
+        sites[sb + s] = p
+        sites_polar[sb + s] = wp.vec2f(wp.length(p), wp.atan2(p[1], p[0]))
+    # ---- anchor targets and snap
+    boost = 1.0
+    if layout == 1:
+        boost = 1.10
+    elif layout == 2:
+        boost = 1.16
+    elif layout == 3:
+        boost = 1.06
+    amp = wp.clamp(radial_variation[e] * boost, 0.0, 0.85)
+    jit = angular_jitter[e]
+    rho = TWO_PI * wp.randf(st)
+    ph0 = TWO_PI * wp.randf(st)
+    ph1 = TWO_PI * wp.randf(st)
+    ph2 = TWO_PI * wp.randf(st)
+    ph3 = TWO_PI * wp.randf(st)
+    slot = TWO_PI / float(k)
+    ab = e * k
+    vb = e * 2 * k
+    for i in range(k):
+        th = rho + slot * float(i) + _sym(st, jit)
+        rt = wp.clamp(
+            0.34 * BOX_L * (1.0 + amp * _harmonics(th, ph0, ph1, ph2, ph3)),
+            0.16 * BOX_L,
+            0.52 * BOX_L,
+        )
+        # keep the target (in the Chaikin buffer) for the order fallback
+        verts[vb + i] = wp.vec2f(rt * wp.cos(th), rt * wp.sin(th))
+        best = int(-1)
+        best_cost = float(1.0e30)
+        for s in range(num_sites):
+            sp = sites_polar[sb + s]
+            if sp[0] >= 0.0:  # unused (a used site's radius is set to -1)
+                cost = wp.abs(wrap_angle(sp[1] - th)) / slot + wp.abs(sp[0] - rt) / (0.13 * BOX_L)
+                if cost < best_cost:
+                    best_cost = cost
+                    best = s
+        anchors[ab + i] = sites[sb + best]
+        sites_polar[sb + best] = wp.vec2f(-1.0, 0.0)
+    # ---- angular order: star-shaped around the origin, hence simple
+    _sort_by_angle(anchors, ab, k)
+    if _max_angle_gap(anchors, ab, k) >= PI - 1.0e-3:
+        for i in range(k):
+            anchors[ab + i] = verts[vb + i]
+        _sort_by_angle(anchors, ab, k)
+    # ---- one Chaikin pass -> 2K vertices
+    for i in range(k):
+        a = anchors[ab + i]
+        b = anchors[ab + (i + 1) % k]
+        verts[vb + 2 * i] = 0.75 * a + 0.25 * b
+        verts[vb + 2 * i + 1] = 0.25 * a + 0.75 * b
+    nv = 2 * k
+    db = e * nv * npseg
+    catmull_rom_closed(verts, vb, nv, npseg, dense, db)
+    lb = e * num_points
+    resample_closed(dense, db, nv * npseg, line_out, lb, num_points)
+    if has_self_crossing(line_out, lb, num_points):
+        resample_closed(verts, vb, nv, line_out, lb, num_points)
+        if has_self_crossing(line_out, lb, num_points):
+            resample_closed(anchors, ab, k, line_out, lb, num_points)
+    bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
+
+
+class SamplerVoronoi(Stage):
+    """Voronoi site-field sampler (``generator="voronoi"``); loops are counter-clockwise."""
+
+    role = "sampler"
+    PARAMS = (
+        ParamSpec(
+            "radial_variation",
+            "voronoi_radial_variation",
+            lo=0.0,
+            hi=1.0,
+            doc="amplitude of the anchor target-radius modulation",
+        ),
+        ParamSpec(
+            "angular_jitter",
+            "voronoi_angular_jitter",
+            lo=0.0,
+            hi=0.5,
+            doc="anchor target angle jitter U(-j, j) (radians)",
+        ),
+        ParamSpec(
+            "scale",
+            "scale",
+            lo=0.0,
+            lo_open=True,
+            doc="longest bounding-box side is 1.44 * scale (track units)",
+        ),
+    )
+
+    def allocate(self, ws: Workspace) -> None:
+        c, E, dev = self.config, ws.layout.num_envs, ws.layout.device
+        self.layout_code = int(_LAYOUT_CODES[c.voronoi_site_layout])
+        S, K = c.voronoi_num_sites, c.voronoi_control_points
+        self.sites = wp.zeros(E * S, dtype=wp.vec2f, device=dev)
+        self.sites_polar = wp.zeros(E * S, dtype=wp.vec2f, device=dev)
+        self.anchors = wp.zeros(E * K, dtype=wp.vec2f, device=dev)
+        self.verts = wp.zeros(E * 2 * K, dtype=wp.vec2f, device=dev)
+        self.dense = wp.zeros(E * 2 * K * c.num_points_per_segment, dtype=wp.vec2f, device=dev)
+
+    def enqueue(self, ws: Workspace, params: dict) -> None:
+        c = self.config
+        wp.launch(
+            _voronoi_kernel,
+            ws.layout.num_envs,
+            inputs=[
+                ws.eff_seed,
+                ws.active,
+                params["radial_variation"],
+                params["angular_jitter"],
+                params["scale"],
+                self.layout_code,
+                c.voronoi_num_sites,
+                c.voronoi_control_points,
+                c.num_points_per_segment,
+                ws.layout.num_points,
+                self.sites,
+                self.sites_polar,
+                self.anchors,
+                self.verts,
+                self.dense,
+            ],
+            outputs=[ws.line],
+            device=ws.layout.device,
+        )
+
+
+__all__ = ["SamplerVoronoi", "SiteLayout"]
