@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..config import TrackGenConfig
 from .spec import PipelineSpec, StageSpec
 
-__all__ = ["track", "track_from_config"]
+__all__ = ["track", "track_from_config", "track_mix"]
 
 
 def track_from_config(config: TrackGenConfig) -> PipelineSpec:
@@ -28,3 +30,30 @@ def track(**config_fields) -> PipelineSpec:
         ``presets.track(num_envs=64, device="cpu", generator="polar")``
     """
     return track_from_config(TrackGenConfig(**config_fields))
+
+
+def track_mix(generators, **config_fields) -> PipelineSpec:
+    """A track pipeline whose envs each draw their sampler from ``generators``.
+
+    Args:
+        generators: ``{name: weight}`` (weights > 0, any scale) or a sequence of names (equal
+            weights), e.g. ``{"bezier": 2, "polar": 1}``. Each env rebuilt by a regeneration
+            picks one from a stream of its effective seed: part of what (seed, epoch) decides.
+        config_fields: :class:`~track_gen.TrackGenConfig` fields (``generator`` is set to
+            ``"mix"``).
+
+    Example:
+        ``presets.track_mix({"bezier": 1, "polar": 1}, num_envs=256).with_randomize(
+        {"bezier.rad": (0.2, 0.6)})``
+    """
+    config = TrackGenConfig(**{**config_fields, "generator": "mix"})
+    if isinstance(generators, str):
+        raise TypeError("track_mix: generators must be a mapping or a sequence of names")
+    items = (
+        tuple(generators.items())
+        if hasattr(generators, "items")
+        else tuple((g, 1.0) for g in generators)
+    )
+    spec = track_from_config(config)
+    first = StageSpec("mix", options={"generators": items})
+    return dataclasses.replace(spec, stages=(first, *spec.stages[1:]))

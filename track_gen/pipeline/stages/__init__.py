@@ -2,6 +2,7 @@
 
 from .bezier import SamplerBezier
 from .inflate import Inflate
+from .mix import SamplerMix
 from .polar import SamplerPolar
 from .relax import RelaxXPBD
 from .resample import ResampleConstantSpacing
@@ -10,6 +11,7 @@ from .validate import ValidateTrack
 BUILTIN_STAGES = {
     "bezier": SamplerBezier,
     "polar": SamplerPolar,
+    "mix": SamplerMix,
     "resample": ResampleConstantSpacing,
     "relax": RelaxXPBD,
     "inflate": Inflate,
@@ -20,6 +22,7 @@ __all__ = [
     "BUILTIN_STAGES",
     "SamplerBezier",
     "SamplerPolar",
+    "SamplerMix",
     "ResampleConstantSpacing",
     "RelaxXPBD",
     "Inflate",

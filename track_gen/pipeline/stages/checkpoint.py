@@ -37,7 +37,7 @@ wp.set_module_options({"enable_backward": False})
 
 SALT_CHECKPOINT = wp.constant(wp.uint32(0xC4EC0005))
 EXTENT = 1.44
-CHUNK = 16
+CHUNK = wp.constant(16)
 BIG = wp.constant(1 << 30)
 
 

@@ -69,23 +69,18 @@ _LAYOUT_CODES = {
 
 
 @wp.func
-def _sym(st: wp.uint32, a: float) -> float:
-    """U(-a, a)."""
-    return (2.0 * wp.randf(st) - 1.0) * a
-
-
-@wp.func
-def _annulus_site(st: wp.uint32) -> wp.vec2f:
+def _annulus_site(u0: float, u1: float) -> wp.vec2f:
+    """Area-uniform annulus point from two uniforms (rmin = 0.14 L, rmax = 0.52 L)."""
     rmin = 0.14 * BOX_L
     rmax = 0.52 * BOX_L
-    r = wp.sqrt(rmin * rmin + wp.randf(st) * (rmax * rmax - rmin * rmin))
-    t = TWO_PI * wp.randf(st)
+    r = wp.sqrt(rmin * rmin + u0 * (rmax * rmax - rmin * rmin))
+    t = TWO_PI * u1
     return wp.vec2f(r * wp.cos(t), r * wp.sin(t))
 
 
 @wp.func
-def _box_site(st: wp.uint32) -> wp.vec2f:
-    return wp.vec2f(_sym(st, 0.5 * BOX_L), _sym(st, 0.5 * BOX_L))
+def _box_site(u0: float, u1: float) -> wp.vec2f:
+    return BOX_L * wp.vec2f(u0 - 0.5, u1 - 0.5)
 
 
 @wp.func
@@ -145,6 +140,7 @@ def _voronoi_kernel(
     num_points: int,
     sites: wp.array(dtype=wp.vec2f),
     sites_polar: wp.array(dtype=wp.vec2f),
+    clusters: wp.array(dtype=wp.vec3f),
     anchors: wp.array(dtype=wp.vec2f),
     verts: wp.array(dtype=wp.vec2f),
     dense: wp.array(dtype=wp.vec2f),
@@ -157,32 +153,36 @@ def _voronoi_kernel(
     half = 0.5 * BOX_L
     # ---- site field (per-env scratch; polar coordinates kept for the snap)
     sb = e * num_sites
-    c_phase = TWO_PI * wp.randf(st)
-    c_base = (0.24 + 0.10 * wp.randf(st)) * BOX_L
+    cb = e * NUM_CLUSTERS
+    if layout == 2:
+        # cluster centres and scatter radii
+        c_phase = TWO_PI * wp.randf(st)
+        c_base = (0.24 + 0.10 * wp.randf(st)) * BOX_L
+        for c in range(NUM_CLUSTERS):
+            ca = c_phase + TWO_PI * float(c) / float(NUM_CLUSTERS)
+            cr = c_base * (0.82 + 0.30 * wp.randf(st))
+            clusters[cb + c] = wp.vec3f(
+                cr * wp.cos(ca), cr * wp.sin(ca), (0.025 + 0.08 * wp.randf(st)) * BOX_L
+            )
     for s in range(num_sites):
         p = wp.vec2f(0.0, 0.0)
         if layout == 0:
-            p = _box_site(st)
+            p = _box_site(wp.randf(st), wp.randf(st))
         elif layout == 1:
-            p = _annulus_site(st)
+            p = _annulus_site(wp.randf(st), wp.randf(st))
         elif layout == 2:
             if wp.randf(st) < 0.22:
-                p = _annulus_site(st)
+                p = _annulus_site(wp.randf(st), wp.randf(st))
             else:
-                c = s % NUM_CLUSTERS
-                # cluster c's own stream: its radius factor and scatter do not depend on s
-                cst = wp.rand_init(wp.int32(eff_seed[e]), c + 1)
-                ca = c_phase + TWO_PI * float(c) / float(NUM_CLUSTERS)
-                cr = c_base * (0.82 + 0.30 * wp.randf(cst))
-                sr = (0.025 + 0.08 * wp.randf(cst)) * BOX_L
-                rr = sr * wp.sqrt(wp.randf(st))
+                cl = clusters[cb + s % NUM_CLUSTERS]
+                rr = cl[2] * wp.sqrt(wp.randf(st))
                 tt = TWO_PI * wp.randf(st)
-                p = wp.vec2f(cr * wp.cos(ca) + rr * wp.cos(tt), cr * wp.sin(ca) + rr * wp.sin(tt))
+                p = wp.vec2f(cl[0] + rr * wp.cos(tt), cl[1] + rr * wp.sin(tt))
         else:
             if wp.randf(st) < 0.65:
-                p = _annulus_site(st)
+                p = _annulus_site(wp.randf(st), wp.randf(st))
             else:
-                p = _box_site(st)
+                p = _box_site(wp.randf(st), wp.randf(st))
         p = wp.vec2f(wp.clamp(p[0], -half, half), wp.clamp(p[1], -half, half))
         sites[sb + s] = p
         sites_polar[sb + s] = wp.vec2f(wp.length(p), wp.atan2(p[1], p[0]))
@@ -205,7 +205,7 @@ def _voronoi_kernel(
     ab = e * k
     vb = e * 2 * k
     for i in range(k):
-        th = rho + slot * float(i) + _sym(st, jit)
+        th = rho + slot * float(i) + (2.0 * wp.randf(st) - 1.0) * jit
         rt = wp.clamp(
             0.34 * BOX_L * (1.0 + amp * _harmonics(th, ph0, ph1, ph2, ph3)),
             0.16 * BOX_L,
@@ -282,6 +282,7 @@ class SamplerVoronoi(Stage):
         S, K = c.voronoi_num_sites, c.voronoi_control_points
         self.sites = wp.zeros(E * S, dtype=wp.vec2f, device=dev)
         self.sites_polar = wp.zeros(E * S, dtype=wp.vec2f, device=dev)
+        self.clusters = wp.zeros(E * NUM_CLUSTERS, dtype=wp.vec3f, device=dev)
         self.anchors = wp.zeros(E * K, dtype=wp.vec2f, device=dev)
         self.verts = wp.zeros(E * 2 * K, dtype=wp.vec2f, device=dev)
         self.dense = wp.zeros(E * 2 * K * c.num_points_per_segment, dtype=wp.vec2f, device=dev)
@@ -304,6 +305,7 @@ class SamplerVoronoi(Stage):
                 ws.layout.num_points,
                 self.sites,
                 self.sites_polar,
+                self.clusters,
                 self.anchors,
                 self.verts,
                 self.dense,
