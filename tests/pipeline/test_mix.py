@@ -13,9 +13,9 @@ E = 16
 
 
 def make(device, seeds=0, generators=None, **kw):
-    spec = presets.track_mix(
-        generators or {"bezier": 1, "polar": 1}, num_envs=E, device=device, **kw
-    )
+    if generators is None:
+        generators = {"bezier": 1, "polar": 1}
+    spec = presets.track_mix(generators, num_envs=E, device=device, **kw)
     return TrackGenerator(spec, seeds=seeds)
 
 
