@@ -67,7 +67,11 @@ def test_registry_register_and_lookup():
 
 def test_module_level_register_uses_default_registry():
     register("test.engine_sampler", _Sampler, replace=True)
-    assert "test.engine_sampler" in default_registry().samplers()
+    try:
+        assert "test.engine_sampler" in default_registry().samplers()
+    finally:
+        default_registry().unregister("test.engine_sampler")
+    assert "test.engine_sampler" not in default_registry()
 
 
 def test_first_stage_must_be_a_sampler(device):

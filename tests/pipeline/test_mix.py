@@ -87,7 +87,7 @@ def test_refused_mixes():
         make("cpu", generators={"bezier": 0, "polar": 1})
     with pytest.raises(ValueError, match="empty"):
         make("cpu", generators={})
-    with pytest.raises(ValueError, match="cannot be mixed"):
+    with pytest.raises(ValueError, match="not a sampler that can be mixed"):
         make("cpu", generators={"bezier": 1, "relax": 1})
     with pytest.raises(ValueError, match="track_mix"):
         TrackGenerator(TrackGenConfig(generator="mix", num_envs=2, device="cpu"))

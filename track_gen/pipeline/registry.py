@@ -54,6 +54,11 @@ class Registry:
         self._entries[name] = entry
         return entry
 
+    def unregister(self, name: str) -> None:
+        """Remove a registration (KeyError when ``name`` is not registered)."""
+        self.get(name)
+        del self._entries[name]
+
     def get(self, name: str) -> StageEntry:
         try:
             return self._entries[name]
