@@ -14,6 +14,7 @@ CASES = {
     "batched_loop.py": ["--episodes", "2", "--num-envs", "8"],
     "masked_regeneration.py": ["--steps", "6", "--num-envs", "8"],
     "capture_loop.py": ["--steps", "5", "--num-envs", "8"],
+    "custom_generator.py": ["--num-envs", "8"],
 }
 
 

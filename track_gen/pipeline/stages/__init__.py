@@ -1,6 +1,7 @@
 """Built-in pipeline stages, one module each."""
 
 from .bezier import SamplerBezier
+from .centerline import SamplerCenterline
 from .inflate import Inflate
 from .mix import SamplerMix
 from .polar import SamplerPolar
@@ -12,6 +13,7 @@ BUILTIN_STAGES = {
     "bezier": SamplerBezier,
     "polar": SamplerPolar,
     "mix": SamplerMix,
+    "centerline": SamplerCenterline,
     "resample": ResampleConstantSpacing,
     "relax": RelaxXPBD,
     "inflate": Inflate,
@@ -23,6 +25,7 @@ __all__ = [
     "SamplerBezier",
     "SamplerPolar",
     "SamplerMix",
+    "SamplerCenterline",
     "ResampleConstantSpacing",
     "RelaxXPBD",
     "Inflate",
