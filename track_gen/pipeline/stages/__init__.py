@@ -2,6 +2,7 @@
 
 from .bezier import SamplerBezier
 from .centerline import SamplerCenterline
+from .checkpoint import SamplerCheckpoint
 from .inflate import Inflate
 from .mix import SamplerMix
 from .polar import SamplerPolar
@@ -12,6 +13,7 @@ from .validate import ValidateTrack
 BUILTIN_STAGES = {
     "bezier": SamplerBezier,
     "polar": SamplerPolar,
+    "checkpoint": SamplerCheckpoint,
     "mix": SamplerMix,
     "centerline": SamplerCenterline,
     "resample": ResampleConstantSpacing,
@@ -26,6 +28,7 @@ __all__ = [
     "SamplerPolar",
     "SamplerMix",
     "SamplerCenterline",
+    "SamplerCheckpoint",
     "ResampleConstantSpacing",
     "RelaxXPBD",
     "Inflate",
