@@ -7,6 +7,7 @@ from .inflate import Inflate
 from .mix import SamplerMix
 from .polar import SamplerPolar
 from .relax import RelaxXPBD
+from .repulsive import SamplerRepulsive
 from .resample import ResampleConstantSpacing
 from .validate import ValidateTrack
 
@@ -14,6 +15,7 @@ BUILTIN_STAGES = {
     "bezier": SamplerBezier,
     "polar": SamplerPolar,
     "checkpoint": SamplerCheckpoint,
+    "repulsive": SamplerRepulsive,
     "mix": SamplerMix,
     "centerline": SamplerCenterline,
     "resample": ResampleConstantSpacing,
@@ -29,6 +31,7 @@ __all__ = [
     "SamplerMix",
     "SamplerCenterline",
     "SamplerCheckpoint",
+    "SamplerRepulsive",
     "ResampleConstantSpacing",
     "RelaxXPBD",
     "Inflate",
