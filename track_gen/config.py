@@ -11,7 +11,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-__all__ = ["TrackGenConfig", "TRACK_GENERATORS"]
+__all__ = ["SamplerConfig", "TrackGenConfig", "TRACK_GENERATORS", "VORONOI_LAYOUTS"]
 
 #: Built-in sampler names for tracks.
 TRACK_GENERATORS = ("bezier", "polar")
@@ -45,8 +45,10 @@ def _check_float(cls, name, value, lo=None, hi=None, lo_open=False, hi_open=Fals
 
 
 @dataclass(frozen=True)
-class TrackGenConfig:
-    """Configuration of a batch of road-band tracks (frozen, validated on construction).
+class SamplerConfig:
+    """Fields shared by every generator (tracks and gates): batching and the samplers.
+
+    Dynamic fields (marked *) live on the device as ``generator.params["<sampler>.<field>"]``.
 
     Selection and batching:
         generator (str, default ``"bezier"``): centerline sampler, one of ``"bezier"``,
@@ -55,13 +57,6 @@ class TrackGenConfig:
         num_envs (int, default 1): batch size E (>= 1). Fixed for the generator's life.
         device (str | None, default None): Warp device (``"cpu"``, ``"cuda:0"``); None means
             Warp's preferred device (CUDA when present, else CPU).
-
-    Road and output resolution:
-        half_width (float, default 0.1, track units): half the road width (> 0).
-        spacing (float | None, default None -> ``0.6 * half_width``, track units): arc
-            distance between output beads (> 0).
-        N_max (int, default 384): per-env bead capacity (>= 8). A loop needing more beads is
-            truncated and marked invalid with ``FailBit.TRUNCATED``.
         num_points (int, default 256): resolution of the sampler's closed centerline before
             constant-spacing resampling (>= 16).
         scale (float, default 1.0): isotropic course size; every sampler normalizes its loop
@@ -118,45 +113,11 @@ class TrackGenConfig:
         repulsive_obstacle_count_min, repulsive_obstacle_count_max (int, defaults 8, 12):
             obstacle discs per env (0 <= min <= max <= 32).
         repulsive_iters (int, default 160): growth and settling iterations (>= 1).
-
-    XPBD relaxation (makes the loop thick enough for a constant-width road):
-        relax_enable (bool, default True): False inflates the resampled loop directly.
-        relax_iters (int, default 100): maximum Jacobi sweeps (>= 1); most envs converge
-            in 20 to 40 (``diagnostics["relax.sweeps"]``).
-        relax_converge_tol (float, default 0.005, fraction of half_width): an env stops
-            early once a sweep moves no bead farther than ``tol * half_width``; 0 disables
-            the early exit (every env runs ``relax_iters`` sweeps), [0, 0.1].
-        relax_accel (str, default ``"chebyshev"``): ``"chebyshev"`` or ``"none"``.
-        relax_cheby_rho (float, default 0.98): spectral radius estimate, [0, 1).
-        relax_cheby_gamma (float, default 0.9): blend under-relaxation, (0, 1].
-        relax_cheby_start (int, default 8): first accelerated sweep (>= 1).
-        relax_margin (float, default 0.15): separation target ``2*hw*(1+margin)`` and
-            radius floor ``hw*(1+margin)``, [0, 1].
-        relax_band (int | None, default None): index band excluded from separation; None
-            means ``max(round(2*hw/L0), 1)`` per env (L0 the mean bead spacing).
-        relax_sep_every (int, default 20): sweeps between separation-cache refreshes (>= 1).
-        relax_sep_cache_slots (int, default 16): cached neighbour candidates per bead
-            (0..64; 0 means a dense O(n^2) separation every sweep).
-        relax_sep_cache_skin (float, default 0.25): cache radius ``target*(1+skin)`` (>= 0).
-            A full list keeps the nearest candidates; the ones left out are counted per env
-            in ``generator.diagnostics["relax.sep_overflow"]`` (raise the slots when high).
-        relax_sep_relax*, relax_spc_relax*, relax_bend_relax* (float, defaults 1.0, 1.0, 1.5):
-            separation, spacing and bending correction scales, [0, 2].
-        relax_smooth_passes (int, default 5): Taubin smoothing passes after the solve (>= 0).
-        relax_smooth_spacing_iters (int, default 10): spacing-only polish sweeps (>= 0).
-
-    Validity (``valid[e] = fail_mask[e] == 0``):
-        turning_tol* (float, default 0.1, rad): allowed ``| |total turning| - 2*pi |``, (0, 1].
-        relax_tol* (float, default 0.02): thickness gate: the smallest curvature radius and
-            half the smallest non-neighbour distance must be >= ``(1 - tol) * hw``, [0, 0.5].
     """
 
     generator: str = "bezier"
     num_envs: int = 1
     device: str | None = None
-    half_width: float = 0.1
-    spacing: float | None = None
-    N_max: int = 384
     num_points: int = 256
     scale: float = 1.0
     min_num_points: int = 9
@@ -187,37 +148,17 @@ class TrackGenConfig:
     repulsive_obstacle_count_min: int = 8
     repulsive_obstacle_count_max: int = 12
     repulsive_iters: int = 160
-    relax_enable: bool = True
-    relax_iters: int = 100
-    relax_converge_tol: float = 0.005
-    relax_accel: str = "chebyshev"
-    relax_cheby_rho: float = 0.98
-    relax_cheby_gamma: float = 0.9
-    relax_cheby_start: int = 8
-    relax_margin: float = 0.15
-    relax_band: int | None = None
-    relax_sep_every: int = 20
-    relax_sep_cache_slots: int = 16
-    relax_sep_cache_skin: float = 0.25
-    relax_sep_relax: float = 1.0
-    relax_spc_relax: float = 1.0
-    relax_bend_relax: float = 1.5
-    relax_smooth_passes: int = 5
-    relax_smooth_spacing_iters: int = 10
-    turning_tol: float = 0.1
-    relax_tol: float = 0.02
 
     def __post_init__(self):
-        c = "TrackGenConfig"
+        self._check_sampler_fields()
+
+    def _check_sampler_fields(self) -> None:
+        c = type(self).__name__
         if not isinstance(self.generator, str) or not self.generator:
             raise TypeError(f"{c}.generator must be a non-empty str, got {self.generator!r}")
         _check_int(c, "num_envs", self.num_envs, lo=1)
         if self.device is not None and not isinstance(self.device, str):
             raise TypeError(f"{c}.device must be a str such as 'cpu' or 'cuda:0', or None")
-        _check_float(c, "half_width", self.half_width, lo=0.0, lo_open=True)
-        if self.spacing is not None:
-            _check_float(c, "spacing", self.spacing, lo=0.0, lo_open=True)
-        _check_int(c, "N_max", self.N_max, lo=8)
         _check_int(c, "num_points", self.num_points, lo=16)
         _check_float(c, "scale", self.scale, lo=0.0, lo_open=True)
         _check_int(c, "min_num_points", self.min_num_points, lo=3)
@@ -297,6 +238,88 @@ class TrackGenConfig:
             hi=32,
         )
         _check_int(c, "repulsive_iters", self.repulsive_iters, lo=1)
+
+    def replace(self, **changes):
+        """A copy with ``changes`` applied (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class TrackGenConfig(SamplerConfig):
+    """Configuration of a batch of road-band tracks (frozen, validated on construction).
+
+    Every :class:`SamplerConfig` field (generator, num_envs, device, num_points, scale and the
+    sampler fields), plus the fields below.
+
+    Road and output resolution:
+        half_width (float, default 0.1, track units): half the road width (> 0).
+        spacing (float | None, default None -> ``0.6 * half_width``, track units): arc
+            distance between output beads (> 0).
+        N_max (int, default 384): per-env bead capacity (>= 8). A loop needing more beads is
+            truncated and marked invalid with ``FailBit.TRUNCATED``.
+
+    XPBD relaxation (makes the loop thick enough for a constant-width road):
+        relax_enable (bool, default True): False inflates the resampled loop directly.
+        relax_iters (int, default 100): maximum Jacobi sweeps (>= 1); most envs converge
+            in 20 to 40 (``diagnostics["relax.sweeps"]``).
+        relax_converge_tol (float, default 0.005, fraction of half_width): an env stops
+            early once a sweep moves no bead farther than ``tol * half_width``; 0 disables
+            the early exit (every env runs ``relax_iters`` sweeps), [0, 0.1].
+        relax_accel (str, default ``"chebyshev"``): ``"chebyshev"`` or ``"none"``.
+        relax_cheby_rho (float, default 0.98): spectral radius estimate, [0, 1).
+        relax_cheby_gamma (float, default 0.9): blend under-relaxation, (0, 1].
+        relax_cheby_start (int, default 8): first accelerated sweep (>= 1).
+        relax_margin (float, default 0.15): separation target ``2*hw*(1+margin)`` and
+            radius floor ``hw*(1+margin)``, [0, 1].
+        relax_band (int | None, default None): index band excluded from separation; None
+            means ``max(round(2*hw/L0), 1)`` per env (L0 the mean bead spacing).
+        relax_sep_every (int, default 20): sweeps between separation-cache refreshes (>= 1).
+        relax_sep_cache_slots (int, default 16): cached neighbour candidates per bead
+            (0..64; 0 means a dense O(n^2) separation every sweep).
+        relax_sep_cache_skin (float, default 0.25): cache radius ``target*(1+skin)`` (>= 0).
+            A full list keeps the nearest candidates; the ones left out are counted per env
+            in ``generator.diagnostics["relax.sep_overflow"]`` (raise the slots when high).
+        relax_sep_relax*, relax_spc_relax*, relax_bend_relax* (float, defaults 1.0, 1.0, 1.5):
+            separation, spacing and bending correction scales, [0, 2].
+        relax_smooth_passes (int, default 5): Taubin smoothing passes after the solve (>= 0).
+        relax_smooth_spacing_iters (int, default 10): spacing-only polish sweeps (>= 0).
+
+    Validity (``valid[e] = fail_mask[e] == 0``):
+        turning_tol* (float, default 0.1, rad): allowed ``| |total turning| - 2*pi |``, (0, 1].
+        relax_tol* (float, default 0.02): thickness gate: the smallest curvature radius and
+            half the smallest non-neighbour distance must be >= ``(1 - tol) * hw``, [0, 0.5].
+    """
+
+    half_width: float = 0.1
+    spacing: float | None = None
+    N_max: int = 384
+    relax_enable: bool = True
+    relax_iters: int = 100
+    relax_converge_tol: float = 0.005
+    relax_accel: str = "chebyshev"
+    relax_cheby_rho: float = 0.98
+    relax_cheby_gamma: float = 0.9
+    relax_cheby_start: int = 8
+    relax_margin: float = 0.15
+    relax_band: int | None = None
+    relax_sep_every: int = 20
+    relax_sep_cache_slots: int = 16
+    relax_sep_cache_skin: float = 0.25
+    relax_sep_relax: float = 1.0
+    relax_spc_relax: float = 1.0
+    relax_bend_relax: float = 1.5
+    relax_smooth_passes: int = 5
+    relax_smooth_spacing_iters: int = 10
+    turning_tol: float = 0.1
+    relax_tol: float = 0.02
+
+    def __post_init__(self):
+        self._check_sampler_fields()
+        c = type(self).__name__
+        _check_float(c, "half_width", self.half_width, lo=0.0, lo_open=True)
+        if self.spacing is not None:
+            _check_float(c, "spacing", self.spacing, lo=0.0, lo_open=True)
+        _check_int(c, "N_max", self.N_max, lo=8)
         if not isinstance(self.relax_enable, bool):
             raise TypeError(f"{c}.relax_enable must be a bool, got {self.relax_enable!r}")
         _check_int(c, "relax_iters", self.relax_iters, lo=1)
@@ -323,7 +346,3 @@ class TrackGenConfig:
     def resolved_spacing(self) -> float:
         """Bead spacing in track units: ``spacing`` or ``0.6 * half_width``."""
         return float(self.spacing) if self.spacing is not None else 0.6 * float(self.half_width)
-
-    def replace(self, **changes) -> TrackGenConfig:
-        """A copy with ``changes`` applied (validated again)."""
-        return dataclasses.replace(self, **changes)
