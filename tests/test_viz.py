@@ -63,4 +63,5 @@ def test_unbuilt_batch_is_drawable():
 def test_describe_fail_mask():
     assert describe_fail_mask(0) == ""
     assert describe_fail_mask(FailBit.TURNING | FailBit.THICKNESS) == "TURNING|THICKNESS"
-    assert describe_fail_mask(int(FailBit.DEGENERATE) | 64) == "DEGENERATE|0x40"
+    assert describe_fail_mask(int(FailBit.DEGENERATE) | 1024) == "DEGENERATE|0x400"
+    assert describe_fail_mask(int(FailBit.CROSSING_BARS)) == "CROSSING_BARS"

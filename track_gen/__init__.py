@@ -6,10 +6,10 @@ Public surface::
     from track_gen.pipeline import presets, build, PipelineSpec, Registry
 """
 
-from .config import TRACK_GENERATORS, TrackGenConfig
+from .config import TRACK_GENERATORS, GateGenConfig, SamplerConfig, TrackGenConfig
 from .errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
-from .generators import TrackGenerator
-from .results import FailBit, Track
+from .generators import GateGenerator, TrackGenerator
+from .results import FailBit, GateSequence, Track
 from .seeds import PerEnvSeededRNG, SeedState, effective_seed
 
 __version__ = "0.1.0"
@@ -18,9 +18,13 @@ __all__ = [
     "TRACK_GENERATORS",
     "CaptureError",
     "FailBit",
+    "GateGenConfig",
+    "GateGenerator",
+    "GateSequence",
     "NotCapturableError",
     "PerEnvSeededRNG",
     "RebindAfterCaptureWarning",
+    "SamplerConfig",
     "SeedState",
     "Track",
     "TrackGenConfig",

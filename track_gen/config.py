@@ -11,7 +11,16 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-__all__ = ["SamplerConfig", "TrackGenConfig", "TRACK_GENERATORS", "VORONOI_LAYOUTS"]
+__all__ = [
+    "GATE_ALIGNS",
+    "GATE_ORDERINGS",
+    "GateGenConfig",
+    "SamplerConfig",
+    "TRACK_GENERATORS",
+    "TrackGenConfig",
+    "VORONOI_LAYOUTS",
+    "Z_PROFILES",
+]
 
 #: Built-in sampler names for tracks.
 TRACK_GENERATORS = ("bezier", "polar")
@@ -346,3 +355,99 @@ class TrackGenConfig(SamplerConfig):
     def resolved_spacing(self) -> float:
         """Bead spacing in track units: ``spacing`` or ``0.6 * half_width``."""
         return float(self.spacing) if self.spacing is not None else 0.6 * float(self.half_width)
+
+
+#: Gate orderings: along the sampler's loop, or consecutive pairs shuffled as units.
+GATE_ORDERINGS = ("ccw", "random_pairs")
+#: Gate frame alignments: level gates (yaw only) or tilted with the 3D tangent.
+GATE_ALIGNS = ("yaw_only", "full_tangent")
+#: Gate altitude profiles.
+Z_PROFILES = ("flat", "uniform", "random_walk")
+
+
+@dataclass(frozen=True)
+class GateGenConfig(SamplerConfig):
+    """Configuration of a batch of drone-racing gate courses (frozen, validated).
+
+    Every :class:`SamplerConfig` field (generator, num_envs, device, num_points, scale and the
+    sampler fields: the gates are placed along the same samplers' loops), plus the fields
+    below. Dynamic fields (marked *) live in ``generator.params``.
+
+    Gate count and placement (stage ``gate_anchors``):
+        min_gates (int, default 4): validity floor on the gate count (>= 2).
+        max_gates (int, default 32): per-env gate capacity, the stride of every gate array
+            (>= num_gates_max, >= min_gates, <= 256).
+        num_gates_min, num_gates_max (int, defaults 8, 12): each env draws its gate count
+            uniformly in this range (2 <= min <= max).
+        gate_jitter* (float, default 0.25): gate k sits at arc ``(k + 0.5 + U(-j, j)) * L / K``
+            along the loop; ``j`` is a fraction of a gate slot, [0, 0.45].
+        gate_ordering (str, default ``"ccw"``): ``"ccw"`` flies the gates in loop order
+            (counter-clockwise for the built-in samplers); ``"random_pairs"`` shuffles
+            consecutive pairs of gates as units (crossing courses).
+        gate_radius (float, default 0.025, track units): gates are pushed apart until their
+            centres are at least ``2 * gate_radius`` apart in plan view (>= 0).
+        gate_solve_iters (int, default 8): Gauss-Seidel separation rounds (>= 0; 0 disables).
+
+    Altitude:
+        z_profile (str, default ``"flat"``): ``"flat"`` (``z_base``), ``"uniform"``
+            (``U(z_min, z_max)`` per gate) or ``"random_walk"`` (from ``z_base``, steps of
+            ``U(-1, 1) * z_max_step`` per unit of plan distance, clamped to [z_min, z_max]).
+        z_base*, z_min*, z_max* (float, defaults 0.0, track units): levels (z_min <= z_max).
+        z_max_step* (float, default 0.0): random-walk grade scale (>= 0).
+        z_valid_grade (float, default 0.0): a course whose consecutive gates climb more than
+            this grade (``|dz| / plan distance``) is invalid (``FailBit.GRADE``); 0 disables.
+
+    Frames (stage ``gate_frames``):
+        gate_width* (float, default 0.0, track units): full opening width; ``half_size =
+            width / 2``. 0 makes point gates; a width set after construction must be > 0.
+        gate_align (str, default ``"yaw_only"``): ``"yaw_only"`` (level gates, forward is the
+            horizontal tangent) or ``"full_tangent"`` (forward is the 3D tangent).
+    """
+
+    min_gates: int = 4
+    max_gates: int = 32
+    num_gates_min: int = 8
+    num_gates_max: int = 12
+    gate_jitter: float = 0.25
+    gate_ordering: str = "ccw"
+    gate_radius: float = 0.025
+    gate_solve_iters: int = 8
+    z_profile: str = "flat"
+    z_base: float = 0.0
+    z_min: float = 0.0
+    z_max: float = 0.0
+    z_max_step: float = 0.0
+    z_valid_grade: float = 0.0
+    gate_width: float = 0.0
+    gate_align: str = "yaw_only"
+
+    def __post_init__(self):
+        self._check_sampler_fields()
+        c = type(self).__name__
+        _check_int(c, "min_gates", self.min_gates, lo=2)
+        _check_int(c, "num_gates_min", self.num_gates_min, lo=2)
+        _check_int(c, "num_gates_max", self.num_gates_max, lo=self.num_gates_min)
+        _check_int(
+            c, "max_gates", self.max_gates, lo=max(self.num_gates_max, self.min_gates), hi=256
+        )
+        _check_float(c, "gate_jitter", self.gate_jitter, lo=0.0, hi=0.45)
+        if self.gate_ordering not in GATE_ORDERINGS:
+            raise _fail(c, "gate_ordering", self.gate_ordering, f"must be one of {GATE_ORDERINGS}")
+        _check_float(c, "gate_radius", self.gate_radius, lo=0.0)
+        _check_int(c, "gate_solve_iters", self.gate_solve_iters, lo=0)
+        if self.z_profile not in Z_PROFILES:
+            raise _fail(c, "z_profile", self.z_profile, f"must be one of {Z_PROFILES}")
+        for name in ("z_base", "z_min", "z_max"):
+            _check_float(c, name, getattr(self, name))
+        if self.z_min > self.z_max:
+            raise _fail(c, "z_min", self.z_min, f"must be <= z_max = {self.z_max}")
+        _check_float(c, "z_max_step", self.z_max_step, lo=0.0)
+        _check_float(c, "z_valid_grade", self.z_valid_grade, lo=0.0)
+        _check_float(c, "gate_width", self.gate_width, lo=0.0)
+        if self.gate_align not in GATE_ALIGNS:
+            raise _fail(c, "gate_align", self.gate_align, f"must be one of {GATE_ALIGNS}")
+
+    @property
+    def N_max(self) -> int:
+        """The per-env stride of the gate arrays (``max_gates``)."""
+        return self.max_gates

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from .config import TrackGenConfig
-from .pipeline.presets import track_from_config
+from .config import GateGenConfig, TrackGenConfig
+from .pipeline.presets import gates_from_config, track_from_config
 from .pipeline.program import Program
 from .pipeline.registry import Registry, default_registry
 from .pipeline.spec import PipelineSpec
 from .seeds import PerEnvSeededRNG
 
-__all__ = ["TrackGenerator"]
+__all__ = ["GateGenerator", "TrackGenerator"]
 
 
 class TrackGenerator(Program):
@@ -31,6 +31,10 @@ class TrackGenerator(Program):
     :class:`~track_gen.CaptureError` inside a graph capture.
     """
 
+    _family = "track"
+    _config_type = TrackGenConfig
+    _preset = "presets.track"
+
     def __init__(
         self,
         config_or_spec,
@@ -40,32 +44,59 @@ class TrackGenerator(Program):
         stream=None,
         registry: Registry | None = None,
     ):
-        if isinstance(config_or_spec, TrackGenConfig):
+        name = type(self).__name__
+        if isinstance(config_or_spec, self._config_type):
             reg = registry or default_registry()
-            if (
-                config_or_spec.generator not in reg
-                or reg.get(config_or_spec.generator).cls.role != "sampler"
-            ):
+            gen = config_or_spec.generator
+            if gen not in reg or reg.get(gen).cls.role != "sampler":
                 raise ValueError(
-                    f"TrackGenConfig.generator = {config_or_spec.generator!r} is not "
+                    f"{self._config_type.__name__}.generator = {gen!r} is not "
                     f"a registered sampler; choose one of {reg.samplers()}"
                 )
-            spec = track_from_config(config_or_spec)
+            spec = self._spec_from_config(config_or_spec)
         elif isinstance(config_or_spec, PipelineSpec):
             spec = config_or_spec
-            if spec.family != "track":
+            if spec.family != self._family:
                 raise TypeError(
-                    f"TrackGenerator needs a track pipeline, got family {spec.family!r}"
+                    f"{name} needs a {self._family} pipeline ({self._preset}(...)), "
+                    f"got family {spec.family!r}"
                 )
         else:
             raise TypeError(
-                "TrackGenerator(config_or_spec): expected a TrackGenConfig or a "
-                "PipelineSpec (presets.track(...)), got "
+                f"{name}(config_or_spec): expected a {self._config_type.__name__} "
+                f"or a PipelineSpec ({self._preset}(...)), got "
                 f"{type(config_or_spec).__name__}"
             )
         super().__init__(spec, registry=registry, seeds=seeds, rng=rng, stream=stream)
 
+    @staticmethod
+    def _spec_from_config(config):
+        return track_from_config(config)
+
     @property
     def config(self) -> TrackGenConfig:
         """The :class:`TrackGenConfig` of this generator."""
+        return self.spec.config
+
+
+class GateGenerator(TrackGenerator):
+    """A fixed batch of drone-racing gate courses (a :class:`~track_gen.GateSequence`).
+
+    Same arguments, seeds, epochs, masked regeneration, ``params``, ``inputs`` and graphs as
+    :class:`TrackGenerator`; the gates are placed along the loops of the same sampler stages
+    (``GateGenConfig.generator``). Build from a :class:`GateGenConfig` or
+    ``presets.gates(...)``.
+    """
+
+    _family = "gates"
+    _config_type = GateGenConfig
+    _preset = "presets.gates"
+
+    @staticmethod
+    def _spec_from_config(config):
+        return gates_from_config(config)
+
+    @property
+    def config(self) -> GateGenConfig:
+        """The :class:`GateGenConfig` of this generator."""
         return self.spec.config

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import warp as wp
 
-__all__ = ["FailBit", "Track"]
+__all__ = ["FailBit", "GateSequence", "Track"]
 
 
 class FailBit(enum.IntFlag):
@@ -20,7 +20,14 @@ class FailBit(enum.IntFlag):
         ``(1 - relax_tol) * half_width``: the road band overlaps itself.
     TRUNCATED: the loop needed more than ``N_max`` beads; raise ``N_max``.
     NONFINITE: the sampler or a stage produced NaN/inf coordinates.
-    DEGENERATE: fewer than 4 beads or zero length (course far too small for the spacing).
+    DEGENERATE: fewer than 4 beads or zero length (course far too small for the spacing);
+        for gates, a gate whose tangent vanishes (two gates at one point).
+    GATE_COUNT: a gate course has fewer than ``min_gates`` or more than ``max_gates`` gates.
+    GATE_SPACING: two gate centres are closer than ``2 * gate_radius`` in plan view (the
+        separation did not converge).
+    CROSSING_BARS: the bars of two gates cross in plan view (wide gates on a tight course;
+        lower ``gate_width`` or raise ``scale``).
+    GRADE: consecutive gates climb more than ``z_valid_grade``.
     """
 
     TURNING = 1
@@ -28,6 +35,10 @@ class FailBit(enum.IntFlag):
     TRUNCATED = 4
     NONFINITE = 8
     DEGENERATE = 16
+    GATE_COUNT = 32
+    GATE_SPACING = 64
+    CROSSING_BARS = 128
+    GRADE = 256
 
 
 @dataclass
@@ -98,3 +109,73 @@ class Track:
     def clone(self) -> Track:
         """A detached deep copy (allocates: call it outside your graph)."""
         return Track(**{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)})
+
+
+@dataclass
+class GateSequence:
+    """A batch of gate courses, flat and NaN-padded (env ``e`` owns rows
+    ``e*max_gates .. e*max_gates + max_gates - 1``; rows past ``count[e]`` are NaN).
+
+    Attributes:
+        position: vec3f ``[E*max_gates]``: gate centres, track units.
+        tangent: vec3f ``[E*max_gates]``: unit central difference of the neighbouring gates.
+        forward: vec3f ``[E*max_gates]``: unit normal of the gate plane, the direction a gate
+            is passed in (the horizontal tangent for ``yaw_only``, the tangent otherwise).
+        orientation: quatf ``[E*max_gates]`` (x, y, z, w): roll-free frame, local x = forward,
+            y = left, z = up.
+        half_size: float32 ``[E*max_gates]``: half the opening width (``gate_width / 2``).
+        left, right: vec3f ``[E*max_gates]``: bar end points ``position +- half_size * left``.
+        count: int32 ``[E]``: real gates.
+        valid: int32 ``[E]``: 1 when ``fail_mask == 0``.
+        fail_mask: int32 ``[E]``: :class:`FailBit` flags.
+        generation: int32 ``[E]``: epoch the env's course was built with (-1: never built).
+    """
+
+    position: wp.array
+    tangent: wp.array
+    forward: wp.array
+    orientation: wp.array
+    half_size: wp.array
+    left: wp.array
+    right: wp.array
+    count: wp.array
+    valid: wp.array
+    fail_mask: wp.array
+    generation: wp.array
+
+    @classmethod
+    def allocate(cls, num_envs: int, max_gates: int, device) -> GateSequence:
+        """NaN-filled buffers, ``valid = 0`` and ``generation = -1`` until built."""
+        nan = float("nan")
+        rows = num_envs * max_gates
+
+        def v3():
+            return wp.full(rows, wp.vec3f(nan, nan, nan), dtype=wp.vec3f, device=device)
+
+        return cls(
+            position=v3(),
+            tangent=v3(),
+            forward=v3(),
+            orientation=wp.full(rows, wp.quatf(nan, nan, nan, nan), dtype=wp.quatf, device=device),
+            half_size=wp.full(rows, nan, dtype=wp.float32, device=device),
+            left=v3(),
+            right=v3(),
+            count=wp.zeros(num_envs, dtype=wp.int32, device=device),
+            valid=wp.zeros(num_envs, dtype=wp.int32, device=device),
+            fail_mask=wp.zeros(num_envs, dtype=wp.int32, device=device),
+            generation=wp.full(num_envs, -1, dtype=wp.int32, device=device),
+        )
+
+    @property
+    def num_envs(self) -> int:
+        return self.count.shape[0]
+
+    @property
+    def max_gates(self) -> int:
+        return self.position.shape[0] // self.count.shape[0]
+
+    def clone(self) -> GateSequence:
+        """A detached deep copy (allocates: call it outside your graph)."""
+        return GateSequence(
+            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        )

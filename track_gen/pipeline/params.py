@@ -103,7 +103,7 @@ class Params(Mapping):
         arr = self._arrays[name]
         spec = self._specs[name]
         if isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool):
-            spec.check(name, value)
+            spec.check(name, value, write=True)
             arr.fill_(float(value))
             return
         if isinstance(value, wp.array):
@@ -120,7 +120,7 @@ class Params(Mapping):
                 f"params[{name!r}]: expected {self._num_envs} values, got {host.shape[0]}"
             )
         for v in np.unique(host):
-            spec.check(name, v)
+            spec.check(name, v, write=True)
         arr.assign(host.astype(np.float32))
 
     def __iter__(self):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..config import TrackGenConfig
+from ..config import GateGenConfig, TrackGenConfig
 from .spec import PipelineSpec, StageSpec
 
-__all__ = ["track", "track_from_config", "track_mix"]
+__all__ = ["gates", "gates_from_config", "track", "track_from_config", "track_mix"]
 
 
 def track_from_config(config: TrackGenConfig) -> PipelineSpec:
@@ -57,3 +57,30 @@ def track_mix(generators, **config_fields) -> PipelineSpec:
     spec = track_from_config(config)
     first = StageSpec("mix", options={"generators": items})
     return dataclasses.replace(spec, stages=(first, *spec.stages[1:]))
+
+
+def gates_from_config(config: GateGenConfig) -> PipelineSpec:
+    """The standard gate pipeline for ``config``.
+
+    Stages: ``<generator>`` (the same sampler stages as tracks) -> ``gate_anchors`` ->
+    ``gate_frames`` -> ``gate_validate``.
+    """
+    stages = (
+        StageSpec(config.generator),
+        StageSpec("gate_anchors"),
+        StageSpec("gate_frames"),
+        StageSpec("gate_validate"),
+    )
+    return PipelineSpec(config=config, stages=stages, family="gates")
+
+
+def gates(**config_fields) -> PipelineSpec:
+    """A gate-course pipeline from :class:`~track_gen.GateGenConfig` fields.
+
+    ``gate_width`` defaults to 0 (point gates): pass one, or randomize
+    ``"gate_frames.gate_width"``.
+
+    Example:
+        ``presets.gates(num_envs=64, device="cpu", gate_width=0.1)``
+    """
+    return gates_from_config(GateGenConfig(**config_fields))

@@ -12,7 +12,7 @@ import warp as wp
 
 from ..errors import NotCapturableError
 from ..exec import is_capturing, require_not_capturing
-from ..results import Track
+from ..results import GateSequence, Track
 from ..seeds import PerEnvSeededRNG, SeedState, effective_seed_wp
 from .params import Params, Randomizers
 from .registry import Registry, default_registry
@@ -135,7 +135,8 @@ class Program:
         self.stream = stream
         self.seeds = SeedState.create(rng if rng is not None else seeds, E, device)
         self.rng = self.seeds.rng
-        self.result = Track.allocate(E, cfg.N_max, device)
+        result_cls = GateSequence if spec.family == "gates" else Track
+        self.result = result_cls.allocate(E, cfg.N_max, device)
         self._host_stages = [
             s.name for s, e in zip(spec.stages, entries, strict=True) if not e.capturable
         ]
@@ -286,7 +287,7 @@ class Program:
             stream = getattr(ctx, "stream", None)
         self._run(bool(advance), mask, stream or self.stream, graph=False)
 
-    def generate(self, seeds=None, advance: bool = False, mask=None) -> Track:
+    def generate(self, seeds=None, advance: bool = False, mask=None) -> Track | GateSequence:
         """Regenerate and return :attr:`result` (the same instance every call).
 
         Args:

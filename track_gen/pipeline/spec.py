@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..config import TrackGenConfig
+from ..config import GateGenConfig, SamplerConfig, TrackGenConfig
 from .params import _as_range
 
 __all__ = ["PipelineSpec", "StageSpec"]
@@ -43,14 +43,20 @@ class PipelineSpec:
     :func:`track_gen.pipeline.build` or ``TrackGenerator(spec)``.
     """
 
-    config: TrackGenConfig
+    config: SamplerConfig
     stages: tuple[StageSpec, ...]
     family: str = "track"
     randomize: tuple[tuple[str, tuple[float, float]], ...] = ()
 
     def __post_init__(self):
-        if not isinstance(self.config, TrackGenConfig):
-            raise TypeError("PipelineSpec.config must be a TrackGenConfig")
+        want = {"track": TrackGenConfig, "gates": GateGenConfig}.get(self.family)
+        if want is None:
+            raise ValueError(f"PipelineSpec.family = {self.family!r}: must be 'track' or 'gates'")
+        if not isinstance(self.config, want):
+            raise TypeError(
+                f"PipelineSpec.config must be a {want.__name__} for family "
+                f"{self.family!r}, got {type(self.config).__name__}"
+            )
         stages = tuple(self.stages)
         if not stages:
             raise ValueError("PipelineSpec.stages is empty")

@@ -30,16 +30,23 @@ class ParamSpec:
     hi: float | None = None
     lo_open: bool = False
     doc: str = ""
+    write_lo_open: bool = False
 
-    def check(self, qualified: str, value: float) -> None:
-        """Raise ValueError naming the parameter when ``value`` is out of range."""
+    def check(self, qualified: str, value: float, write: bool = False) -> None:
+        """Raise ValueError naming the parameter when ``value`` is out of range.
+
+        ``write=True`` checks a value written after construction: with ``write_lo_open``
+        its lower bound is exclusive there (a gate width may start at 0, but a width set
+        later must be > 0).
+        """
         import math
 
         v = float(value)
         if not math.isfinite(v):
             raise ValueError(f"params[{qualified!r}] = {value!r} must be finite")
-        if self.lo is not None and (v <= self.lo if self.lo_open else v < self.lo):
-            op = ">" if self.lo_open else ">="
+        lo_open = self.lo_open or (write and self.write_lo_open)
+        if self.lo is not None and (v <= self.lo if lo_open else v < self.lo):
+            op = ">" if lo_open else ">="
             raise ValueError(
                 f"params[{qualified!r}] = {value!r} is out of range: must be {op} {self.lo}"
             )

@@ -3,6 +3,9 @@
 from .bezier import SamplerBezier
 from .centerline import SamplerCenterline
 from .checkpoint import SamplerCheckpoint
+from .gate_anchors import GateAnchors
+from .gate_frames import GateFrames
+from .gate_validate import GateValidate
 from .inflate import Inflate
 from .mix import SamplerMix
 from .polar import SamplerPolar
@@ -22,6 +25,9 @@ BUILTIN_STAGES = {
     "relax": RelaxXPBD,
     "inflate": Inflate,
     "validate": ValidateTrack,
+    "gate_anchors": GateAnchors,
+    "gate_frames": GateFrames,
+    "gate_validate": GateValidate,
 }
 
 __all__ = [
@@ -36,4 +42,7 @@ __all__ = [
     "RelaxXPBD",
     "Inflate",
     "ValidateTrack",
+    "GateAnchors",
+    "GateFrames",
+    "GateValidate",
 ]

@@ -1,0 +1,196 @@
+"""Gate placement: gates along the sampler's loop, ordered, separated, at an altitude.
+
+Per env (one thread), from the sampler's closed loop ``ws.line`` (any track sampler: the
+gates follow the same shapes as the tracks):
+
+1. ``K ~ U{num_gates_min .. num_gates_max}`` gates; gate k at arc
+   ``(k + 0.5 + U(-j, j)) * L / K`` along the loop (``j = gate_jitter < 0.5`` keeps them in
+   loop order).
+2. ``random_pairs`` ordering: consecutive pairs ``(2p, 2p+1)`` are shuffled as units
+   (Fisher-Yates on the pairs), which makes crossing courses; ``ccw`` keeps loop order.
+3. Separation: Gauss-Seidel rounds push any two gates closer than ``2 * gate_radius`` apart
+   by half the deficit each (a coincident pair along a direction hashed from the pair and
+   the round); a round that moves nothing ends the solve.
+4. Altitude per gate (``z_profile``): flat, uniform in ``[z_min, z_max]``, or a random walk
+   from ``z_base`` with steps ``U(-1, 1) * z_max_step * plan distance``, clamped.
+
+Writes ``result.position`` (rows past ``K`` NaN) and ``result.count``; a non-finite loop
+gives ``count = 0`` and ``FailBit.NONFINITE``.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ...geometry import NAN, TWO_PI, all_finite, closed_length
+from ...results import FailBit
+from ...seeds import stage_rng
+from ..stage import ParamSpec, Stage, Workspace
+
+wp.set_module_options({"enable_backward": False})
+
+SALT_GATES = wp.constant(wp.uint32(0x6A7E5007))
+_NONFINITE = wp.constant(int(FailBit.NONFINITE))
+ORDER_CCW = wp.constant(0)
+ORDER_RANDOM_PAIRS = wp.constant(1)
+Z_FLAT = wp.constant(0)
+Z_UNIFORM = wp.constant(1)
+Z_RANDOM_WALK = wp.constant(2)
+
+
+@wp.func
+def _point_at_arc(line: wp.array(dtype=wp.vec2f), lb: int, n: int, s: float) -> wp.vec2f:
+    """The point at arc ``s`` (0 <= s < L) along the closed loop ``line[lb .. lb+n)``."""
+    acc = float(0.0)
+    out = line[lb]
+    found = int(0)
+    for i in range(n):
+        if found == 0:
+            j = i + 1
+            if j == n:
+                j = 0
+            seg = wp.length(line[lb + j] - line[lb + i])
+            if acc + seg >= s:
+                t = wp.clamp((s - acc) / wp.max(seg, 1.0e-12), 0.0, 1.0)
+                out = line[lb + i] + t * (line[lb + j] - line[lb + i])
+                found = 1
+            acc += seg
+    if found == 0:
+        out = line[lb]
+    return out
+
+
+@wp.kernel
+def _gate_anchors_kernel(
+    line: wp.array(dtype=wp.vec2f),
+    active: wp.array(dtype=wp.int32),
+    eff_seed: wp.array(dtype=wp.int32),
+    jitter: wp.array(dtype=wp.float32),
+    z_base: wp.array(dtype=wp.float32),
+    z_min: wp.array(dtype=wp.float32),
+    z_max: wp.array(dtype=wp.float32),
+    z_max_step: wp.array(dtype=wp.float32),
+    num_points: int,
+    max_gates: int,
+    num_min: int,
+    num_max: int,
+    ordering: int,
+    radius: float,
+    solve_iters: int,
+    z_profile: int,
+    xy: wp.array(dtype=wp.vec2f),
+    position_out: wp.array(dtype=wp.vec3f),
+    count_out: wp.array(dtype=wp.int32),
+    fail_out: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    lb = e * num_points
+    gb = e * max_gates
+    k_gates = int(0)
+    if all_finite(line, lb, num_points):
+        st = stage_rng(eff_seed[e], SALT_GATES)
+        k_gates = wp.min(num_min + int(wp.randf(st) * float(num_max - num_min + 1)), num_max)
+        total = float(closed_length(line, lb, num_points))
+        j = wp.clamp(jitter[e], 0.0, 0.45)
+        slot = total / float(k_gates)
+        for k in range(k_gates):
+            s = (float(k) + 0.5 + (2.0 * wp.randf(st) - 1.0) * j) * slot
+            xy[gb + k] = _point_at_arc(line, lb, num_points, s)
+        if ordering == ORDER_RANDOM_PAIRS:
+            pairs = k_gates // 2
+            for p in range(pairs - 1, 0, -1):
+                q = wp.min(int(wp.randf(st) * float(p + 1)), p)
+                a0 = xy[gb + 2 * p]
+                a1 = xy[gb + 2 * p + 1]
+                xy[gb + 2 * p] = xy[gb + 2 * q]
+                xy[gb + 2 * p + 1] = xy[gb + 2 * q + 1]
+                xy[gb + 2 * q] = a0
+                xy[gb + 2 * q + 1] = a1
+        # Gauss-Seidel separation in plan view
+        d_min = 2.0 * radius
+        for r in range(solve_iters):
+            moved = int(0)
+            for a in range(k_gates):
+                for b in range(a + 1, k_gates):
+                    d = xy[gb + b] - xy[gb + a]
+                    dist = wp.length(d)
+                    if dist + 1.0e-8 < d_min:
+                        u = wp.vec2f(0.0, 0.0)
+                        if dist > 1.0e-8:
+                            u = d / dist
+                        else:
+                            h = wp.randf(wp.rand_init(a * 7919 + b * 104729 + r))
+                            u = wp.vec2f(wp.cos(TWO_PI * h), wp.sin(TWO_PI * h))
+                        push = 0.5 * (d_min - dist)
+                        xy[gb + a] = xy[gb + a] - push * u
+                        xy[gb + b] = xy[gb + b] + push * u
+                        moved = 1
+            if moved == 0:
+                break
+        # altitude
+        zlo = wp.min(z_min[e], z_max[e])
+        zhi = wp.max(z_min[e], z_max[e])
+        z = z_base[e]
+        for k in range(k_gates):
+            if z_profile == Z_UNIFORM:
+                z = zlo + wp.randf(st) * (zhi - zlo)
+            elif z_profile == Z_RANDOM_WALK:
+                if k > 0:
+                    step = wp.length(xy[gb + k] - xy[gb + k - 1])
+                    z = wp.clamp(z + (2.0 * wp.randf(st) - 1.0) * z_max_step[e] * step, zlo, zhi)
+                else:
+                    z = wp.clamp(z_base[e], zlo, zhi)
+            g = xy[gb + k]
+            position_out[gb + k] = wp.vec3f(g[0], g[1], z)
+    else:
+        fail_out[e] = fail_out[e] | _NONFINITE
+    for k in range(k_gates, max_gates):
+        position_out[gb + k] = wp.vec3f(NAN, NAN, NAN)
+    count_out[e] = k_gates
+
+
+class GateAnchors(Stage):
+    """Gate placement (``"gate_anchors"``): ``ws.line`` -> ``result.position``, ``count``."""
+
+    PARAMS = (
+        ParamSpec("jitter", "gate_jitter", lo=0.0, hi=0.45, doc="arc jitter, fraction of a slot"),
+        ParamSpec("z_base", "z_base", doc="base altitude, track units"),
+        ParamSpec("z_min", "z_min", doc="lowest altitude, track units"),
+        ParamSpec("z_max", "z_max", doc="highest altitude, track units"),
+        ParamSpec("z_max_step", "z_max_step", lo=0.0, doc="random-walk grade scale"),
+    )
+
+    def allocate(self, ws: Workspace) -> None:
+        lay = ws.layout
+        self.xy = wp.zeros(lay.num_envs * lay.N_max, dtype=wp.vec2f, device=lay.device)
+
+    def enqueue(self, ws: Workspace, params: dict) -> None:
+        c, lay, r = self.config, ws.layout, ws.result
+        order = 1 if c.gate_ordering == "random_pairs" else 0
+        zp = {"flat": 0, "uniform": 1, "random_walk": 2}[c.z_profile]
+        wp.launch(
+            _gate_anchors_kernel,
+            lay.num_envs,
+            inputs=[
+                ws.line,
+                ws.active,
+                ws.eff_seed,
+                params["jitter"],
+                params["z_base"],
+                params["z_min"],
+                params["z_max"],
+                params["z_max_step"],
+                lay.num_points,
+                lay.N_max,
+                c.num_gates_min,
+                c.num_gates_max,
+                order,
+                float(c.gate_radius),
+                c.gate_solve_iters,
+                zp,
+            ],
+            outputs=[self.xy, r.position, r.count, ws.fail],
+            device=lay.device,
+        )

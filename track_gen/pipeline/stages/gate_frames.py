@@ -1,0 +1,112 @@
+"""Gate frames: tangents, roll-free orientations, widths and bar end points.
+
+Per env (one thread) over ``result.position``: the tangent is the unit central difference of
+the neighbouring gates (the chord for two gates); ``forward`` is its horizontal projection
+(``gate_align="yaw_only"``, level gates) or the tangent itself (``"full_tangent"``), falling
+back to the horizontal tangent and then +x when it is near vertical or zero. The frame is
+roll-free: ``left = normalize(up_world x forward)``, ``up = forward x left``; the orientation
+quaternion maps local (x, y, z) to (forward, left, up). ``half_size = gate_width / 2`` (the
+dynamic ``gate_frames.gate_width``) and the bars run from ``left = position +
+half_size * left_axis`` to ``right = position - half_size * left_axis``. Rows past ``count``
+are NaN.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ...geometry import NAN
+from ..stage import ParamSpec, Stage, Workspace
+
+wp.set_module_options({"enable_backward": False})
+
+
+@wp.func
+def _unit_or(v: wp.vec3f, fallback: wp.vec3f) -> wp.vec3f:
+    n = wp.length(v)
+    if n > 1.0e-6:
+        return v / n
+    return fallback
+
+
+@wp.kernel
+def _gate_frames_kernel(
+    active: wp.array(dtype=wp.int32),
+    count: wp.array(dtype=wp.int32),
+    position: wp.array(dtype=wp.vec3f),
+    gate_width: wp.array(dtype=wp.float32),
+    yaw_only: int,
+    max_gates: int,
+    tangent_out: wp.array(dtype=wp.vec3f),
+    forward_out: wp.array(dtype=wp.vec3f),
+    orientation_out: wp.array(dtype=wp.quatf),
+    half_size_out: wp.array(dtype=wp.float32),
+    left_out: wp.array(dtype=wp.vec3f),
+    right_out: wp.array(dtype=wp.vec3f),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    n = count[e]
+    gb = e * max_gates
+    hs = 0.5 * gate_width[e]
+    up_w = wp.vec3f(0.0, 0.0, 1.0)
+    x_axis = wp.vec3f(1.0, 0.0, 0.0)
+    for i in range(n):
+        t = wp.vec3f(0.0, 0.0, 0.0)
+        if n >= 2:
+            t = position[gb + (i + 1) % n] - position[gb + (i + n - 1) % n]
+            if n == 2:
+                t = position[gb + 1] - position[gb]
+                if i == 1:
+                    t = -t
+        t_unit = _unit_or(t, wp.vec3f(0.0, 0.0, 0.0))
+        flat = _unit_or(wp.vec3f(t[0], t[1], 0.0), x_axis)
+        fwd = flat
+        if yaw_only == 0:
+            fwd = _unit_or(t, flat)
+            if wp.abs(fwd[2]) > 0.999999:
+                fwd = flat
+        left = _unit_or(wp.cross(up_w, fwd), wp.vec3f(0.0, 1.0, 0.0))
+        up = wp.cross(fwd, left)
+        rot = wp.mat33(fwd[0], left[0], up[0], fwd[1], left[1], up[1], fwd[2], left[2], up[2])
+        p = position[gb + i]
+        tangent_out[gb + i] = t_unit
+        forward_out[gb + i] = fwd
+        orientation_out[gb + i] = wp.quat_from_matrix(rot)
+        half_size_out[gb + i] = hs
+        left_out[gb + i] = p + hs * left
+        right_out[gb + i] = p - hs * left
+    nan3 = wp.vec3f(NAN, NAN, NAN)
+    for i in range(n, max_gates):
+        tangent_out[gb + i] = nan3
+        forward_out[gb + i] = nan3
+        orientation_out[gb + i] = wp.quatf(NAN, NAN, NAN, NAN)
+        half_size_out[gb + i] = NAN
+        left_out[gb + i] = nan3
+        right_out[gb + i] = nan3
+
+
+class GateFrames(Stage):
+    """Gate frames (``"gate_frames"``): writes every ``GateSequence`` field but position."""
+
+    PARAMS = (
+        ParamSpec(
+            "gate_width",
+            "gate_width",
+            lo=0.0,
+            write_lo_open=True,
+            doc="full opening width, track units (> 0 when set after construction)",
+        ),
+    )
+
+    def enqueue(self, ws: Workspace, params: dict) -> None:
+        lay, r = ws.layout, ws.result
+        yaw_only = 1 if self.config.gate_align == "yaw_only" else 0
+        wp.launch(
+            _gate_frames_kernel,
+            lay.num_envs,
+            inputs=[ws.active, r.count, r.position, params["gate_width"], yaw_only, lay.N_max],
+            outputs=[r.tangent, r.forward, r.orientation, r.half_size, r.left, r.right],
+            device=lay.device,
+        )
