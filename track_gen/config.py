@@ -378,7 +378,8 @@ class GateGenConfig(SamplerConfig):
         max_gates (int, default 32): per-env gate capacity, the stride of every gate array
             (>= num_gates_max, >= min_gates, <= 256).
         num_gates_min, num_gates_max (int, defaults 8, 12): each env draws its gate count
-            uniformly in this range (2 <= min <= max).
+            uniformly in this range (min_gates <= min <= max), so no course is built with
+            fewer gates than the validity floor.
         gate_jitter* (float, default 0.25): gate k sits at arc ``(k + 0.5 + U(-j, j)) * L / K``
             along the loop; ``j`` is a fraction of a gate slot, [0, 0.45].
         gate_ordering (str, default ``"ccw"``): ``"ccw"`` flies the gates in loop order
@@ -425,7 +426,8 @@ class GateGenConfig(SamplerConfig):
         self._check_sampler_fields()
         c = type(self).__name__
         _check_int(c, "min_gates", self.min_gates, lo=2)
-        _check_int(c, "num_gates_min", self.num_gates_min, lo=2)
+        # every course the sampler can place must be able to pass the count check
+        _check_int(c, "num_gates_min", self.num_gates_min, lo=self.min_gates)
         _check_int(c, "num_gates_max", self.num_gates_max, lo=self.num_gates_min)
         _check_int(
             c, "max_gates", self.max_gates, lo=max(self.num_gates_max, self.min_gates), hi=256
