@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 #: Built-in sampler names for tracks.
-TRACK_GENERATORS = ("bezier", "polar")
+TRACK_GENERATORS = ("bezier", "checkpoint", "hull", "polar", "repulsive", "voronoi")
 #: Site layouts of the voronoi sampler.
 VORONOI_LAYOUTS = ("box", "void_ring", "clustered", "mixed")
 

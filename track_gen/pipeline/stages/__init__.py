@@ -6,6 +6,7 @@ from .checkpoint import SamplerCheckpoint
 from .gate_anchors import GateAnchors
 from .gate_frames import GateFrames
 from .gate_validate import GateValidate
+from .hull import SamplerHull
 from .inflate import Inflate
 from .mix import SamplerMix
 from .polar import SamplerPolar
@@ -13,10 +14,13 @@ from .relax import RelaxXPBD
 from .repulsive import SamplerRepulsive
 from .resample import ResampleConstantSpacing
 from .validate import ValidateTrack
+from .voronoi import SamplerVoronoi
 
 BUILTIN_STAGES = {
     "bezier": SamplerBezier,
     "polar": SamplerPolar,
+    "hull": SamplerHull,
+    "voronoi": SamplerVoronoi,
     "checkpoint": SamplerCheckpoint,
     "repulsive": SamplerRepulsive,
     "mix": SamplerMix,
@@ -34,6 +38,8 @@ __all__ = [
     "BUILTIN_STAGES",
     "SamplerBezier",
     "SamplerPolar",
+    "SamplerHull",
+    "SamplerVoronoi",
     "SamplerMix",
     "SamplerCenterline",
     "SamplerCheckpoint",

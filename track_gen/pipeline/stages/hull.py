@@ -9,10 +9,12 @@ negative a pinch). A closed centripetal Catmull-Rom spline through the ``2m`` ve
 sampled densely, arc-resampled to ``num_points`` and scaled so the longest bounding-box side
 is ``1.44 * scale``. Loops are counter-clockwise.
 
-Fallbacks, each re-checked: when the spline crosses itself the straight ``2m``-vertex
-polygon is used; when that crosses too (possible when midpoints are pulled inward) the plain
-angle-sorted corner polygon, which is simple because it is star-shaped around the centroid
-(the relaxation rounds the polygon later).
+Fallbacks, each re-checked on the resampled loop: when the spline crosses itself the
+straight ``2m``-vertex polygon is used; when that crosses too, the plain angle-sorted corner
+polygon, which is simple because it is star-shaped around the centroid (the relaxation rounds
+a polygon later). A displaced midpoint stays on its ray from the centroid, inside its edge's
+angular wedge, so for ``d < 1`` the ``2m``-vertex polygon is star-shaped as well and the last
+fallback is only a guard (a nearly degenerate corner set).
 """
 
 from __future__ import annotations
@@ -55,11 +57,12 @@ def _hull_kernel(
     cb = e * max_pts
     ncell = cells * cells
     inv = 1.0 / float(cells)
-    # corners in distinct cells: a few random draws, then probe forward to a free cell
-    # (always exists: the config guarantees cells * cells >= max_num_points)
+    # corners in distinct cells: up to 8 random redraws, then a forward walk to a free cell
+    # (one exists: the config guarantees cells * cells >= max_num_points); the last of the
+    # 1 + 8 + ncell checks always finds one
     for i in range(m):
         cell = wp.min(int(wp.randf(st) * float(ncell)), ncell - 1)
-        for _probe in range(ncell):
+        for _probe in range(ncell + 9):
             dup = int(0)
             for j in range(i):
                 if cell_ids[cb + j] == cell:

@@ -152,6 +152,7 @@ def _voronoi_kernel(
     st = stage_rng(eff_seed[e], SALT_VORONOI)
     half = 0.5 * BOX_L
     # ---- site field (per-env scratch; polar coordinates kept for the snap)
+    # layout codes are SiteLayout: 0 box, 1 void_ring, 2 clustered, 3 mixed
     sb = e * num_sites
     cb = e * NUM_CLUSTERS
     if layout == 2:
