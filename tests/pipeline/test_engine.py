@@ -60,6 +60,10 @@ def test_registry_register_and_lookup():
     assert not reg.get("acme.sampler").capturable
     with pytest.raises(TypeError, match="subclass"):
         reg.register("acme.bad", object)
+    with pytest.raises(ValueError, match="namespaced"):
+        reg.register("spiral", _Sampler)
+    reg.register("polar", _Sampler, replace=True)  # a built-in may be replaced explicitly
+    assert reg.get("polar").cls is _Sampler
     with pytest.raises(KeyError, match="registered"):
         reg.get("acme.missing")
     assert "acme.sampler" not in default_registry()  # a private registry stays private

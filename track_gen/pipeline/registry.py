@@ -38,7 +38,9 @@ class Registry:
         """Register ``cls`` (a :class:`Stage` subclass) under ``name``.
 
         Args:
-            name: kind name used in :class:`StageSpec` and ``TrackGenConfig.generator``.
+            name: kind name used in :class:`StageSpec` and ``TrackGenConfig.generator``; a new
+                name must be namespaced (``"acme.spiral"``); ``replace=True`` may replace any
+                registered stage, built-ins included.
             cls: the stage class.
             capturable: False when the stage's ``enqueue`` needs host control flow; such a
                 pipeline runs eagerly and refuses to be recorded into a capture.
@@ -50,6 +52,11 @@ class Registry:
             raise TypeError(f"register({name!r}, ...): cls must subclass track_gen.pipeline.Stage")
         if name in self._entries and not replace:
             raise ValueError(f"stage {name!r} is already registered; pass replace=True")
+        if name not in self._entries and "." not in name.strip("."):
+            raise ValueError(
+                f"register({name!r}, ...): third-party stages use a namespaced name such as "
+                f"'acme.{name}', so they never collide with a built-in stage"
+            )
         entry = StageEntry(name, cls, bool(capturable))
         self._entries[name] = entry
         return entry
