@@ -1,6 +1,8 @@
 """Warp building blocks shared by stages: closed-polyline resampling, crossings, curvature.
 
-All functions work on one env's rows of a flat array: ``pts[base + i]`` for ``i < n``,
+The one crossing counter is :func:`count_crossings` (with :func:`has_self_crossing` on top of
+it); its per-env scratch comes from :class:`CrossingScratch`. All functions work on one env's
+rows of a flat array: ``pts[base + i]`` for ``i < n``,
 the loop closing from ``n - 1`` back to ``0``.
 """
 
@@ -13,6 +15,20 @@ wp.set_module_options({"enable_backward": False})
 PI = wp.constant(3.14159265358979)
 TWO_PI = wp.constant(6.28318530717959)
 NAN = wp.constant(float("nan"))
+#: Segments per chunk of the crossing counter.
+CHUNK = wp.constant(16)
+
+
+class CrossingScratch:
+    """Per-env scratch of :func:`count_crossings` for loops of up to ``max_points`` points.
+
+    Pass ``boxes``, ``turns`` to the kernel and ``sb = e * nch`` to the function.
+    """
+
+    def __init__(self, num_envs: int, max_points: int, device):
+        self.nch = (int(max_points) + 15) // 16
+        self.boxes = wp.zeros(num_envs * self.nch, dtype=wp.vec4f, device=device)
+        self.turns = wp.zeros(num_envs * self.nch, dtype=wp.float32, device=device)
 
 
 @wp.func
@@ -147,59 +163,115 @@ def segments_cross(a: wp.vec2f, b: wp.vec2f, c: wp.vec2f, d: wp.vec2f) -> bool:
 
 
 @wp.func
-def chunk_bounds(pts: wp.array(dtype=wp.vec2f), base: int, n: int, c0: int, c1: int) -> wp.vec4f:
-    """(xmin, ymin, xmax, ymax) of the segments starting at c0..c1-1 (closing wrap)."""
-    lo = pts[base + c0]
-    hi = lo
-    for i in range(c0, c1 + 1):
-        j = i
-        if j >= n:
-            j = j - n
-        p = pts[base + j]
-        lo = wp.min(lo, p)
-        hi = wp.max(hi, p)
-    return wp.vec4f(lo[0], lo[1], hi[0], hi[1])
+def _chunk_stats(
+    buf: wp.array(dtype=wp.vec2f),
+    b: int,
+    n: int,
+    nch: int,
+    boxes: wp.array(dtype=wp.vec4f),
+    turns: wp.array(dtype=wp.float32),
+    sb: int,
+) -> float:
+    """Per chunk of CHUNK segments: bounding box and absolute turning at its vertices.
+
+    Returns the loop's total absolute turning."""
+    total = float(0.0)
+    for c in range(nch):
+        a0 = c * CHUNK
+        a1 = wp.min(a0 + CHUNK, n)
+        lo = buf[b + a0]
+        hi = lo
+        tsum = float(0.0)
+        for k in range(a0, a1):
+            kp = k - 1
+            if kp < 0:
+                kp = n - 1
+            k1 = k + 1
+            if k1 == n:
+                k1 = 0
+            pk = buf[b + k]
+            pn = buf[b + k1]
+            lo = wp.min(lo, pn)
+            hi = wp.max(hi, pn)
+            e0 = pk - buf[b + kp]
+            e1 = pn - pk
+            tsum += wp.abs(wp.atan2(e0[0] * e1[1] - e0[1] * e1[0], wp.dot(e0, e1)))
+        boxes[sb + c] = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
+        turns[sb + c] = tsum
+        total += tsum
+    return total
 
 
 @wp.func
-def has_self_crossing(pts: wp.array(dtype=wp.vec2f), base: int, n: int) -> bool:
-    """True when two non-adjacent segments of the closed loop properly cross.
-
-    Segments are grouped in chunks of 16; only pairs of chunks whose bounding boxes overlap
-    are tested segment by segment.
-    """
-    CH = int(16)
-    nch = (n + CH - 1) // CH
+def count_crossings(
+    buf: wp.array(dtype=wp.vec2f),
+    b: int,
+    n: int,
+    boxes: wp.array(dtype=wp.vec4f),
+    turns: wp.array(dtype=wp.float32),
+    sb: int,
+    stop_at: int,
+) -> int:
+    """Proper crossings between non-adjacent segments of the closed loop ``buf[b .. b+n)``,
+    counted up to ``stop_at`` (the count returned is ``min(crossings, stop_at)``)."""
+    nch = (n + CHUNK - 1) // CHUNK
+    total = _chunk_stats(buf, b, n, nch, boxes, turns, sb)
+    count = int(0)
     for ci in range(nch):
-        a0 = ci * CH
-        a1 = wp.min(a0 + CH, n)
-        ba = chunk_bounds(pts, base, n, a0, a1)
+        if count >= stop_at:
+            break
+        a0 = ci * CHUNK
+        a1 = wp.min(a0 + CHUNK, n)
+        ba = boxes[sb + ci]
+        inner = float(0.0)  # turning of chunks ci .. cj
         for cj in range(ci, nch):
-            b0 = cj * CH
-            b1 = wp.min(b0 + CH, n)
-            bb = chunk_bounds(pts, base, n, b0, b1)
+            if count >= stop_at:
+                break
+            inner += turns[sb + cj]
+            bb = boxes[sb + cj]
             if ba[0] > bb[2] or bb[0] > ba[2] or ba[1] > bb[3] or bb[1] > ba[3]:
                 continue
+            # an arc turning less than pi is monotone along its mean direction: no crossing
+            outer = total - inner + turns[sb + ci] + turns[sb + cj]
+            if inner < PI - 1.0e-3 or outer < PI - 1.0e-3:
+                continue
+            b0 = cj * CHUNK
+            b1 = wp.min(b0 + CHUNK, n)
             for i in range(a0, a1):
                 i1 = i + 1
                 if i1 == n:
                     i1 = 0
+                pa = buf[b + i]
+                pb = buf[b + i1]
                 jstart = b0
                 if cj == ci:
                     jstart = i + 2
                 for j in range(jstart, b1):
-                    # skip neighbours (circular index distance < 2)
                     dij = j - i
-                    if dij < 0:
-                        dij = -dij
                     if dij < 2 or dij > n - 2:
                         continue
                     j1 = j + 1
                     if j1 == n:
                         j1 = 0
-                    if segments_cross(pts[base + i], pts[base + i1], pts[base + j], pts[base + j1]):
-                        return True
-    return False
+                    if segments_cross(pa, pb, buf[b + j], buf[b + j1]):
+                        count += 1
+            if count > stop_at:
+                count = stop_at
+    return count
+
+
+@wp.func
+def has_self_crossing(
+    pts: wp.array(dtype=wp.vec2f),
+    base: int,
+    n: int,
+    boxes: wp.array(dtype=wp.vec4f),
+    turns: wp.array(dtype=wp.float32),
+    sb: int,
+) -> bool:
+    """True when two non-adjacent segments of the closed loop properly cross
+    (:func:`count_crossings` stopped at the first crossing; scratch as there)."""
+    return count_crossings(pts, base, n, boxes, turns, sb, 1) > 0
 
 
 @wp.func

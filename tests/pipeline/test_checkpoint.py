@@ -10,8 +10,9 @@ import pytest
 import warp as wp
 
 from track_gen import TrackGenConfig, TrackGenerator, effective_seed
+from track_gen.geometry import count_crossings
 from track_gen.pipeline import Registry
-from track_gen.pipeline.stages.checkpoint import SamplerCheckpoint, count_crossings
+from track_gen.pipeline.stages.checkpoint import SamplerCheckpoint
 
 wp.set_module_options({"enable_backward": False})
 
@@ -210,7 +211,7 @@ def _count_kernel(
     out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
-    out[e] = count_crossings(pts, e * n, n, nch, boxes, turns, e * nch, stop_at)
+    out[e] = count_crossings(pts, e * n, n, boxes, turns, e * nch, stop_at)
 
 
 def test_crossing_count_matches_brute_force(device):

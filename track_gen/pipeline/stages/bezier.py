@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import warp as wp
 
-from ...geometry import bbox_normalize, has_self_crossing, resample_closed, safe_normalize
+from ...geometry import (
+    CrossingScratch,
+    bbox_normalize,
+    has_self_crossing,
+    resample_closed,
+    safe_normalize,
+)
 from ...seeds import stage_rng
 from ..stage import ParamSpec, Stage, Workspace
 
@@ -55,6 +61,9 @@ def _bezier_kernel(
     corners: wp.array(dtype=wp.vec2f),
     cell_ids: wp.array(dtype=wp.int32),
     dense: wp.array(dtype=wp.vec2f),
+    cross_boxes: wp.array(dtype=wp.vec4f),
+    cross_turns: wp.array(dtype=wp.float32),
+    cross_nch: int,
     line_out: wp.array(dtype=wp.vec2f),
 ):
     e = wp.tid()
@@ -122,7 +131,7 @@ def _bezier_kernel(
             )
     lb = e * num_points
     resample_closed(dense, db, m * npseg, line_out, lb, num_points)
-    if has_self_crossing(line_out, lb, num_points):
+    if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, e * cross_nch):
         resample_closed(corners, cb, m, line_out, lb, num_points)
     bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
 
@@ -151,6 +160,7 @@ class SamplerBezier(Stage):
     )
 
     def allocate(self, ws: Workspace) -> None:
+        self.cross = CrossingScratch(ws.layout.num_envs, ws.layout.num_points, ws.layout.device)
         c, E, dev = self.config, ws.layout.num_envs, ws.layout.device
         self.cells = int(1.0 / (2.0 * c.min_point_distance))
         self.corners = wp.zeros(E * c.max_num_points, dtype=wp.vec2f, device=dev)
@@ -179,6 +189,9 @@ class SamplerBezier(Stage):
                 self.corners,
                 self.cell_ids,
                 self.dense,
+                self.cross.boxes,
+                self.cross.turns,
+                self.cross.nch,
             ],
             outputs=[ws.line],
             device=ws.layout.device,

@@ -29,7 +29,14 @@ from __future__ import annotations
 
 import warp as wp
 
-from ...geometry import PI, TWO_PI, bbox_normalize, resample_closed, segments_cross, wrap_angle
+from ...geometry import (
+    TWO_PI,
+    CrossingScratch,
+    bbox_normalize,
+    count_crossings,
+    resample_closed,
+    wrap_angle,
+)
 from ...seeds import stage_rng
 from ..stage import ParamSpec, Stage, Workspace
 
@@ -37,7 +44,6 @@ wp.set_module_options({"enable_backward": False})
 
 SALT_CHECKPOINT = wp.constant(wp.uint32(0xC4EC0005))
 EXTENT = 1.44
-CHUNK = wp.constant(16)
 BIG = wp.constant(1 << 30)
 
 
@@ -104,104 +110,6 @@ def _walk_candidate(
         buf[b + j] = buf[b + j] - cen
 
 
-@wp.func
-def _chunk_stats(
-    buf: wp.array(dtype=wp.vec2f),
-    b: int,
-    n: int,
-    nch: int,
-    boxes: wp.array(dtype=wp.vec4f),
-    turns: wp.array(dtype=wp.float32),
-    sb: int,
-) -> float:
-    """Per chunk of CHUNK segments: bounding box and absolute turning at its vertices.
-
-    Returns the loop's total absolute turning."""
-    total = float(0.0)
-    for c in range(nch):
-        a0 = c * CHUNK
-        a1 = wp.min(a0 + CHUNK, n)
-        lo = buf[b + a0]
-        hi = lo
-        tsum = float(0.0)
-        for k in range(a0, a1):
-            kp = k - 1
-            if kp < 0:
-                kp = n - 1
-            k1 = k + 1
-            if k1 == n:
-                k1 = 0
-            pk = buf[b + k]
-            pn = buf[b + k1]
-            lo = wp.min(lo, pn)
-            hi = wp.max(hi, pn)
-            e0 = pk - buf[b + kp]
-            e1 = pn - pk
-            tsum += wp.abs(wp.atan2(e0[0] * e1[1] - e0[1] * e1[0], wp.dot(e0, e1)))
-        boxes[sb + c] = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
-        turns[sb + c] = tsum
-        total += tsum
-    return total
-
-
-@wp.func
-def count_crossings(
-    buf: wp.array(dtype=wp.vec2f),
-    b: int,
-    n: int,
-    nch: int,
-    boxes: wp.array(dtype=wp.vec4f),
-    turns: wp.array(dtype=wp.float32),
-    sb: int,
-    stop_at: int,
-) -> int:
-    """Proper crossings between non-adjacent segments of the closed loop ``buf[b .. b+n)``,
-    counted up to ``stop_at`` (the count returned is ``min(crossings, stop_at)``)."""
-    total = _chunk_stats(buf, b, n, nch, boxes, turns, sb)
-    count = int(0)
-    for ci in range(nch):
-        if count >= stop_at:
-            break
-        a0 = ci * CHUNK
-        a1 = wp.min(a0 + CHUNK, n)
-        ba = boxes[sb + ci]
-        inner = float(0.0)  # turning of chunks ci .. cj
-        for cj in range(ci, nch):
-            if count >= stop_at:
-                break
-            inner += turns[sb + cj]
-            bb = boxes[sb + cj]
-            if ba[0] > bb[2] or bb[0] > ba[2] or ba[1] > bb[3] or bb[1] > ba[3]:
-                continue
-            # an arc turning less than pi is monotone along its mean direction: no crossing
-            outer = total - inner + turns[sb + ci] + turns[sb + cj]
-            if inner < PI - 1.0e-3 or outer < PI - 1.0e-3:
-                continue
-            b0 = cj * CHUNK
-            b1 = wp.min(b0 + CHUNK, n)
-            for i in range(a0, a1):
-                i1 = i + 1
-                if i1 == n:
-                    i1 = 0
-                pa = buf[b + i]
-                pb = buf[b + i1]
-                jstart = b0
-                if cj == ci:
-                    jstart = i + 2
-                for j in range(jstart, b1):
-                    dij = j - i
-                    if dij < 2 or dij > n - 2:
-                        continue
-                    j1 = j + 1
-                    if j1 == n:
-                        j1 = 0
-                    if segments_cross(pa, pb, buf[b + j], buf[b + j1]):
-                        count += 1
-            if count > stop_at:
-                count = stop_at
-    return count
-
-
 @wp.kernel
 def _checkpoint_kernel(
     eff_seed: wp.array(dtype=wp.int32),
@@ -244,7 +152,7 @@ def _checkpoint_kernel(
         _walk_candidate(st, cps, cpb, n_cp, rmin, ajit, trate, gain, look, cand, b, n)
         cnt = int(0)
         if best_of_k > 1:
-            cnt = count_crossings(cand, b, n, nch, boxes, turns, sb, best)
+            cnt = count_crossings(cand, b, n, boxes, turns, sb, best)
         if cnt < best:
             best = cnt
             best_slot = slot
@@ -309,12 +217,10 @@ class SamplerCheckpoint(Stage):
     def allocate(self, ws: Workspace) -> None:
         c, E, dev = self.config, ws.layout.num_envs, ws.layout.device
         n = ws.layout.num_points
-        self.nch = (n + CHUNK - 1) // CHUNK
+        self.cross = CrossingScratch(E, n, dev)
         self.cps = wp.zeros(E * c.checkpoint_count, dtype=wp.vec2f, device=dev)
         # two candidate loops per env: the best so far and the one being built
         self.cand = wp.zeros(E * 2 * n, dtype=wp.vec2f, device=dev)
-        self.boxes = wp.zeros(E * self.nch, dtype=wp.vec4f, device=dev)
-        self.turns = wp.zeros(E * self.nch, dtype=wp.float32, device=dev)
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         c = self.config
@@ -333,11 +239,11 @@ class SamplerCheckpoint(Stage):
                 c.checkpoint_count,
                 c.checkpoint_best_of_k,
                 ws.layout.num_points,
-                self.nch,
+                self.cross.nch,
                 self.cps,
                 self.cand,
-                self.boxes,
-                self.turns,
+                self.cross.boxes,
+                self.cross.turns,
             ],
             outputs=[ws.line],
             device=ws.layout.device,

@@ -21,7 +21,13 @@ from __future__ import annotations
 
 import warp as wp
 
-from ...geometry import bbox_normalize, catmull_rom_closed, has_self_crossing, resample_closed
+from ...geometry import (
+    CrossingScratch,
+    bbox_normalize,
+    catmull_rom_closed,
+    has_self_crossing,
+    resample_closed,
+)
 from ...seeds import stage_rng
 from ..stage import ParamSpec, Stage, Workspace
 
@@ -46,6 +52,9 @@ def _hull_kernel(
     cell_ids: wp.array(dtype=wp.int32),
     verts: wp.array(dtype=wp.vec2f),
     dense: wp.array(dtype=wp.vec2f),
+    cross_boxes: wp.array(dtype=wp.vec4f),
+    cross_turns: wp.array(dtype=wp.float32),
+    cross_nch: int,
     line_out: wp.array(dtype=wp.vec2f),
 ):
     e = wp.tid()
@@ -108,9 +117,9 @@ def _hull_kernel(
     catmull_rom_closed(verts, vb, nv, npseg, dense, db)
     lb = e * num_points
     resample_closed(dense, db, nv * npseg, line_out, lb, num_points)
-    if has_self_crossing(line_out, lb, num_points):
+    if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, e * cross_nch):
         resample_closed(verts, vb, nv, line_out, lb, num_points)
-        if has_self_crossing(line_out, lb, num_points):
+        if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, e * cross_nch):
             resample_closed(corners, cb, m, line_out, lb, num_points)
     bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
 
@@ -137,6 +146,7 @@ class SamplerHull(Stage):
     )
 
     def allocate(self, ws: Workspace) -> None:
+        self.cross = CrossingScratch(ws.layout.num_envs, ws.layout.num_points, ws.layout.device)
         c, E, dev = self.config, ws.layout.num_envs, ws.layout.device
         self.cells = int(1.0 / (2.0 * c.min_point_distance))
         self.corners = wp.zeros(E * c.max_num_points, dtype=wp.vec2f, device=dev)
@@ -165,6 +175,9 @@ class SamplerHull(Stage):
                 self.cell_ids,
                 self.verts,
                 self.dense,
+                self.cross.boxes,
+                self.cross.turns,
+                self.cross.nch,
             ],
             outputs=[ws.line],
             device=ws.layout.device,

@@ -60,6 +60,7 @@ import warp as wp
 from ...geometry import (
     PI,
     TWO_PI,
+    CrossingScratch,
     bbox_normalize,
     catmull_rom_closed,
     closed_length,
@@ -298,6 +299,9 @@ def _repulsive_kernel(
     dense: wp.array(dtype=wp.vec2f),
     iters_out: wp.array(dtype=wp.int32),
     rollback_out: wp.array(dtype=wp.int32),
+    cross_boxes: wp.array(dtype=wp.vec4f),
+    cross_turns: wp.array(dtype=wp.float32),
+    cross_nch: int,
     line_out: wp.array(dtype=wp.vec2f),
 ):
     e = wp.tid()
@@ -478,7 +482,7 @@ def _repulsive_kernel(
                         xi = oc + dv * (rmin / wp.max(wp.sqrt(dl2), 1.0e-9))
             xa[b + i] = xi
         if it % CHECK_EVERY == CHECK_EVERY - 1:
-            if has_self_crossing(xa, b, n):
+            if has_self_crossing(xa, b, n, cross_boxes, cross_turns, e * cross_nch):
                 rolled = 1
                 break
 
@@ -490,7 +494,7 @@ def _repulsive_kernel(
                 break
             area_prev = area
     if rolled == 0:
-        if has_self_crossing(xa, b, n):
+        if has_self_crossing(xa, b, n, cross_boxes, cross_turns, e * cross_nch):
             rolled = 1
     if rolled == 1:
         # the last crossing-free loop
@@ -532,6 +536,8 @@ class SamplerRepulsive(Stage):
     )
 
     def allocate(self, ws: Workspace) -> None:
+        lay = ws.layout
+        self.cross = CrossingScratch(lay.num_envs, max(lay.num_points, NW), lay.device)
         E, dev = ws.layout.num_envs, ws.layout.device
         vec = [wp.zeros(E * NW, dtype=wp.vec2f, device=dev) for _ in range(7)]
         self.xa, self.xb, self.xbk, self.g, self.gl, self.tan, self.gt = vec
@@ -574,6 +580,9 @@ class SamplerRepulsive(Stage):
                 self.dense,
                 self.iters,
                 self.rollback,
+                self.cross.boxes,
+                self.cross.turns,
+                self.cross.nch,
             ],
             outputs=[ws.line],
             device=ws.layout.device,

@@ -34,6 +34,7 @@ import warp as wp
 from ...geometry import (
     PI,
     TWO_PI,
+    CrossingScratch,
     bbox_normalize,
     catmull_rom_closed,
     has_self_crossing,
@@ -144,6 +145,9 @@ def _voronoi_kernel(
     anchors: wp.array(dtype=wp.vec2f),
     verts: wp.array(dtype=wp.vec2f),
     dense: wp.array(dtype=wp.vec2f),
+    cross_boxes: wp.array(dtype=wp.vec4f),
+    cross_turns: wp.array(dtype=wp.float32),
+    cross_nch: int,
     line_out: wp.array(dtype=wp.vec2f),
 ):
     e = wp.tid()
@@ -242,9 +246,9 @@ def _voronoi_kernel(
     catmull_rom_closed(verts, vb, nv, npseg, dense, db)
     lb = e * num_points
     resample_closed(dense, db, nv * npseg, line_out, lb, num_points)
-    if has_self_crossing(line_out, lb, num_points):
+    if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, e * cross_nch):
         resample_closed(verts, vb, nv, line_out, lb, num_points)
-        if has_self_crossing(line_out, lb, num_points):
+        if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, e * cross_nch):
             resample_closed(anchors, ab, k, line_out, lb, num_points)
     bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
 
@@ -278,6 +282,7 @@ class SamplerVoronoi(Stage):
     )
 
     def allocate(self, ws: Workspace) -> None:
+        self.cross = CrossingScratch(ws.layout.num_envs, ws.layout.num_points, ws.layout.device)
         c, E, dev = self.config, ws.layout.num_envs, ws.layout.device
         self.layout_code = int(_LAYOUT_CODES[c.voronoi_site_layout])
         S, K = c.voronoi_num_sites, c.voronoi_control_points
@@ -310,6 +315,9 @@ class SamplerVoronoi(Stage):
                 self.anchors,
                 self.verts,
                 self.dense,
+                self.cross.boxes,
+                self.cross.turns,
+                self.cross.nch,
             ],
             outputs=[ws.line],
             device=ws.layout.device,
