@@ -5,7 +5,8 @@ Per env (one thread):
 * ``GATE_COUNT``: the count is outside ``[min_gates, max_gates]``;
 * ``NONFINITE``: a NaN/inf field of a real gate; ``DEGENERATE``: a vanishing tangent;
 * ``GATE_SPACING``: two centres closer than ``2 * gate_radius`` in plan view (minus a
-  ``1e-6`` relative slop on the squared distance, the same check at every scale);
+  ``1e-4`` relative slop on the squared distance for float32 rounding; the same check
+  at every scale);
 * ``CROSSING_BARS``: the bars of two gates properly cross in plan view (touching or collinear
   bars are not flagged);
 * ``GRADE``: consecutive gates (the closing pair included) climb more than
@@ -86,7 +87,7 @@ def _gate_validate_kernel(
             for j in range(i + 1, n):
                 d = _xy(position[gb + j]) - _xy(position[gb + i])
                 dd = wp.dot(d, d)
-                if dd < d_min2 * (1.0 - 1.0e-6):
+                if dd < d_min2 * (1.0 - 1.0e-4):
                     bits = bits | _SPACING
                 if half_size[gb + i] > 0.0 or half_size[gb + j] > 0.0:
                     if segments_cross(
