@@ -275,6 +275,31 @@ def has_self_crossing(
 
 
 @wp.func
+def centroid(pts: wp.array(dtype=wp.vec2f), base: int, n: int) -> wp.vec2f:
+    """Mean of the ``n`` points."""
+    c = wp.vec2f(0.0, 0.0)
+    for i in range(n):
+        c += pts[base + i]
+    return c / float(wp.max(n, 1))
+
+
+@wp.func
+def sort_by_angle(pts: wp.array(dtype=wp.vec2f), base: int, n: int, center: wp.vec2f):
+    """Counter-clockwise insertion sort of ``n`` points by their angle around ``center``."""
+    for i in range(1, n):
+        p = pts[base + i]
+        a = wp.atan2(p[1] - center[1], p[0] - center[0])
+        j = i - 1
+        while j >= 0:
+            q = pts[base + j]
+            if wp.atan2(q[1] - center[1], q[0] - center[0]) <= a:
+                break
+            pts[base + j + 1] = q
+            j -= 1
+        pts[base + j + 1] = p
+
+
+@wp.func
 def bbox_normalize(pts: wp.array(dtype=wp.vec2f), base: int, n: int, extent: float):
     """Centre the loop's bounding box on the origin and scale its longest side to ``extent``."""
     lo = pts[base]

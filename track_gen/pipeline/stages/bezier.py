@@ -22,6 +22,7 @@ from ...geometry import (
 )
 from ...seeds import stage_rng
 from ..stage import ParamSpec, Stage, Workspace
+from .corners import draw_grid_corners
 
 wp.set_module_options({"enable_backward": False})
 
@@ -73,39 +74,7 @@ def _bezier_kernel(
     m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
     m = wp.min(m, max_pts)
     cb = e * max_pts
-    ncell = cells * cells
-    inv = 1.0 / float(cells)
-    # corners in distinct cells
-    for i in range(m):
-        cell = int(0)
-        for _attempt in range(16):
-            cell = wp.min(int(wp.randf(st) * float(ncell)), ncell - 1)
-            dup = int(0)
-            for j in range(i):
-                if cell_ids[cb + j] == cell:
-                    dup = 1
-            if dup == 0:
-                break
-        cell_ids[cb + i] = cell
-        cx = float(cell % cells) + wp.randf(st)
-        cy = float(cell // cells) + wp.randf(st)
-        corners[cb + i] = wp.vec2f(cx * inv, cy * inv)
-    # angle sort around the centroid (counter-clockwise), insertion sort
-    cen = wp.vec2f(0.0, 0.0)
-    for i in range(m):
-        cen += corners[cb + i]
-    cen = cen / float(m)
-    for i in range(1, m):
-        p = corners[cb + i]
-        a = wp.atan2(p[1] - cen[1], p[0] - cen[0])
-        j = i - 1
-        while j >= 0:
-            q = corners[cb + j]
-            if wp.atan2(q[1] - cen[1], q[0] - cen[0]) <= a:
-                break
-            corners[cb + j + 1] = q
-            j -= 1
-        corners[cb + j + 1] = p
+    st = draw_grid_corners(st, m, cells, corners, cell_ids, cb)
     # cubic segments into the dense buffer (endpoint of each segment excluded)
     pblend = wp.atan(edgy[e]) / 3.14159265358979 + 0.5
     r = rad[e]

@@ -25,11 +25,13 @@ from ...geometry import (
     CrossingScratch,
     bbox_normalize,
     catmull_rom_closed,
+    centroid,
     has_self_crossing,
     resample_closed,
 )
 from ...seeds import stage_rng
 from ..stage import ParamSpec, Stage, Workspace
+from .corners import draw_grid_corners
 
 wp.set_module_options({"enable_backward": False})
 
@@ -64,44 +66,8 @@ def _hull_kernel(
     m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
     m = wp.min(m, max_pts)
     cb = e * max_pts
-    ncell = cells * cells
-    inv = 1.0 / float(cells)
-    # corners in distinct cells: up to 8 random redraws, then a forward walk to a free cell
-    # (one exists: the config guarantees cells * cells >= max_num_points); the last of the
-    # 1 + 8 + ncell checks always finds one
-    for i in range(m):
-        cell = wp.min(int(wp.randf(st) * float(ncell)), ncell - 1)
-        for _probe in range(ncell + 9):
-            dup = int(0)
-            for j in range(i):
-                if cell_ids[cb + j] == cell:
-                    dup = 1
-            if dup == 0:
-                break
-            if _probe < 8:
-                cell = wp.min(int(wp.randf(st) * float(ncell)), ncell - 1)
-            else:
-                cell = (cell + 1) % ncell
-        cell_ids[cb + i] = cell
-        cx = float(cell % cells) + wp.randf(st)
-        cy = float(cell // cells) + wp.randf(st)
-        corners[cb + i] = wp.vec2f(cx * inv, cy * inv)
-    # counter-clockwise angle sort around the centroid (insertion sort)
-    cen = wp.vec2f(0.0, 0.0)
-    for i in range(m):
-        cen += corners[cb + i]
-    cen = cen / float(m)
-    for i in range(1, m):
-        p = corners[cb + i]
-        a = wp.atan2(p[1] - cen[1], p[0] - cen[0])
-        j = i - 1
-        while j >= 0:
-            q = corners[cb + j]
-            if wp.atan2(q[1] - cen[1], q[0] - cen[0]) <= a:
-                break
-            corners[cb + j + 1] = q
-            j -= 1
-        corners[cb + j + 1] = p
+    st = draw_grid_corners(st, m, cells, corners, cell_ids, cb)
+    cen = centroid(corners, cb, m)
     # augmented polygon: corner, displaced midpoint of its outgoing edge, ...
     d = displacement[e]
     vb = e * 2 * max_pts

@@ -39,6 +39,7 @@ from ...geometry import (
     catmull_rom_closed,
     has_self_crossing,
     resample_closed,
+    sort_by_angle,
     wrap_angle,
 )
 from ...seeds import stage_rng
@@ -92,22 +93,6 @@ def _harmonics(t: float, p0: float, p1: float, p2: float, p3: float) -> float:
         + 0.26 * wp.sin(5.0 * t + p2)
         + 0.18 * wp.cos(7.0 * t + p3)
     ) / 1.5
-
-
-@wp.func
-def _sort_by_angle(pts: wp.array(dtype=wp.vec2f), base: int, n: int):
-    """Counter-clockwise insertion sort of ``n`` points by angle around the origin."""
-    for i in range(1, n):
-        p = pts[base + i]
-        a = wp.atan2(p[1], p[0])
-        j = i - 1
-        while j >= 0:
-            q = pts[base + j]
-            if wp.atan2(q[1], q[0]) <= a:
-                break
-            pts[base + j + 1] = q
-            j -= 1
-        pts[base + j + 1] = p
 
 
 @wp.func
@@ -230,11 +215,11 @@ def _voronoi_kernel(
         anchors[ab + i] = sites[sb + best]
         sites_polar[sb + best] = wp.vec2f(-1.0, 0.0)
     # ---- angular order: star-shaped around the origin, hence simple
-    _sort_by_angle(anchors, ab, k)
+    sort_by_angle(anchors, ab, k, wp.vec2f(0.0, 0.0))
     if _max_angle_gap(anchors, ab, k) >= PI - 1.0e-3:
         for i in range(k):
             anchors[ab + i] = verts[vb + i]
-        _sort_by_angle(anchors, ab, k)
+        sort_by_angle(anchors, ab, k, wp.vec2f(0.0, 0.0))
     # ---- one Chaikin pass -> 2K vertices
     for i in range(k):
         a = anchors[ab + i]
