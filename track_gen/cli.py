@@ -185,7 +185,8 @@ def _preview(args) -> int:
     fail = track.fail_mask.numpy()
     count = track.count.numpy()
     n_valid = int(valid.sum())
-    fails = ", ".join(f"{b.name} {int(np.count_nonzero(fail & int(b)))}" for b in FailBit)
+    track_bits = [b for b in FailBit if not b.name.startswith(("GATE_", "CROSSING_", "GRADE"))]
+    fails = ", ".join(f"{b.name} {int(np.count_nonzero(fail & int(b)))}" for b in track_bits)
     if times:
         per_call = (
             f"{float(np.mean(times)):.3f} ms (mean of {len(times)} warm calls, "
