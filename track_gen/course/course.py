@@ -1,0 +1,460 @@
+"""The Course: a generator plus ordered components, one bind, one regeneration body."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+import weakref
+from collections.abc import Sequence
+from types import MappingProxyType
+
+import numpy as np
+import warp as wp
+
+from ..config import GateGenConfig, TrackGenConfig
+from ..errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
+from ..exec import is_capturing, require_not_capturing
+from ..pipeline.spec import PipelineSpec
+from ..tools.component import Component, ComponentContext, order_components
+from .result import StepResult
+
+__all__ = ["Course"]
+
+#: Graph variants a course records besides ``course.graph``; more run eagerly.
+MAX_COURSE_GRAPHS = 16
+#: Input names every course accepts (ignored when no component declares them).
+COMMON_INPUTS = ("position", "orientation", "half_extents", "box_position")
+
+
+def _check_generator(generator) -> None:
+    if isinstance(generator, (TrackGenConfig, PipelineSpec)) and not isinstance(
+        generator, GateGenConfig
+    ):
+        family = getattr(generator, "family", "track")
+        preset = "Course.gates" if family == "gates" else "Course.track"
+        raise TypeError(
+            f"Course(generator, ...) takes a built generator, got a "
+            f"{type(generator).__name__}: use {preset}(...) to build one"
+        )
+    if isinstance(generator, GateGenConfig):
+        raise TypeError(
+            "Course(generator, ...) takes a built generator, got a GateGenConfig: "
+            "use Course.gates(...) to build one"
+        )
+    for attr in ("result", "layout", "enqueue", "inputs"):
+        if not hasattr(generator, attr):
+            raise TypeError(
+                f"Course(generator, ...): {type(generator).__name__} lacks "
+                f"{attr!r}; pass a TrackGenerator, a GateGenerator or a Program"
+            )
+
+
+class Course:
+    """A generator plus an ordered list of components (``track_gen.tools``).
+
+    ``Course(generator, components=(), *, stream=None, prepare=True)``: the course orders the
+    components by their ``after``/``source`` names, attaches them, binds every input at once
+    (:meth:`bind`), answers every step (:meth:`step`), resets per env (:meth:`reset`) and runs
+    the regeneration as ONE body (:meth:`regenerate`): ``generator.enqueue`` ->
+    ``on_generate`` of each component (sorted) -> ``reset`` of each component (reversed),
+    recorded on CUDA into the course's own graph per variant.
+
+    Attributes:
+        generator: the generator it drives (one course per generator: a newer course over the
+            same generator takes it over, and this one raises RuntimeError at its next call).
+        components: read-only name -> component mapping in execution order.
+        inputs: ``"regen_mask"`` (the generator's) and ``"reset_mask"`` (the course's): stable,
+            zero-initialised ``[E]`` int32 masks the library reads and never clears.
+        result: the generator's result (Track or GateSequence).
+        seeds: the generator's SeedState; ``rng`` its PerEnvSeededRNG or None.
+        graph: the course's graph of the full regeneration (CUDA, after the first call).
+    """
+
+    def __init__(self, generator, components=(), *, stream=None, prepare: bool = True):
+        _check_generator(generator)
+        if (
+            isinstance(components, Component)
+            or not isinstance(components, Sequence)
+            or isinstance(components, (str, bytes))
+        ):
+            raise TypeError(
+                "components must be a sequence of components (a list or tuple); "
+                f"got {type(components).__name__}"
+            )
+        ordered = order_components(components)
+        device = generator.layout.device
+        require_not_capturing(device, "Course construction")
+        if stream is not None and device.is_cpu:
+            raise ValueError("stream= is only meaningful on a CUDA device")
+        self.generator = generator
+        self.stream = stream if stream is not None else getattr(generator, "stream", None)
+        ctx = ComponentContext(generator, self.stream)
+        names = [c.name for c in ordered]
+        try:
+            for comp in ordered:
+                ctx.add(comp, planned=names)
+        except BaseException:
+            ctx.detach_all()
+            raise
+        self._ctx = ctx
+        self.components = MappingProxyType(ctx.components)
+        E = generator.layout.num_envs
+        self._reset_mask = wp.zeros(E, dtype=wp.int32, device=device)
+        self._zero_mask = wp.zeros(E, dtype=wp.int32, device=device)
+        self.inputs = MappingProxyType(
+            {"regen_mask": generator.inputs["regen_mask"], "reset_mask": self._reset_mask}
+        )
+        self._result = StepResult(valid=generator.result.valid)
+        self._graphs: dict = {}
+        self.graph = None
+        self._graph_warned = False
+        self._stepped_in_capture = False
+        self._rebind_warned = False
+        self._prepared = False
+        if prepare:
+            self.prepare()
+        generator._course_owner = weakref.ref(self)
+
+    # -------------------------------------------------------------- construction presets
+    @classmethod
+    def track(
+        cls,
+        source,
+        *,
+        checkpoint_spacing,
+        collision=None,
+        max_checkpoints=None,
+        extra=(),
+        seeds=None,
+        stream=None,
+        prepare: bool = True,
+    ):
+        """A track course: ``checkpoints``, ``progress``, ``collision`` (when given), then
+        ``extra``. See the module docs for every check (all made before building)."""
+        from ..generators import TrackGenerator
+        from ..tools import presets as tool_presets
+
+        components = tool_presets.track_components(
+            checkpoint_spacing=checkpoint_spacing,
+            collision=collision,
+            max_checkpoints=max_checkpoints,
+            extra=extra,
+        )
+        generator = _build_source(source, "track", TrackGenerator, seeds, stream)
+        return cls(generator, components, stream=stream, prepare=prepare)
+
+    # -------------------------------------------------------------- properties
+    @property
+    def result(self):
+        """The generator's result (live)."""
+        return self.generator.result
+
+    @property
+    def seeds(self):
+        return self.generator.seeds
+
+    @property
+    def rng(self):
+        return self.generator.rng
+
+    @property
+    def device(self):
+        return self.generator.layout.device
+
+    def _utility(self, name):
+        comp = self._ctx.components.get(name)
+        return None if comp is None else comp.utility
+
+    @property
+    def progress(self):
+        return self._utility("progress")
+
+    @property
+    def collision(self):
+        return self._utility("collision")
+
+    @property
+    def localizer(self):
+        return self._utility("localizer")
+
+    @property
+    def heightfield(self):
+        return self._utility("heightfield")
+
+    @property
+    def checkpoint_sampler(self):
+        return self._utility("checkpoints")
+
+    @property
+    def course_line(self):
+        return self._utility("centerline")
+
+    @property
+    def checkpoints(self):
+        comp = self._ctx.components.get("checkpoints")
+        return None if comp is None else comp.result
+
+    # -------------------------------------------------------------- checks
+    def _check_owner(self) -> None:
+        owner = getattr(self.generator, "_course_owner", None)
+        if owner is not None and owner() is not self:
+            raise RuntimeError(
+                "this course's generator is driven by another Course (a newer "
+                "course took it over): use that course"
+            )
+
+    def _check_mask(self, mask) -> None:
+        self.generator._check_mask(mask)
+
+    def _check_call(self, capturing: bool) -> None:
+        if capturing and not self._prepared:
+            raise CaptureError(
+                "this course was built with prepare=False: call course.prepare() "
+                "before recording it into a capture"
+            )
+        if capturing and not getattr(self.generator, "capturable", True):
+            raise NotCapturableError(
+                "the generator has a stage that runs on the host (capturable=False): call "
+                "regenerate outside the capture"
+            )
+
+    # -------------------------------------------------------------- binding
+    def bind(self, *args, **arrays) -> None:
+        """Bind every component input at once, by name (``position``, ``orientation``,
+        ``half_extents``, ``box_position`` also positionally, in that order).
+
+        Every array is validated (dtype, shape ``[E*slots]``, device, contiguity) and every
+        route resolved before anything is rebound; a component whose ``on_bind`` raises gets
+        its previous arrays back, as do the components already rebound by this call.
+        """
+        if len(args) > len(COMMON_INPUTS):
+            raise TypeError(
+                f"bind() takes at most {len(COMMON_INPUTS)} positional arrays "
+                f"({', '.join(COMMON_INPUTS)})"
+            )
+        for name, arr in zip(COMMON_INPUTS, args, strict=False):
+            if name in arrays:
+                raise TypeError(f"bind() got {name!r} both positionally and by name")
+            arrays[name] = arr
+        specs = self._ctx.inputs
+        gen_inputs = set(getattr(self.generator, "input_info", {})) - {"regen_mask"}
+        for name in arrays:
+            if name in gen_inputs:
+                raise TypeError(
+                    f"{name!r} is an input of the generator, not of the course: write "
+                    f"course.generator.inputs[{name!r}] in place (a stable array every "
+                    "regeneration reads), e.g. with wp.copy on the regeneration's stream"
+                )
+            if name not in specs and name not in COMMON_INPUTS:
+                raise TypeError(
+                    f"bind() got an unknown input {name!r}; component inputs: {sorted(specs)}"
+                )
+        E, device = self.generator.layout.num_envs, self.device
+        for name, arr in arrays.items():
+            spec = specs.get(name)
+            if spec is None:
+                continue  # a common input no component declares: ignored
+            _check_array(name, arr, spec.dtype, E * spec.slots, device)
+        routed = {}
+        for comp in self._ctx.components.values():
+            mine = {}
+            for spec in comp.INPUTS:
+                if spec.name in arrays:
+                    mine[spec.name] = arrays[spec.name]
+                elif spec.default is not None and spec.default in arrays:
+                    src = arrays[spec.default]
+                    if src.shape[0] == E * spec.slots and src.dtype == spec.dtype:
+                        mine[spec.name] = src
+            routed[comp.name] = mine
+        done = []
+        try:
+            for comp in self._ctx.components.values():
+                previous = comp.bound
+                comp.bind(routed[comp.name])
+                done.append((comp, previous))
+        except BaseException:
+            for comp, previous in reversed(done):
+                comp.bind(previous)
+            raise
+        if self._stepped_in_capture and not self._rebind_warned:
+            self._rebind_warned = True
+            warnings.warn(
+                "inputs rebound after a capture recorded course.step(): that graph "
+                "keeps reading the old arrays; record it again",
+                RebindAfterCaptureWarning,
+                stacklevel=2,
+            )
+
+    def _unbound_required(self) -> list[str]:
+        missing = []
+        for comp in self._ctx.components.values():
+            for spec in comp.INPUTS:
+                if spec.required and spec.name not in comp.bound:
+                    missing.append(f"{comp.name}.{spec.name}")
+        return missing
+
+    # -------------------------------------------------------------- per step
+    def step(self) -> StepResult:
+        """Run every per-step component in order; returns the same :class:`StepResult`."""
+        self._check_owner()
+        if self._unbound_required():
+            raise RuntimeError(f"call bind() before step() (unbound: {self._unbound_required()})")
+        if is_capturing(self.device):
+            self._stepped_in_capture = True
+        entries = {}
+        with self._stream_scope():
+            for comp in self._ctx.components.values():
+                if comp.steps:
+                    comp.result = comp.step(self._ctx)
+                    entries[comp.name] = comp.result
+        self._result._set_entries(entries)
+        self._result.valid = self.generator.result.valid
+        return self._result
+
+    def reset(self, mask=None) -> None:
+        """Respawn the masked envs (None: all) on the course they have: every component's
+        runtime state (reversed order), nothing else."""
+        self._check_owner()
+        self._check_mask(mask)
+        with self._stream_scope():
+            for comp in reversed(list(self._ctx.components.values())):
+                comp.reset(self._ctx, mask)
+
+    # -------------------------------------------------------------- regeneration
+    def _body(self, advance: bool, mask) -> None:
+        self.generator.enqueue(self._ctx, advance=advance, mask=mask, stream=self.stream)
+        comps = list(self._ctx.components.values())
+        for comp in comps:
+            comp.on_generate(self._ctx, mask)
+        for comp in reversed(comps):
+            comp.reset(self._ctx, mask)
+
+    def _stream_scope(self):
+        return wp.ScopedStream(self.stream) if self.stream is not None else contextlib.nullcontext()
+
+    def _run_body(self, advance: bool, mask, allow_graph: bool) -> None:
+        capturing = is_capturing(self.device)
+        self._check_call(capturing)
+        if not self._prepared and not capturing:
+            self._prepared = True
+        use_graph = (
+            allow_graph
+            and not capturing
+            and self.device.is_cuda
+            and getattr(self.generator, "capturable", True)
+        )
+        if not use_graph:
+            with self._stream_scope():
+                self._body(advance, mask)
+            return
+        key = (advance, None if mask is None else mask.ptr)
+        graph = self._graphs.get(key)
+        if graph is None:
+            if len(self._graphs) > MAX_COURSE_GRAPHS:
+                if not self._graph_warned:
+                    self._graph_warned = True
+                    warnings.warn(
+                        f"more than {MAX_COURSE_GRAPHS} regeneration variants: further "
+                        "ones run eagerly; keep using one mask array",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
+                with self._stream_scope():
+                    self._body(advance, mask)
+                return
+            with wp.ScopedCapture(device=self.device, stream=self.stream) as cap:
+                self._body(advance, mask)
+            graph = self._graphs[key] = cap.graph
+            if key == (False, None):
+                self.graph = graph
+        wp.capture_launch(graph, stream=self.stream)
+
+    def regenerate(self, mask=None, advance: bool = False) -> None:
+        """Give new courses: every env (``mask=None``) or the envs with ``mask[e] != 0``.
+
+        ``advance=True`` moves the regenerated envs to their next epoch (a new course);
+        ``advance=False`` rebuilds them from their current (seed, epoch). Regenerated envs'
+        derived data is refreshed and their runtime state reset; unmasked envs keep their
+        course, derived data and state bitwise; an all-zero mask is an exact no-op.
+        """
+        self._check_owner()
+        if not isinstance(advance, (bool, np.bool_)):
+            raise TypeError(f"advance must be a bool, got {advance!r}")
+        self._check_mask(mask)
+        self._run_body(bool(advance), mask, allow_graph=True)
+
+    def enqueue_generate(self, mask=None, advance: bool = False) -> None:
+        """The regeneration body, launched (or recorded into your capture) without the
+        course's own graph."""
+        self._check_owner()
+        if not isinstance(advance, (bool, np.bool_)):
+            raise TypeError(f"advance must be a bool, got {advance!r}")
+        self._check_mask(mask)
+        self._run_body(bool(advance), mask, allow_graph=False)
+
+    def generate(self, seeds=None) -> None:
+        """Regenerate every env; with ``seeds``, reseed every env and zero every epoch first
+        (through the rng when there is one; RuntimeError for seeds bound to your array)."""
+        self._check_owner()
+        if seeds is not None:
+            if is_capturing(self.device):
+                raise CaptureError(
+                    "generate(seeds=...) writes seeds from the host: call it outside the capture"
+                )
+            self.generator.seeds.set(seeds)
+            self.generator.seeds.reset_epoch()
+        self.regenerate()
+
+    def prepare(self) -> None:
+        """Load every module before recording: a fresh generator gets its first batch; a
+        built one runs the masked body on an all-zero private mask (an exact identity)."""
+        if self._prepared:
+            return
+        require_not_capturing(self.device, "Course.prepare()")
+        built = bool((self.generator.result.generation.numpy() >= 0).any())
+        self._prepared = True
+        if built:
+            self._run_body(False, self._zero_mask, allow_graph=False)
+        else:
+            self._run_body(False, None, allow_graph=False)
+
+    def __repr__(self) -> str:
+        return f"Course({self.generator!r}, components={list(self._ctx.components)})"
+
+
+def _check_array(name, arr, dtype, rows, device) -> None:
+    if not isinstance(arr, wp.array):
+        raise TypeError(f"bind({name}=...): expected a wp.array, got {type(arr).__name__}")
+    if arr.dtype != dtype or arr.ndim != 1 or arr.shape[0] != rows:
+        raise ValueError(
+            f"bind({name}=...): expected a [{rows}] {wp.types.type_repr(dtype)} "
+            f"array, got shape {arr.shape} dtype {wp.types.type_repr(arr.dtype)}"
+        )
+    if arr.device != device:
+        raise ValueError(f"bind({name}=...): the array is on {arr.device}, the course on {device}")
+    if not arr.is_contiguous:
+        raise ValueError(f"bind({name}=...): the array must be contiguous")
+
+
+def _build_source(source, family, generator_cls, seeds, stream):
+    """The generator a preset drives: built from a config or spec, or used as is."""
+    other = "Course.gates" if family == "track" else "Course.track"
+    if isinstance(source, (TrackGenConfig, GateGenConfig, PipelineSpec)):
+        src_family = getattr(source, "family", None) or (
+            "gates" if isinstance(source, GateGenConfig) else "track"
+        )
+        if src_family != family:
+            raise TypeError(f"a {src_family} source goes to {other}(...)")
+        return generator_cls(source, seeds=seeds, stream=stream)
+    if hasattr(source, "layout") and hasattr(source, "enqueue"):
+        if seeds is not None or stream is not None:
+            raise TypeError(
+                "seeds= and stream= configure the generator the preset builds; "
+                "a built generator already has them"
+            )
+        if getattr(source.spec, "family", family) != family:
+            raise TypeError(f"a {source.spec.family} generator goes to {other}(...)")
+        return source
+    raise TypeError(
+        f"source must be a config, a PipelineSpec or a built generator, got {type(source).__name__}"
+    )

@@ -1,0 +1,251 @@
+"""Course components: the base class, declared inputs and the context that attaches them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import warp as wp
+
+__all__ = ["Component", "ComponentContext", "InputSpec", "order_components"]
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """An input array a component reads every step, bound with ``course.bind(name=array)``.
+
+    Attributes:
+        name: the bind keyword (``"position"``); one array goes to every component declaring
+            the name.
+        dtype: Warp dtype of the array (``wp.vec3f``).
+        slots: entries per env: the array is ``[E * slots]``.
+        default: another input's name that routes here when this one is not bound
+            (``box_position`` defaults to ``position`` at one box per env); an explicit
+            binding wins over the route.
+        required: ``step()`` refuses to run while a required input is unbound.
+        doc: meaning and unit.
+    """
+
+    name: str
+    dtype: Any
+    slots: int = 1
+    default: str | None = None
+    required: bool = True
+    doc: str = ""
+
+
+class Component:
+    """Base of a course component: a tool that derives data from the course and answers per
+    step (progress, collision, ...). Subclass it and override what you need.
+
+    Class attributes (instances may override ``name``, ``after`` and ``source`` through the
+    constructor):
+        name: unique name in a course; third-party components use a namespaced name
+            (``"acme.lookahead"``). The built-in names back the course attributes.
+        after: names of components this one runs after (in every phase but ``reset``).
+        source: name of the component whose result this one reads (implies ``after``).
+        INPUTS: the :class:`InputSpec` s this component reads.
+        requires: names of components that must be in the course.
+        optional: names of components read when present.
+
+    Lifecycle (all hooks receive the :class:`ComponentContext`):
+        attach(ctx): allocate buffers once (construction, outside any capture).
+        bind(arrays) -> on_bind(arrays): the routed input arrays (host call).
+        on_generate(ctx, mask): refresh what derives from the course for the envs with
+            ``mask[e] != 0`` (None: all envs); unmasked envs' data must stay bitwise unchanged.
+        step(ctx): per sim step; return this component's result. A component that overrides
+            ``step`` is an entry of ``StepResult`` (``res[name]``).
+        reset(ctx, mask): reset per-env runtime state of the masked envs (None: all).
+
+    Every hook but ``attach``/``bind`` only launches kernels: no allocation, no host sync.
+    """
+
+    name: ClassVar[str] = ""
+    after: ClassVar[tuple[str, ...]] = ()
+    source: ClassVar[str | None] = None
+    INPUTS: ClassVar[tuple[InputSpec, ...]] = ()
+    requires: ClassVar[tuple[str, ...]] = ()
+    optional: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, *, name: str | None = None, after=None, source: str | None = None):
+        if name is not None:
+            self.name = name
+        if after is not None:
+            self.after = tuple(after)
+        if source is not None:
+            self.source = source
+        self.result = None
+        self.utility = None
+        self.bound: dict[str, wp.array] = {}
+        self._ctx: ComponentContext | None = None
+
+    # --- hooks ---------------------------------------------------------------------------
+    def attach(self, ctx: ComponentContext) -> None:
+        """Allocate buffers (called once by the course, outside any capture)."""
+
+    def bind(self, arrays: dict) -> None:
+        """Receive the routed input arrays: store them, then call :meth:`on_bind`. When
+        ``on_bind`` raises, the previous arrays are restored and the error propagates."""
+        previous = self.bound
+        self.bound = dict(arrays)
+        try:
+            self.on_bind(self.bound)
+        except BaseException:
+            self.bound = previous
+            raise
+
+    def on_bind(self, arrays: dict) -> None:
+        """React to a new binding (e.g. hand the arrays to a utility)."""
+
+    def on_generate(self, ctx: ComponentContext, mask) -> None:
+        """Refresh derived data for the masked envs (None: all)."""
+
+    def step(self, ctx: ComponentContext):
+        """Per-step work; returns the component's result."""
+        return None
+
+    def reset(self, ctx: ComponentContext, mask) -> None:
+        """Reset runtime state of the masked envs (None: all)."""
+
+    # --- helpers -------------------------------------------------------------------------
+    @property
+    def steps(self) -> bool:
+        """True when the component overrides :meth:`step` (an entry of ``StepResult``)."""
+        return type(self).step is not Component.step
+
+    @property
+    def attached(self) -> bool:
+        return self._ctx is not None
+
+    def reads(self) -> tuple[str, ...]:
+        """Names this component runs after: ``after`` plus ``source``."""
+        return tuple(self.after) + ((self.source,) if self.source else ())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+_HOOKS = ("attach", "bind", "on_generate", "step", "reset")
+
+
+def _check_component_shape(comp) -> None:
+    missing = [h for h in _HOOKS if not callable(getattr(comp, h, None))]
+    if missing:
+        raise TypeError(
+            f"{comp!r} lacks {missing}: subclass track_gen.tools.Component for the defaults"
+        )
+    name = getattr(comp, "name", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"component {comp!r}: name must be a non-empty str, got {name!r}")
+
+
+def order_components(components) -> list:
+    """Stable topological order of ``components`` by their ``after`` and ``source`` names.
+
+    An already-ordered list is kept as is; otherwise a component moves just behind what it
+    reads. Raises TypeError / ValueError for a bad name, a duplicate, an attached component,
+    an unknown read or a cycle, before anything is attached.
+    """
+    comps = list(components)
+    for c in comps:
+        _check_component_shape(c)
+    names = [c.name for c in comps]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"two components named {dup}: names are unique within a course")
+    for c in comps:
+        if getattr(c, "_ctx", None) is not None:
+            raise ValueError(
+                f"{c!r} is already attached to another course or context: build a new instance"
+            )
+        for r in c.reads():
+            if r not in names:
+                raise ValueError(
+                    f"{c!r} runs after / reads {r!r}, which is not a component of this course "
+                    f"(components: {names})"
+                )
+    done: list = []
+    placed: set[str] = set()
+    pending = list(comps)
+    while pending:
+        for c in pending:
+            if all(r in placed for r in c.reads()):
+                done.append(c)
+                placed.add(c.name)
+                pending.remove(c)
+                break
+        else:
+            raise ValueError(
+                f"components {[c.name for c in pending]} form a cycle of after / source names"
+            )
+    return done
+
+
+class ComponentContext:
+    """What components see: the generator, its layout and device, the course's stream and the
+    components attached so far (by name).
+
+    Attributes:
+        generator: the course's generator (``result``, ``layout``, ``enqueue``, ...).
+        layout: ``generator.layout`` (``num_envs``, ``N_max``, ``device``).
+        device: the Warp device.
+        stream: the stream the course launches on (None: the device's current stream).
+        components: name -> attached component, in execution order.
+        inputs: name -> :class:`InputSpec` of every declared input.
+    """
+
+    def __init__(self, generator, stream=None):
+        self.generator = generator
+        self.layout = generator.layout
+        self.device = generator.layout.device
+        self.stream = stream
+        self.components: dict[str, Component] = {}
+        self.inputs: dict[str, InputSpec] = {}
+
+    @property
+    def num_envs(self) -> int:
+        return self.layout.num_envs
+
+    def get(self, name: str):
+        """The attached component ``name`` (KeyError listing the names)."""
+        try:
+            return self.components[name]
+        except KeyError:
+            raise KeyError(f"no component {name!r}; components: {list(self.components)}") from None
+
+    def check(self, comp: Component, planned: list[str]) -> None:
+        """Every check :meth:`add` makes, without attaching (``planned``: the course's names)."""
+        for r in comp.reads():
+            if r not in planned:
+                raise ValueError(f"{comp!r} reads {r!r}, which is not a component of this course")
+        for r in comp.requires:
+            if r not in planned:
+                raise ValueError(
+                    f"{comp!r} requires a component named {r!r} (components: {planned})"
+                )
+        for spec in getattr(comp, "INPUTS", ()):
+            have = self.inputs.get(spec.name)
+            if have is not None and (have.dtype != spec.dtype or have.slots != spec.slots):
+                raise ValueError(
+                    f"input {spec.name!r} is declared twice with different (dtype, slots): "
+                    f"({wp.types.type_repr(have.dtype)}, {have.slots}) and "
+                    f"({wp.types.type_repr(spec.dtype)}, {spec.slots}) ({comp!r})"
+                )
+
+    def add(self, comp: Component, planned: list[str] | None = None) -> Component:
+        """Check ``comp`` (reads, requires, input conflicts), then attach it."""
+        planned = planned if planned is not None else [*self.components, comp.name]
+        self.check(comp, planned)
+        for spec in getattr(comp, "INPUTS", ()):
+            self.inputs.setdefault(spec.name, spec)
+        comp.attach(self)
+        comp._ctx = self
+        self.components[comp.name] = comp
+        return comp
+
+    def detach_all(self) -> None:
+        """Release every component (after a refused construction)."""
+        for c in self.components.values():
+            c._ctx = None
+        self.components.clear()
+        self.inputs.clear()
