@@ -1,0 +1,429 @@
+"""Checkpoints along a course: :class:`CheckpointSet` and :class:`CheckpointSampler`.
+
+A checkpoint is a planar opening an agent passes through: a centre, two end points ``left``
+and ``right`` across the course, a unit ``tangent`` (the plane normal, the direction of
+travel) and a vertical half-opening ``up_half``. A road-band track gets evenly spaced
+cross-sections from :class:`CheckpointSampler`; a gate course is its own checkpoint set
+(:meth:`CheckpointSet.from_gates`, no copy). :class:`~track_gen.tools.progress.ProgressTracker`
+counts passes through them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from dataclasses import dataclass
+
+import warp as wp
+
+from ..exec import require_not_capturing
+from ..results import GateSequence, Track
+from .component import Component
+
+wp.set_module_options({"enable_backward": False})
+
+__all__ = ["CheckpointSampler", "CheckpointSet", "Checkpoints"]
+
+#: ``up_half`` of a track cross-section: no vertical limit.
+UNBOUNDED_UP_HALF = 1.0e30
+
+_NAN = wp.constant(float("nan"))
+_UP_HALF = wp.constant(UNBOUNDED_UP_HALF)
+
+
+@dataclass
+class CheckpointSet:
+    """A batch of checkpoint openings, flat and NaN-padded (env ``e`` owns rows
+    ``e*M .. e*M + M - 1``; rows past ``count[e]`` are NaN). Units are track units.
+
+    Attributes:
+        position: vec3f ``[E*M]``: checkpoint centre (centerline point, or gate centre).
+        left: vec3f ``[E*M]``: one end of the opening (the inner border point for tracks,
+            the gate's left bar end for gates).
+        right: vec3f ``[E*M]``: the other end (outer border point, or right bar end).
+        tangent: vec3f ``[E*M]``: unit normal of the checkpoint plane, pointing in the
+            direction of travel (a checkpoint is passed going from its negative to its
+            positive side).
+        up_half: float32 ``[E*M]``: vertical half-opening, measured along
+            ``normalize((right - left) x tangent)`` from the midpoint of ``left``/``right``
+            (``1e30`` for track cross-sections, the gate's ``half_size`` for gates).
+        count: int32 ``[E]``: real checkpoints (0: the env has none).
+    """
+
+    position: wp.array
+    left: wp.array
+    right: wp.array
+    tangent: wp.array
+    up_half: wp.array
+    count: wp.array
+
+    @classmethod
+    def allocate(cls, num_envs: int, max_checkpoints: int, device) -> CheckpointSet:
+        """NaN rows and ``count = 0``."""
+        nan = float("nan")
+        rows = int(num_envs) * int(max_checkpoints)
+
+        def v3():
+            return wp.full(rows, wp.vec3f(nan, nan, nan), dtype=wp.vec3f, device=device)
+
+        return cls(
+            position=v3(),
+            left=v3(),
+            right=v3(),
+            tangent=v3(),
+            up_half=wp.full(rows, nan, dtype=wp.float32, device=device),
+            count=wp.zeros(int(num_envs), dtype=wp.int32, device=device),
+        )
+
+    @classmethod
+    def from_gates(cls, seq: GateSequence) -> CheckpointSet:
+        """The gates of ``seq`` as checkpoints, aliasing its arrays (no copy: every
+        regeneration of the gate generator is seen at once).
+
+        ``position``, ``left``, ``right`` and ``count`` are the gate arrays, ``tangent`` is
+        ``seq.forward`` and ``up_half`` is ``seq.half_size`` (square openings). A gate of width
+        0 can never be passed.
+        """
+        for name in ("position", "left", "right", "forward", "half_size", "count"):
+            if not isinstance(getattr(seq, name, None), wp.array):
+                raise TypeError(
+                    f"from_gates(seq): seq must be a GateSequence (a GateGenerator's result), "
+                    f"got {type(seq).__name__} without a wp.array {name!r}"
+                )
+        return cls(
+            position=seq.position,
+            left=seq.left,
+            right=seq.right,
+            tangent=seq.forward,
+            up_half=seq.half_size,
+            count=seq.count,
+        )
+
+    @property
+    def num_envs(self) -> int:
+        return self.count.shape[0]
+
+    @property
+    def max_checkpoints(self) -> int:
+        """Per-env capacity M (the row stride)."""
+        return self.position.shape[0] // self.count.shape[0]
+
+    @property
+    def device(self):
+        return self.position.device
+
+    def clone(self) -> CheckpointSet:
+        """A detached deep copy (allocates: call it outside your graph)."""
+        return CheckpointSet(
+            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        )
+
+
+# ---------------------------------------------------------------------------------- checks
+def _is_number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _check_positive(name: str, value) -> float:
+    if not _is_number(value) or not math.isfinite(float(value)) or float(value) <= 0.0:
+        raise ValueError(f"{name} = {value!r}: must be a finite number > 0")
+    return float(value)
+
+
+def check_mask(mask, num_envs: int, device, name: str = "mask") -> None:
+    """Raise unless ``mask`` is None or a contiguous ``[num_envs]`` int32 array on ``device``."""
+    if mask is None:
+        return
+    dev = wp.get_device(device)
+    if not isinstance(mask, wp.array):
+        raise TypeError(
+            f"{name} must be a contiguous [{num_envs}] int32 wp.array on {dev} (or None for "
+            f"every env), got {type(mask).__name__}"
+        )
+    if mask.dtype != wp.int32 or mask.ndim != 1 or mask.shape[0] != num_envs:
+        raise ValueError(
+            f"{name} must be a contiguous [{num_envs}] int32 array, got shape {mask.shape} "
+            f"dtype {wp.types.type_repr(mask.dtype)}"
+        )
+    if mask.device != dev:
+        raise ValueError(f"{name} is on {mask.device}, expected {dev}: pass an array on {dev}")
+    if not mask.is_contiguous:
+        raise ValueError(f"{name} must be contiguous: pass a contiguous [{num_envs}] int32 array")
+
+
+# ---------------------------------------------------------------------------------- kernel
+@wp.func
+def _lerp3(a: wp.vec3f, b: wp.vec3f, t: float) -> wp.vec3f:
+    return a + t * (b - a)
+
+
+@wp.kernel
+def _sample_kernel(
+    center: wp.array(dtype=wp.vec3f),
+    inner: wp.array(dtype=wp.vec3f),
+    outer: wp.array(dtype=wp.vec3f),
+    arclen: wp.array(dtype=wp.float32),
+    length: wp.array(dtype=wp.float32),
+    bead_count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    mask: wp.array(dtype=wp.int32),
+    use_mask: int,
+    n_max: int,
+    spacing: float,
+    cap: int,
+    position_out: wp.array(dtype=wp.vec3f),
+    left_out: wp.array(dtype=wp.vec3f),
+    right_out: wp.array(dtype=wp.vec3f),
+    tangent_out: wp.array(dtype=wp.vec3f),
+    up_half_out: wp.array(dtype=wp.float32),
+    count_out: wp.array(dtype=wp.int32),
+    clipped_out: wp.array(dtype=wp.int32),
+    step_out: wp.array(dtype=wp.float32),
+):
+    e = wp.tid()
+    if use_mask != 0:
+        if mask[e] == 0:
+            return
+    nb = bead_count[e]
+    total = length[e]
+    base = e * n_max
+    out = e * cap
+    n = int(0)
+    clipped = int(0)
+    step = float(0.0)
+    ok = valid[e] != 0 and nb >= 3 and nb <= n_max and wp.isfinite(total) and total > 0.0
+    if ok:
+        r = wp.floor(total / spacing + 0.5)  # nearest integer, halves up
+        if r > float(cap):
+            n = cap
+            clipped = 1
+        else:
+            n = wp.max(int(r), 3)
+        step = total / float(n)
+    nan3 = wp.vec3f(_NAN, _NAN, _NAN)
+    for k in range(cap):
+        if k < n:
+            s = float(k) * step
+            # largest bead i with arclen[i] <= s (arclen[0] = 0 <= s)
+            lo = int(0)
+            hi = nb - 1
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if arclen[base + mid] <= s:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            j = lo + 1
+            a1 = total
+            if j == nb:
+                j = 0
+            else:
+                a1 = arclen[base + j]
+            a0 = arclen[base + lo]
+            t = float(0.0)
+            if a1 > a0:
+                t = wp.clamp((s - a0) / (a1 - a0), 0.0, 1.0)
+            c0 = center[base + lo]
+            c1 = center[base + j]
+            chord = c1 - c0
+            clen = wp.length(chord)
+            tan = wp.vec3f(0.0, 0.0, 0.0)
+            if clen > 0.0:
+                tan = chord / clen
+            position_out[out + k] = _lerp3(c0, c1, t)
+            left_out[out + k] = _lerp3(inner[base + lo], inner[base + j], t)
+            right_out[out + k] = _lerp3(outer[base + lo], outer[base + j], t)
+            tangent_out[out + k] = tan
+            up_half_out[out + k] = _UP_HALF
+        else:
+            position_out[out + k] = nan3
+            left_out[out + k] = nan3
+            right_out[out + k] = nan3
+            tangent_out[out + k] = nan3
+            up_half_out[out + k] = _NAN
+    count_out[e] = n
+    clipped_out[e] = clipped
+    step_out[e] = step
+
+
+# ---------------------------------------------------------------------------------- sampler
+class CheckpointSampler:
+    """Evenly spaced cross-sections of a road-band :class:`~track_gen.Track`.
+
+    Per env, ``n = clamp(round(length / spacing), 3, M)`` checkpoints sit at arc
+    ``k * length / n`` (k = 0 .. n-1) along the closed centerline: checkpoint 0 is the
+    start line at bead 0, there is no seam gap and no doubled checkpoint. Each one
+    interpolates the centerline, inner and outer borders on the same segment with the same
+    parameter (``left`` = inner, ``right`` = outer), its tangent is the unit chord of that
+    centerline segment and ``up_half = 1e30``. Invalid envs (``valid == 0``) and tracks of
+    fewer than 3 beads get ``count = 0`` and NaN rows.
+
+    Args:
+        track: the generator's :class:`~track_gen.Track` (read live by pointer: call
+            :meth:`sample` after every regeneration).
+        spacing: target arc distance between checkpoints, track units (> 0).
+        max_checkpoints: per-env capacity M (int >= 3). Default: derived from
+            ``max_loop_length``.
+        max_loop_length: keyword-only bound on any track's perimeter (track units, > 0):
+            ``M = max(3, ceil(max_loop_length / spacing))``. Ignored when ``max_checkpoints``
+            is given; one of the two is required.
+
+    Attributes:
+        checkpoints: the :class:`CheckpointSet` (allocated once, overwritten by
+            :meth:`sample`).
+        clipped: int32 ``[E]``: 1 when ``round(length / spacing)`` exceeded M at the last
+            sample of the env (its checkpoints are then farther apart than ``spacing``).
+        step: float32 ``[E]``: arc between consecutive checkpoints, track units (0 for an
+            env without checkpoints).
+
+    Construction allocates (outside any capture) and samples once; :meth:`sample` is
+    allocation-free, one launch, and capturable.
+    """
+
+    def __init__(
+        self,
+        track: Track,
+        spacing: float,
+        max_checkpoints: int | None = None,
+        *,
+        max_loop_length: float | None = None,
+    ):
+        for name in ("center", "inner", "outer", "arclen", "length", "count", "valid"):
+            if not isinstance(getattr(track, name, None), wp.array):
+                raise TypeError(
+                    f"CheckpointSampler(track): track must be a Track (a TrackGenerator's "
+                    f"result), got {type(track).__name__} without a wp.array {name!r}"
+                )
+        spacing = _check_positive("spacing", spacing)
+        if max_checkpoints is not None:
+            if (
+                not isinstance(max_checkpoints, numbers.Integral)
+                or isinstance(max_checkpoints, bool)
+                or int(max_checkpoints) < 3
+            ):
+                raise ValueError(
+                    f"max_checkpoints = {max_checkpoints!r}: must be an int >= 3 (or None to "
+                    "derive it from max_loop_length)"
+                )
+            cap = int(max_checkpoints)
+        elif max_loop_length is not None:
+            bound = _check_positive("max_loop_length", max_loop_length)
+            cap = max(3, math.ceil(bound / spacing))
+        else:
+            raise ValueError(
+                "CheckpointSampler needs a capacity: pass max_checkpoints (an int >= 3, the "
+                "per-env checkpoint capacity) or max_loop_length= (a bound on any track's "
+                "perimeter; capacity max(3, ceil(max_loop_length / spacing)))"
+            )
+        device = track.center.device
+        require_not_capturing(device, "CheckpointSampler construction")
+        self.track = track
+        self.spacing = spacing
+        self.device = device
+        E = track.count.shape[0]
+        self._n_max = track.center.shape[0] // E
+        self.checkpoints = CheckpointSet.allocate(E, cap, device)
+        self.clipped = wp.zeros(E, dtype=wp.int32, device=device)
+        self.step = wp.zeros(E, dtype=wp.float32, device=device)
+        self._no_mask = wp.zeros(1, dtype=wp.int32, device=device)
+        self.sample()
+
+    @property
+    def num_envs(self) -> int:
+        return self.checkpoints.num_envs
+
+    @property
+    def max_checkpoints(self) -> int:
+        """Per-env capacity M."""
+        return self.checkpoints.max_checkpoints
+
+    def sample(self, mask: wp.array | None = None) -> CheckpointSet:
+        """Place the checkpoints of the envs with ``mask[e] != 0`` (None: every env) and
+        return :attr:`checkpoints` (the same instance every call).
+
+        ``mask`` is a contiguous ``[E]`` int32 array on the track's device; unmasked envs
+        stay bitwise unchanged. One launch, no allocation, no host sync.
+        """
+        check_mask(mask, self.num_envs, self.device)
+        t, cs = self.track, self.checkpoints
+        wp.launch(
+            _sample_kernel,
+            self.num_envs,
+            inputs=[
+                t.center,
+                t.inner,
+                t.outer,
+                t.arclen,
+                t.length,
+                t.count,
+                t.valid,
+                self._no_mask if mask is None else mask,
+                0 if mask is None else 1,
+                self._n_max,
+                self.spacing,
+                self.max_checkpoints,
+            ],
+            outputs=[
+                cs.position,
+                cs.left,
+                cs.right,
+                cs.tangent,
+                cs.up_half,
+                cs.count,
+                self.clipped,
+                self.step,
+            ],
+            device=self.device,
+        )
+        return cs
+
+
+class Checkpoints(Component):
+    """Course component ``"checkpoints"``: checkpoints every ``spacing`` along each env's
+    centerline, refreshed for the regenerated envs (``on_generate``).
+
+    Args:
+        spacing: track units between checkpoints (> 0).
+        max_checkpoints: per-env capacity, an int >= 3, or ``"auto"``: the longest track the
+            generator can produce, ``max(3, ceil(max_loop_length / spacing))`` with
+            ``max_loop_length = (N_max + 1) * bead spacing`` (a longer loop is TRUNCATED and
+            invalid), so no valid env is ever clipped.
+
+    ``result`` is the :class:`CheckpointSet` (a per-generation result: read it through
+    ``course.checkpoints``); ``utility`` the :class:`CheckpointSampler`
+    (``course.checkpoint_sampler``).
+    """
+
+    name = "checkpoints"
+
+    def __init__(self, spacing, max_checkpoints="auto", *, name=None):
+        super().__init__(name=name)
+        self.spacing = _check_positive("spacing", spacing)
+        if max_checkpoints not in ("auto", None) and (
+            isinstance(max_checkpoints, bool)
+            or not isinstance(max_checkpoints, numbers.Integral)
+            or max_checkpoints < 3
+        ):
+            raise ValueError(f"max_checkpoints = {max_checkpoints!r} must be an int >= 3 or 'auto'")
+        self.max_checkpoints = None if max_checkpoints in ("auto", None) else int(max_checkpoints)
+
+    def attach(self, ctx) -> None:
+        track = ctx.generator.result
+        bound = None
+        if self.max_checkpoints is None:
+            cfg = getattr(ctx.generator, "config", None)
+            bead = getattr(cfg, "resolved_spacing", None)
+            if bead is None:
+                raise ValueError(
+                    "Checkpoints(max_checkpoints='auto') needs a generator with a bead spacing "
+                    "(a TrackGenerator); pass max_checkpoints=<int >= 3>"
+                )
+            bound = (ctx.layout.N_max + 1) * float(bead)
+        self.utility = CheckpointSampler(
+            track, self.spacing, self.max_checkpoints, max_loop_length=bound
+        )
+        self.result = self.utility.checkpoints
+
+    def on_generate(self, ctx, mask) -> None:
+        self.utility.sample(mask)

@@ -1,0 +1,364 @@
+"""Checkpoint progress of one agent per env: :class:`ProgressTracker` and
+:class:`ProgressEvents`.
+
+Each :meth:`ProgressTracker.update` sweeps the agent's motion since the previous update
+(a segment) through the plane of its next target checkpoint: landing on or past the plane
+from its negative side, inside the opening, passes the checkpoint; going back through it,
+inside the opening, is a wrong-way event. Checkpoint 0 is the start line, so spawn agents just
+behind it; a lap is counted when the last checkpoint is passed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import warp as wp
+
+from ..exec import require_not_capturing
+from .checkpoints import CheckpointSet, check_mask
+from .component import Component, InputSpec
+
+wp.set_module_options({"enable_backward": False})
+
+__all__ = ["Progress", "ProgressEvents", "ProgressTracker"]
+
+_NAN = wp.constant(float("nan"))
+
+
+@dataclass
+class ProgressEvents:
+    """Per-env progress after the last update (the same instance every call; ``clone()`` for
+    a snapshot).
+
+    Attributes:
+        passed: int32 ``[E]``: 1 on the update that passed the target checkpoint forward.
+        wrong_way: int32 ``[E]``: 1 on the update that crossed the target's plane backward
+            inside its opening (no state change).
+        laps: int32 ``[E]``: laps completed since the last reset (a lap completes when the
+            last checkpoint is passed).
+        progress: int32 ``[E]``: checkpoints passed since the last reset.
+        next_index: int32 ``[E]``: index of the target checkpoint.
+        dist_to_next: float32 ``[E]``: 3D distance from the agent to the target's
+            ``position``, track units; 0 for an env that is invalid or has no checkpoints
+            (its progress is frozen) and right after a reset.
+    """
+
+    passed: wp.array
+    wrong_way: wp.array
+    laps: wp.array
+    progress: wp.array
+    next_index: wp.array
+    dist_to_next: wp.array
+
+    @classmethod
+    def allocate(cls, num_envs: int, device) -> ProgressEvents:
+        def i32():
+            return wp.zeros(num_envs, dtype=wp.int32, device=device)
+
+        return cls(
+            passed=i32(),
+            wrong_way=i32(),
+            laps=i32(),
+            progress=i32(),
+            next_index=i32(),
+            dist_to_next=wp.zeros(num_envs, dtype=wp.float32, device=device),
+        )
+
+    def clone(self) -> ProgressEvents:
+        """A detached deep copy (allocates: call it outside your graph)."""
+        return ProgressEvents(
+            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        )
+
+
+@wp.kernel
+def _update_kernel(
+    position: wp.array(dtype=wp.vec3f),
+    cp_position: wp.array(dtype=wp.vec3f),
+    cp_left: wp.array(dtype=wp.vec3f),
+    cp_right: wp.array(dtype=wp.vec3f),
+    cp_tangent: wp.array(dtype=wp.vec3f),
+    cp_up_half: wp.array(dtype=wp.float32),
+    cp_count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    use_valid: int,
+    cap: int,
+    prev_out: wp.array(dtype=wp.vec3f),
+    passed_out: wp.array(dtype=wp.int32),
+    wrong_way_out: wp.array(dtype=wp.int32),
+    laps_out: wp.array(dtype=wp.int32),
+    progress_out: wp.array(dtype=wp.int32),
+    next_out: wp.array(dtype=wp.int32),
+    dist_out: wp.array(dtype=wp.float32),
+):
+    e = wp.tid()
+    n = wp.min(cp_count[e], cap)
+    live = int(0)
+    if n > 0:
+        live = 1
+    if use_valid != 0:
+        if valid[e] == 0:
+            live = 0
+    passed_out[e] = 0
+    wrong_way_out[e] = 0
+    if live == 0:
+        # frozen: laps / progress / target unchanged, no crossing on the next live update
+        prev_out[e] = wp.vec3f(_NAN, _NAN, _NAN)
+        dist_out[e] = 0.0
+        return
+    g = next_out[e]
+    if g < 0 or g >= n:
+        g = 0  # regenerated without a reset
+    base = e * cap
+    p1 = position[e]
+    p0 = prev_out[e]
+    step = int(0)  # +1 forward pass, -1 wrong way
+    if wp.isfinite(p0[0]) and wp.isfinite(p0[1]) and wp.isfinite(p0[2]):
+        left = cp_left[base + g]
+        right = cp_right[base + g]
+        nrm = cp_tangent[base + g]
+        mid = 0.5 * (left + right)
+        d0 = wp.dot(p0 - mid, nrm)
+        d1 = wp.dot(p1 - mid, nrm)
+        direction = int(0)
+        if d0 < 0.0 and d1 >= 0.0:
+            direction = 1
+        elif d0 > 0.0 and d1 <= 0.0:
+            direction = -1
+        if direction != 0:
+            across = right - left
+            width = wp.length(across)
+            if width > 0.0:
+                u_axis = across / width
+                vc = wp.cross(u_axis, nrm)
+                vlen = wp.length(vc)
+                if vlen > 1.0e-12:
+                    v_axis = vc / vlen
+                    x = p0 + (d0 / (d0 - d1)) * (p1 - p0)
+                    u = wp.dot(x - mid, u_axis)
+                    v = wp.dot(x - mid, v_axis)
+                    if wp.abs(u) <= 0.5 * width and wp.abs(v) <= cp_up_half[base + g]:
+                        step = direction
+    if step > 0:
+        passed_out[e] = 1
+        progress_out[e] = progress_out[e] + 1
+        g = g + 1
+        if g >= n:
+            g = 0
+            laps_out[e] = laps_out[e] + 1
+    elif step < 0:
+        wrong_way_out[e] = 1
+    next_out[e] = g
+    prev_out[e] = p1
+    dist_out[e] = wp.length(p1 - cp_position[base + g])
+
+
+@wp.kernel
+def _reset_kernel(
+    mask: wp.array(dtype=wp.int32),
+    use_mask: int,
+    prev_out: wp.array(dtype=wp.vec3f),
+    passed_out: wp.array(dtype=wp.int32),
+    wrong_way_out: wp.array(dtype=wp.int32),
+    laps_out: wp.array(dtype=wp.int32),
+    progress_out: wp.array(dtype=wp.int32),
+    next_out: wp.array(dtype=wp.int32),
+    dist_out: wp.array(dtype=wp.float32),
+):
+    e = wp.tid()
+    if use_mask != 0:
+        if mask[e] == 0:
+            return
+    prev_out[e] = wp.vec3f(_NAN, _NAN, _NAN)
+    passed_out[e] = 0
+    wrong_way_out[e] = 0
+    laps_out[e] = 0
+    progress_out[e] = 0
+    next_out[e] = 0
+    dist_out[e] = 0.0
+
+
+class ProgressTracker:
+    """Counts one agent's passes through its checkpoints, per env.
+
+    Args:
+        checkpoints: a :class:`~track_gen.tools.checkpoints.CheckpointSet` (a
+            :class:`~track_gen.tools.checkpoints.CheckpointSampler`'s result, or
+            ``CheckpointSet.from_gates(seq)``), read live by pointer.
+        valid: optional int32 ``[E]`` array on the same device (the generator's
+            ``result.valid``), read live: an env with ``valid[e] == 0`` is frozen like an env
+            without checkpoints. None: only ``count`` decides.
+
+    :meth:`update` is one launch, allocation-free and capturable; :meth:`reset` likewise.
+    After a regeneration, :meth:`reset` the regenerated envs (a stale target index is
+    clamped to checkpoint 0). Construction allocates (outside any capture) and leaves every
+    env reset.
+    """
+
+    def __init__(self, checkpoints: CheckpointSet, valid: wp.array | None = None):
+        if not isinstance(checkpoints, CheckpointSet):
+            raise TypeError(
+                "ProgressTracker(checkpoints): expected a CheckpointSet (CheckpointSampler("
+                "...).checkpoints or CheckpointSet.from_gates(seq)), got "
+                f"{type(checkpoints).__name__}"
+            )
+        cs = checkpoints
+        E = cs.count.shape[0]
+        device = cs.position.device
+        if cs.count.dtype != wp.int32 or cs.count.ndim != 1 or E < 1:
+            raise ValueError("checkpoints.count must be a non-empty [E] int32 array")
+        rows = cs.position.shape[0]
+        if rows % E != 0 or rows == 0:
+            raise ValueError(
+                f"checkpoints.position has {rows} rows, not a positive multiple of E = {E}"
+            )
+        for name in ("position", "left", "right", "tangent", "up_half"):
+            a = getattr(cs, name)
+            dtype = wp.float32 if name == "up_half" else wp.vec3f
+            if a.dtype != dtype or a.shape != (rows,) or a.device != device:
+                raise ValueError(
+                    f"checkpoints.{name} must be {wp.types.type_repr(dtype)} [{rows}] on "
+                    f"{device}, got {wp.types.type_repr(a.dtype)} {a.shape} on {a.device}"
+                )
+        if cs.count.device != device:
+            raise ValueError(f"checkpoints.count is on {cs.count.device}, expected {device}")
+        if valid is not None:
+            if not isinstance(valid, wp.array):
+                raise TypeError(
+                    f"valid must be an int32 [{E}] wp.array (the generator's result.valid) "
+                    f"or None, got {type(valid).__name__}"
+                )
+            if (
+                valid.dtype != wp.int32
+                or valid.ndim != 1
+                or valid.shape[0] != E
+                or valid.device != device
+            ):
+                raise ValueError(
+                    f"valid must be a contiguous int32 [{E}] array on {device}, got "
+                    f"{wp.types.type_repr(valid.dtype)} {valid.shape} on {valid.device}"
+                )
+        require_not_capturing(device, "ProgressTracker construction")
+        self.checkpoints = cs
+        self.valid = valid
+        self.device = device
+        self._cap = rows // E
+        self.events = ProgressEvents.allocate(E, device)
+        nan = float("nan")
+        self._prev = wp.full(E, wp.vec3f(nan, nan, nan), dtype=wp.vec3f, device=device)
+        self._no_array = wp.zeros(1, dtype=wp.int32, device=device)
+
+    @property
+    def num_envs(self) -> int:
+        return self.events.passed.shape[0]
+
+    def _check_position(self, position) -> None:
+        E, dev = self.num_envs, wp.get_device(self.device)
+        if not isinstance(position, wp.array):
+            raise TypeError(
+                f"position must be a vec3f [{E}] wp.array on {dev} (one agent per env), got "
+                f"{type(position).__name__}"
+            )
+        if (
+            position.dtype != wp.vec3f
+            or position.ndim != 1
+            or position.shape[0] != E
+            or position.device != dev
+            or not position.is_contiguous
+        ):
+            raise ValueError(
+                f"position must be a contiguous vec3f [{E}] array on {dev} (one agent per "
+                f"env), got {wp.types.type_repr(position.dtype)} {position.shape} on "
+                f"{position.device}"
+            )
+
+    def update(self, position: wp.array) -> ProgressEvents:
+        """Advance every env by the agent's move from the previous update to ``position``
+        (vec3f ``[E]``) and return :attr:`events` (the same instance every call).
+
+        Per env: an invalid env or one without checkpoints is frozen (``passed =
+        wrong_way = 0``, ``dist_to_next = 0``). Otherwise the segment from the previous
+        position (none right after a reset: no crossing) to ``position`` is tested against
+        the target's plane: forward (``d0 < 0 <= d1``) inside the opening passes it
+        (``passed = 1``, target + 1, ``progress`` + 1, and ``laps`` + 1 when the target
+        wraps to 0); backward (``d0 > 0 >= d1``) inside the opening sets ``wrong_way``. At
+        most one checkpoint per update.
+        """
+        self._check_position(position)
+        cs, ev = self.checkpoints, self.events
+        wp.launch(
+            _update_kernel,
+            self.num_envs,
+            inputs=[
+                position,
+                cs.position,
+                cs.left,
+                cs.right,
+                cs.tangent,
+                cs.up_half,
+                cs.count,
+                self._no_array if self.valid is None else self.valid,
+                0 if self.valid is None else 1,
+                self._cap,
+            ],
+            outputs=[
+                self._prev,
+                ev.passed,
+                ev.wrong_way,
+                ev.laps,
+                ev.progress,
+                ev.next_index,
+                ev.dist_to_next,
+            ],
+            device=self.device,
+        )
+        return ev
+
+    def reset(self, mask: wp.array | None = None) -> None:
+        """Reset the envs with ``mask[e] != 0`` (None: every env): target 0, laps, progress,
+        events and ``dist_to_next`` 0, and no previous position, so the first update after
+        a reset or teleport never counts a crossing. Unmasked envs stay bitwise unchanged.
+        """
+        check_mask(mask, self.num_envs, self.device)
+        ev = self.events
+        wp.launch(
+            _reset_kernel,
+            self.num_envs,
+            inputs=[self._no_array if mask is None else mask, 0 if mask is None else 1],
+            outputs=[
+                self._prev,
+                ev.passed,
+                ev.wrong_way,
+                ev.laps,
+                ev.progress,
+                ev.next_index,
+                ev.dist_to_next,
+            ],
+            device=self.device,
+        )
+
+
+class Progress(Component):
+    """Course component ``"progress"``: checkpoint passes, wrong-way crossings and laps of the
+    agent at ``position`` (vec3f ``[E]``), read from the ``"checkpoints"`` component.
+
+    ``step`` returns the :class:`ProgressEvents` (``res.events``); ``reset(mask)`` restarts the
+    masked envs (no false crossing on the first step after a reset); an invalid env is frozen
+    with ``dist_to_next = 0``. ``utility`` is the :class:`ProgressTracker`.
+    """
+
+    name = "progress"
+    source = "checkpoints"
+    INPUTS = (InputSpec("position", wp.vec3f, doc="agent position per env, track units"),)
+
+    def attach(self, ctx) -> None:
+        checkpoints = ctx.get(self.source).result
+        self.utility = ProgressTracker(checkpoints, valid=ctx.generator.result.valid)
+        self.result = self.utility.events
+
+    def step(self, ctx):
+        return self.utility.update(self.bound["position"])
+
+    def reset(self, ctx, mask) -> None:
+        self.utility.reset(mask)
