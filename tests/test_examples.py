@@ -15,6 +15,7 @@ CASES = {
     "masked_regeneration.py": ["--steps", "6", "--num-envs", "8"],
     "capture_loop.py": ["--steps", "5", "--num-envs", "8"],
     "custom_generator.py": ["--num-envs", "8"],
+    "host_autoreset.py": ["--steps", "150", "--num-envs", "16"],
 }
 
 
