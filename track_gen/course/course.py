@@ -16,6 +16,7 @@ from ..errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
 from ..exec import is_capturing, require_not_capturing
 from ..pipeline.spec import PipelineSpec
 from ..tools.component import Component, ComponentContext, order_components
+from .config import CourseConfig
 from .result import StepResult
 
 __all__ = ["Course"]
@@ -70,7 +71,16 @@ class Course:
         graph: the course's graph of the full regeneration (CUDA, after the first call).
     """
 
-    def __init__(self, generator, components=(), *, stream=None, prepare: bool = True):
+    def __init__(
+        self, generator=None, components=(), *, stream=None, prepare: bool = True, config=None
+    ):
+        if config is not None or isinstance(generator, CourseConfig):
+            config = config if config is not None else generator
+            if config is not generator and generator is not None:
+                raise TypeError("pass either a generator or config=, not both")
+            if components:
+                raise TypeError("config= builds its own components: pass none")
+            generator, components = _from_config(config)
         _check_generator(generator)
         if (
             isinstance(components, Component)
@@ -142,6 +152,12 @@ class Course:
         )
         generator = _build_source(source, "track", TrackGenerator, seeds, stream)
         return cls(generator, components, stream=stream, prepare=prepare)
+
+    @classmethod
+    def from_config(cls, config, *, stream=None, prepare: bool = True):
+        """``Course(config=config)``: build the generator and components a
+        :class:`CourseConfig` describes."""
+        return cls(config=config, stream=stream, prepare=prepare)
 
     # -------------------------------------------------------------- properties
     @property
@@ -458,3 +474,25 @@ def _build_source(source, family, generator_cls, seeds, stream):
     raise TypeError(
         f"source must be a config, a PipelineSpec or a built generator, got {type(source).__name__}"
     )
+
+
+def _from_config(config):
+    from ..generators import TrackGenerator
+    from ..tools import presets as tool_presets
+    from ..tools.band_collision import BandCollision
+
+    if not isinstance(config, CourseConfig):
+        raise TypeError(f"config must be a CourseConfig, got {type(config).__name__}")
+    collision = None
+    if config.collision is not None:
+        collision = BandCollision(
+            config.collision,
+            max_boxes=config.max_boxes,
+            sdf_resolution=config.sdf_resolution or 128,
+        )
+    components = tool_presets.track_components(
+        checkpoint_spacing=config.checkpoint_spacing,
+        collision=collision,
+        max_checkpoints=config.max_checkpoints,
+    )
+    return TrackGenerator(config.gen, seeds=config.seeds), components

@@ -1,0 +1,96 @@
+"""CourseConfig, the sdf collision in a course, and course-level invariants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import warp as wp
+
+from track_gen import GateGenConfig, TrackGenConfig
+from track_gen.course import Course, CourseConfig
+from track_gen.pipeline import presets
+
+E = 8
+
+
+def test_config_course_equals_preset(device):
+    cfg = CourseConfig(
+        mode="track",
+        gen=TrackGenConfig(num_envs=E, device=device),
+        seeds=42,
+        collision="segments",
+        checkpoint_spacing=0.6,
+    )
+    a = Course(cfg)
+    b = Course.from_config(cfg)
+    c = Course.track(
+        presets.track(num_envs=E, device=device),
+        checkpoint_spacing=0.6,
+        collision="segments",
+        seeds=42,
+    )
+    assert list(a.components) == list(c.components) == ["checkpoints", "progress", "collision"]
+    for x in (a, b):
+        assert x.result.center.numpy().tobytes() == c.result.center.numpy().tobytes()
+        assert x.checkpoints.position.numpy().tobytes() == c.checkpoints.position.numpy().tobytes()
+
+
+@pytest.mark.parametrize(
+    "kw, err, match",
+    [
+        (dict(mode="track"), ValueError, "checkpoint_spacing"),
+        (dict(mode="boat", checkpoint_spacing=0.6), ValueError, "mode"),
+        (dict(mode="track", checkpoint_spacing=0.6, collision="boxes"), ValueError, "collision"),
+        (dict(mode="track", checkpoint_spacing=0.6, sdf_resolution=64), ValueError, "sdf"),
+        (dict(mode="track", checkpoint_spacing=0.6, max_boxes=2), ValueError, "max_boxes"),
+        (
+            dict(mode="track", checkpoint_spacing=0.6, max_checkpoints=2),
+            ValueError,
+            "max_checkpoints",
+        ),
+    ],
+)
+def test_config_checks(kw, err, match):
+    with pytest.raises(err, match=match):
+        CourseConfig(gen=TrackGenConfig(num_envs=2), **kw)
+
+
+def test_config_refuses_wrong_family():
+    with pytest.raises(ValueError, match="gates"):
+        CourseConfig(mode="gates", gen=GateGenConfig(num_envs=2, gate_width=0.1))
+    with pytest.raises(TypeError, match="TrackGenConfig"):
+        CourseConfig(mode="track", gen=object(), checkpoint_spacing=0.6)
+
+
+def test_sdf_course_masked_regeneration_keeps_unmasked_bakes(device):
+    course = Course.track(
+        presets.track(num_envs=E, device=device), checkpoint_spacing=0.6, collision="sdf", seeds=1
+    )
+    sdf = course.collision.sdf.numpy().reshape(E, -1).copy()
+    regen = course.inputs["regen_mask"]
+    m = np.zeros(E, np.int32)
+    m[2] = 1
+    regen.assign(m)
+    course.regenerate(mask=regen, advance=True)
+    after = course.collision.sdf.numpy().reshape(E, -1)
+    assert after[m == 0].tobytes() == sdf[m == 0].tobytes()
+    assert after[2].tobytes() != sdf[2].tobytes()
+
+
+def test_boxes_on_the_centerline_are_on_the_road(device):
+    course = Course.track(
+        presets.track(num_envs=E, device=device),
+        checkpoint_spacing=0.6,
+        collision="segments",
+        seeds=3,
+    )
+    n = course.generator.layout.N_max
+    center = course.result.center.numpy().reshape(E, n, 3)
+    pos = wp.array(center[:, 5].astype(np.float32), dtype=wp.vec3f, device=device)
+    quat = wp.full(E, wp.quat_identity(), dtype=wp.quatf, device=device)
+    he = wp.full(E, wp.vec2f(0.01, 0.01), dtype=wp.vec2f, device=device)
+    course.bind(position=pos, orientation=quat, half_extents=he)
+    res = course.step()
+    np.testing.assert_array_equal(res.contacts.oob.numpy(), 0)
+    assert np.all(res.contacts.distance.numpy() > 0)
+    assert res["collision"] is res.contacts
