@@ -257,3 +257,60 @@ def test_prepare_false_and_capture(device):
     mask.assign(np.array([1, 0, 0, 1], np.int32))
     wp.capture_launch(cap.graph)
     np.testing.assert_array_equal(course.result.generation.numpy(), [1, 0, 0, 1])
+
+
+class Fussy(Component):
+    """Refuses a binding whose position array has a given pointer."""
+
+    name = "acme.fussy"
+    INPUTS = (InputSpec("position", wp.vec3f),)
+
+    def __init__(self, bad_ptr=None, **kw):
+        super().__init__(**kw)
+        self.bad_ptr = bad_ptr
+
+    def on_bind(self, arrays):
+        if (
+            self.bad_ptr is not None
+            and arrays.get("position") is not None
+            and arrays["position"].ptr == self.bad_ptr
+        ):
+            raise RuntimeError("refused")
+
+
+def test_bind_rolls_back_when_on_bind_raises(device):
+    log = Log()
+    toy, fussy = Toy(log), Fussy()
+    course = Course(gen(device), [toy, fussy])
+    good = wp.zeros(E, dtype=wp.vec3f, device=device)
+    course.bind(position=good)
+    bad = wp.zeros(E, dtype=wp.vec3f, device=device)
+    fussy.bad_ptr = bad.ptr
+    with pytest.raises(RuntimeError, match="refused"):
+        course.bind(position=bad)
+    assert toy.bound["position"] is good and fussy.bound["position"] is good
+
+
+def test_subclass_init_runs_for_every_path(device):
+    seen = []
+
+    class MyCourse(Course):
+        def __init__(self, generator, components=(), *, stream=None, prepare=True):
+            seen.append(type(generator).__name__)
+            super().__init__(generator, components, stream=stream, prepare=prepare)
+
+    from track_gen.course import CourseConfig
+
+    MyCourse.track(presets_track(device), checkpoint_spacing=0.6, seeds=1)
+    MyCourse.from_config(
+        CourseConfig(
+            mode="track", gen=TrackGenConfig(num_envs=E, device=device), checkpoint_spacing=0.6
+        )
+    )
+    assert seen == ["TrackGenerator", "TrackGenerator"]
+
+
+def presets_track(device):
+    from track_gen.pipeline import presets
+
+    return presets.track(num_envs=E, device=device)

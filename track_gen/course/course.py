@@ -156,8 +156,10 @@ class Course:
     @classmethod
     def from_config(cls, config, *, stream=None, prepare: bool = True):
         """``Course(config=config)``: build the generator and components a
-        :class:`CourseConfig` describes."""
-        return cls(config=config, stream=stream, prepare=prepare)
+        :class:`CourseConfig` describes (through ``cls(generator, components, ...)``, so a
+        subclass's ``__init__`` runs)."""
+        generator, components = _from_config(config)
+        return cls(generator, components, stream=stream, prepare=prepare)
 
     # -------------------------------------------------------------- properties
     @property
