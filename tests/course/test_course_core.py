@@ -314,3 +314,38 @@ def presets_track(device):
     from track_gen.pipeline import presets
 
     return presets.track(num_envs=E, device=device)
+
+
+def test_rebind_after_capture_warns_once(device):
+    from track_gen import RebindAfterCaptureWarning
+
+    log = Log()
+    course = Course(gen(device), [Toy(log)])
+    pos = wp.zeros(E, dtype=wp.vec3f, device=device)
+    course.bind(position=pos)
+    course.bind(position=pos)  # no capture yet: silent
+    with wp.ScopedCapture(device=device):
+        course.step()
+    with pytest.warns(RebindAfterCaptureWarning):
+        course.bind(position=wp.zeros(E, dtype=wp.vec3f, device=device))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        course.bind(position=pos)  # once only
+
+
+def test_enqueue_generate_records_into_a_capture(device):
+    course = Course(gen(device), [])
+    mask = course.inputs["regen_mask"]
+    with wp.ScopedCapture(device=device) as cap:
+        course.enqueue_generate(mask=mask, advance=True)
+    assert np.all(course.result.generation.numpy() == 0)  # recorded, not run
+    mask.assign(np.array([0, 0, 1, 0], np.int32))
+    wp.capture_launch(cap.graph)
+    np.testing.assert_array_equal(course.result.generation.numpy(), [0, 0, 1, 0])
+    with pytest.raises(TypeError, match="advance"):
+        course.enqueue_generate(advance=1)
+    before = course.result.center.numpy().copy()
+    course.generate()  # no seeds: every env rebuilt from its (seed, epoch)
+    assert course.result.center.numpy().tobytes() == before.tobytes()
