@@ -24,7 +24,8 @@ class _ArgumentError(Exception):
 def _samplers() -> list[str]:
     from .pipeline import default_registry
 
-    return default_registry().samplers()
+    # samplers a config alone can build ("mix" needs a weight table, "centerline" user loops)
+    return [s for s in default_registry().samplers() if s not in ("mix", "centerline")]
 
 
 def _build_parser() -> argparse.ArgumentParser:
