@@ -11,7 +11,7 @@ import numpy as np
 import warp as wp
 
 from ..errors import NotCapturableError
-from ..exec import is_capturing, require_not_capturing
+from ..exec import check_mask, is_capturing, require_not_capturing
 from ..results import GateSequence, Track
 from ..seeds import PerEnvSeededRNG, SeedState, effective_seed_wp
 from .params import Params, Randomizers
@@ -203,26 +203,12 @@ class Program:
         return self.layout.num_envs
 
     def _check_mask(self, mask) -> None:
-        if mask is None:
-            return
-        E, dev = self.layout.num_envs, self.layout.device
-        if not isinstance(mask, wp.array):
-            raise TypeError(
-                f"mask must be a wp.array of int32 [{E}] on {dev} (or None), got "
-                f"{type(mask).__name__}; use generator.inputs['regen_mask']"
-            )
-        if mask.dtype != wp.int32 or mask.ndim != 1 or mask.shape[0] != E:
-            raise ValueError(
-                f"mask must be a contiguous [{E}] int32 array, got shape "
-                f"{mask.shape} dtype {wp.types.type_repr(mask.dtype)}"
-            )
-        if mask.device != dev:
-            raise ValueError(
-                f"mask is on {mask.device}, the generator on {dev}; use an array "
-                f"on {dev} such as generator.inputs['regen_mask']"
-            )
-        if not mask.is_contiguous:
-            raise ValueError("mask must be contiguous; pass a contiguous [E] int32 array")
+        check_mask(
+            mask,
+            self.layout.num_envs,
+            self.layout.device,
+            hint="use generator.inputs['regen_mask']",
+        )
 
     def _check_flags(self, advance) -> None:
         if not isinstance(advance, (bool, np.bool_)):

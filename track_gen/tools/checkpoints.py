@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from ..exec import require_not_capturing
+from ..exec import check_mask, require_not_capturing
 from ..results import GateSequence, Track
 from .component import Component
 
@@ -129,27 +129,6 @@ def _check_positive(name: str, value) -> float:
     if not _is_number(value) or not math.isfinite(float(value)) or float(value) <= 0.0:
         raise ValueError(f"{name} = {value!r}: must be a finite number > 0")
     return float(value)
-
-
-def check_mask(mask, num_envs: int, device, name: str = "mask") -> None:
-    """Raise unless ``mask`` is None or a contiguous ``[num_envs]`` int32 array on ``device``."""
-    if mask is None:
-        return
-    dev = wp.get_device(device)
-    if not isinstance(mask, wp.array):
-        raise TypeError(
-            f"{name} must be a contiguous [{num_envs}] int32 wp.array on {dev} (or None for "
-            f"every env), got {type(mask).__name__}"
-        )
-    if mask.dtype != wp.int32 or mask.ndim != 1 or mask.shape[0] != num_envs:
-        raise ValueError(
-            f"{name} must be a contiguous [{num_envs}] int32 array, got shape {mask.shape} "
-            f"dtype {wp.types.type_repr(mask.dtype)}"
-        )
-    if mask.device != dev:
-        raise ValueError(f"{name} is on {mask.device}, expected {dev}: pass an array on {dev}")
-    if not mask.is_contiguous:
-        raise ValueError(f"{name} must be contiguous: pass a contiguous [{num_envs}] int32 array")
 
 
 # ---------------------------------------------------------------------------------- kernel

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from ..exec import require_not_capturing
-from .checkpoints import CheckpointSet, check_mask
+from ..exec import check_mask, require_not_capturing
+from .checkpoints import CheckpointSet
 from .component import Component, InputSpec
 
 wp.set_module_options({"enable_backward": False})
