@@ -16,7 +16,7 @@ import numpy as np
 import warp as wp
 
 from track_gen import TrackGenConfig, TrackGenerator
-from track_gen.pipeline import ParamSpec, Stage, presets, register
+from track_gen.pipeline import Stage, Tunable, presets, register
 from track_gen.seeds import stage_rng
 
 SALT_ROSE = wp.constant(wp.uint32(0x05E5A1D0))  # this stage's own random stream
@@ -49,9 +49,20 @@ class SamplerRose(Stage):
     """Rose-curve loops ``r = 1 + a sin(k theta + phi)`` with k, phi and a drawn per env."""
 
     role = "sampler"
-    PARAMS = (
-        ParamSpec("amplitude", default=0.35, lo=0.0, hi=0.6, doc="lobe depth (fraction of r)"),
-        ParamSpec("scale", default=0.8, lo=0.0, lo_open=True, doc="base radius, track units"),
+    # each field declared once: default, closed range, unit, doc; dynamic fields become
+    # [E] float32 device arrays, generator.params["example.rose.<name>"]
+    FIELDS = (
+        Tunable("amplitude", 0.35, lo=0.0, hi=0.6, dynamic=True, doc="lobe depth (fraction of r)"),
+        Tunable(
+            "scale",
+            0.8,
+            lo=0.0,
+            hi=100.0,
+            lo_open=True,
+            dynamic=True,
+            unit="track units",
+            doc="base radius",
+        ),
     )
 
     def enqueue(self, ws, params):

@@ -221,9 +221,10 @@ def test_generate_with_seeds_refuses_bound_array(device):
     "bad, err, match",
     [
         (lambda d: np.zeros(E, np.int32), TypeError, "wp.array"),
-        (lambda d: wp.zeros(E, dtype=wp.float32, device=d), ValueError, "int32"),
+        (lambda d: wp.zeros(E, dtype=wp.float32, device=d), TypeError, "int32"),
         (lambda d: wp.zeros(E + 1, dtype=wp.int32, device=d), ValueError, rf"\[{E}\]"),
-        (lambda d: wp.zeros((E, 2), dtype=wp.int32, device=d), ValueError, "contiguous"),
+        (lambda d: wp.zeros((E, 2), dtype=wp.int32, device=d), ValueError, "shape"),
+        (lambda d: wp.zeros(2 * E, dtype=wp.int32, device=d)[::2], ValueError, "contiguous"),
     ],
 )
 def test_mask_validation_before_launch(device, bad, err, match):

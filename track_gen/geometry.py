@@ -20,15 +20,17 @@ CHUNK = wp.constant(16)
 
 
 class CrossingScratch:
-    """Per-env scratch of :func:`count_crossings` for loops of up to ``max_points`` points.
+    """Per-env scratch of :func:`count_crossings` for loops of up to ``max_points`` points,
+    allocated through a stage's workspace (``ws.zeros``).
 
     Pass ``boxes``, ``turns`` to the kernel and ``sb = e * nch`` to the function.
     """
 
-    def __init__(self, num_envs: int, max_points: int, device):
+    def __init__(self, ws, max_points: int, owner: str):
+        E = ws.layout.num_envs
         self.nch = (int(max_points) + 15) // 16
-        self.boxes = wp.zeros(num_envs * self.nch, dtype=wp.vec4f, device=device)
-        self.turns = wp.zeros(num_envs * self.nch, dtype=wp.float32, device=device)
+        self.boxes = ws.zeros(E * self.nch, wp.vec4f, f"{owner} crossing boxes")
+        self.turns = ws.zeros(E * self.nch, wp.float32, f"{owner} crossing turns")
 
 
 @wp.func

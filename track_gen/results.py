@@ -10,6 +10,8 @@ import warp as wp
 
 __all__ = ["FailBit", "GateSequence", "Track"]
 
+wp.set_module_options({"enable_backward": False})
+
 
 class FailBit(enum.IntFlag):
     """Why an env is invalid (``fail_mask[e]``); ``valid[e] == (fail_mask[e] == 0)``.
@@ -17,9 +19,10 @@ class FailBit(enum.IntFlag):
     TURNING: total turning of the centerline is not +-2*pi within ``turning_tol``
         (self-crossing or figure-eight loop).
     THICKNESS: a curvature radius or half a non-neighbour distance is below
-        ``(1 - relax_tol) * half_width``: the road band overlaps itself.
+        ``(1 - thickness_tol) * half_width``: the road band overlaps itself.
     TRUNCATED: the loop needed more than ``N_max`` beads; raise ``N_max``.
-    NONFINITE: the sampler or a stage produced NaN/inf coordinates.
+    NONFINITE: the sampler or a stage produced NaN/inf coordinates, or coordinates too large
+        for a geometric test to decide in float32 (gate bars beyond 1e18).
     DEGENERATE: fewer than 4 beads or zero length (course far too small for the spacing);
         for gates, a gate whose tangent vanishes (two gates at one point).
     GATE_COUNT: a gate course has fewer than ``min_gates`` or more than ``max_gates`` gates.
@@ -28,6 +31,9 @@ class FailBit(enum.IntFlag):
     CROSSING_BARS: the bars of two gates cross in plan view (wide gates on a tight course;
         lower ``gate_width`` or raise ``scale``).
     GRADE: consecutive gates climb more than ``z_valid_grade``.
+    PARAM_RANGE: a dynamic parameter of the env (``generator.params``) was NaN, inf or outside
+        its declared range when the env was built (a value written into the array directly;
+        writes through ``params[name] = ...`` are refused on the host instead).
     """
 
     TURNING = 1
@@ -39,6 +45,124 @@ class FailBit(enum.IntFlag):
     GATE_SPACING = 64
     CROSSING_BARS = 128
     GRADE = 256
+    PARAM_RANGE = 512
+
+
+def _full_fn(device, budget, what):
+    if budget is not None:
+        return lambda n, value, dtype: budget.full(n, value, dtype, what)
+    return lambda n, value, dtype: wp.full(n, value, dtype=dtype, device=device)
+
+
+@wp.func
+def _merge_bits(bits: wp.int32, extra: wp.int32, valid: wp.int32):
+    """(fail_mask | extra, valid with every set bit clearing it)."""
+    m = bits | extra
+    v = valid
+    if m != 0:
+        v = 0
+    return m, v
+
+
+@wp.kernel
+def _commit_track_kernel(
+    # inputs
+    active: wp.array(dtype=wp.int32),
+    fail: wp.array(dtype=wp.int32),
+    epoch: wp.array(dtype=wp.int32),
+    n_max: int,
+    outer: wp.array(dtype=wp.vec3f),
+    center: wp.array(dtype=wp.vec3f),
+    inner: wp.array(dtype=wp.vec3f),
+    tangent: wp.array(dtype=wp.vec3f),
+    normal: wp.array(dtype=wp.vec3f),
+    arclen: wp.array(dtype=wp.float32),
+    length: wp.array(dtype=wp.float32),
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    fail_mask: wp.array(dtype=wp.int32),
+    winding: wp.array(dtype=wp.float32),
+    # outputs
+    outer_out: wp.array(dtype=wp.vec3f),
+    center_out: wp.array(dtype=wp.vec3f),
+    inner_out: wp.array(dtype=wp.vec3f),
+    tangent_out: wp.array(dtype=wp.vec3f),
+    normal_out: wp.array(dtype=wp.vec3f),
+    arclen_out: wp.array(dtype=wp.float32),
+    length_out: wp.array(dtype=wp.float32),
+    count_out: wp.array(dtype=wp.int32),
+    valid_out: wp.array(dtype=wp.int32),
+    fail_mask_out: wp.array(dtype=wp.int32),
+    winding_out: wp.array(dtype=wp.float32),
+    generation_out: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    base = e * n_max
+    for i in range(n_max):
+        outer_out[base + i] = outer[base + i]
+        center_out[base + i] = center[base + i]
+        inner_out[base + i] = inner[base + i]
+        tangent_out[base + i] = tangent[base + i]
+        normal_out[base + i] = normal[base + i]
+        arclen_out[base + i] = arclen[base + i]
+    length_out[e] = length[e]
+    count_out[e] = count[e]
+    m, v = _merge_bits(fail_mask[e], fail[e], valid[e])
+    fail_mask_out[e] = m
+    valid_out[e] = v
+    winding_out[e] = winding[e]
+    generation_out[e] = epoch[e]
+
+
+@wp.kernel
+def _commit_gates_kernel(
+    # inputs
+    active: wp.array(dtype=wp.int32),
+    fail: wp.array(dtype=wp.int32),
+    epoch: wp.array(dtype=wp.int32),
+    max_gates: int,
+    position: wp.array(dtype=wp.vec3f),
+    tangent: wp.array(dtype=wp.vec3f),
+    forward: wp.array(dtype=wp.vec3f),
+    orientation: wp.array(dtype=wp.quatf),
+    half_size: wp.array(dtype=wp.float32),
+    left: wp.array(dtype=wp.vec3f),
+    right: wp.array(dtype=wp.vec3f),
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    fail_mask: wp.array(dtype=wp.int32),
+    # outputs
+    position_out: wp.array(dtype=wp.vec3f),
+    tangent_out: wp.array(dtype=wp.vec3f),
+    forward_out: wp.array(dtype=wp.vec3f),
+    orientation_out: wp.array(dtype=wp.quatf),
+    half_size_out: wp.array(dtype=wp.float32),
+    left_out: wp.array(dtype=wp.vec3f),
+    right_out: wp.array(dtype=wp.vec3f),
+    count_out: wp.array(dtype=wp.int32),
+    valid_out: wp.array(dtype=wp.int32),
+    fail_mask_out: wp.array(dtype=wp.int32),
+    generation_out: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    base = e * max_gates
+    for i in range(max_gates):
+        position_out[base + i] = position[base + i]
+        tangent_out[base + i] = tangent[base + i]
+        forward_out[base + i] = forward[base + i]
+        orientation_out[base + i] = orientation[base + i]
+        half_size_out[base + i] = half_size[base + i]
+        left_out[base + i] = left[base + i]
+        right_out[base + i] = right[base + i]
+    count_out[e] = count[e]
+    m, v = _merge_bits(fail_mask[e], fail[e], valid[e])
+    fail_mask_out[e] = m
+    valid_out[e] = v
+    generation_out[e] = epoch[e]
 
 
 @dataclass
@@ -75,13 +199,16 @@ class Track:
     generation: wp.array
 
     @classmethod
-    def allocate(cls, num_envs: int, n_max: int, device) -> Track:
-        """NaN-filled buffers, ``valid = 0`` and ``generation = -1`` until built."""
-        nan3 = wp.vec3f(float("nan"), float("nan"), float("nan"))
+    def allocate(cls, num_envs: int, n_max: int, device, budget=None) -> Track:
+        """NaN-filled buffers, ``valid = 0`` and ``generation = -1`` until built (each array
+        checked against ``budget``, an :class:`~track_gen.pipeline.stage.AllocationBudget`,
+        before it is allocated)."""
+        full = _full_fn(device, budget, "result")
+        nan = float("nan")
         rows = num_envs * n_max
 
         def v3():
-            return wp.full(rows, nan3, dtype=wp.vec3f, device=device)
+            return full(rows, wp.vec3f(nan, nan, nan), wp.vec3f)
 
         return cls(
             outer=v3(),
@@ -89,13 +216,54 @@ class Track:
             inner=v3(),
             tangent=v3(),
             normal=v3(),
-            arclen=wp.full(rows, float("nan"), dtype=wp.float32, device=device),
-            length=wp.zeros(num_envs, dtype=wp.float32, device=device),
-            count=wp.zeros(num_envs, dtype=wp.int32, device=device),
-            valid=wp.zeros(num_envs, dtype=wp.int32, device=device),
-            fail_mask=wp.zeros(num_envs, dtype=wp.int32, device=device),
-            winding=wp.zeros(num_envs, dtype=wp.float32, device=device),
-            generation=wp.full(num_envs, -1, dtype=wp.int32, device=device),
+            arclen=full(rows, nan, wp.float32),
+            length=full(num_envs, 0.0, wp.float32),
+            count=full(num_envs, 0, wp.int32),
+            valid=full(num_envs, 0, wp.int32),
+            fail_mask=full(num_envs, 0, wp.int32),
+            winding=full(num_envs, 0.0, wp.float32),
+            generation=full(num_envs, -1, wp.int32),
+        )
+
+    def commit(self, staged: Track, active: wp.array, fail: wp.array, epoch: wp.array) -> None:
+        """Copy the active envs' rows of ``staged`` into this result; ``fail_mask`` gains the
+        ``fail`` bits, ``valid`` drops where any bit is set, ``generation = epoch``."""
+        E = self.num_envs
+        wp.launch(
+            _commit_track_kernel,
+            E,
+            inputs=[
+                active,
+                fail,
+                epoch,
+                self.N_max,
+                staged.outer,
+                staged.center,
+                staged.inner,
+                staged.tangent,
+                staged.normal,
+                staged.arclen,
+                staged.length,
+                staged.count,
+                staged.valid,
+                staged.fail_mask,
+                staged.winding,
+            ],
+            outputs=[
+                self.outer,
+                self.center,
+                self.inner,
+                self.tangent,
+                self.normal,
+                self.arclen,
+                self.length,
+                self.count,
+                self.valid,
+                self.fail_mask,
+                self.winding,
+                self.generation,
+            ],
+            device=self.count.device,
         )
 
     @property
@@ -144,26 +312,68 @@ class GateSequence:
     generation: wp.array
 
     @classmethod
-    def allocate(cls, num_envs: int, max_gates: int, device) -> GateSequence:
-        """NaN-filled buffers, ``valid = 0`` and ``generation = -1`` until built."""
+    def allocate(cls, num_envs: int, max_gates: int, device, budget=None) -> GateSequence:
+        """NaN-filled buffers, ``valid = 0`` and ``generation = -1`` until built (checked
+        against ``budget`` like :meth:`Track.allocate`)."""
+        full = _full_fn(device, budget, "result")
         nan = float("nan")
         rows = num_envs * max_gates
 
         def v3():
-            return wp.full(rows, wp.vec3f(nan, nan, nan), dtype=wp.vec3f, device=device)
+            return full(rows, wp.vec3f(nan, nan, nan), wp.vec3f)
 
         return cls(
             position=v3(),
             tangent=v3(),
             forward=v3(),
-            orientation=wp.full(rows, wp.quatf(nan, nan, nan, nan), dtype=wp.quatf, device=device),
-            half_size=wp.full(rows, nan, dtype=wp.float32, device=device),
+            orientation=full(rows, wp.quatf(nan, nan, nan, nan), wp.quatf),
+            half_size=full(rows, nan, wp.float32),
             left=v3(),
             right=v3(),
-            count=wp.zeros(num_envs, dtype=wp.int32, device=device),
-            valid=wp.zeros(num_envs, dtype=wp.int32, device=device),
-            fail_mask=wp.zeros(num_envs, dtype=wp.int32, device=device),
-            generation=wp.full(num_envs, -1, dtype=wp.int32, device=device),
+            count=full(num_envs, 0, wp.int32),
+            valid=full(num_envs, 0, wp.int32),
+            fail_mask=full(num_envs, 0, wp.int32),
+            generation=full(num_envs, -1, wp.int32),
+        )
+
+    def commit(
+        self, staged: GateSequence, active: wp.array, fail: wp.array, epoch: wp.array
+    ) -> None:
+        """Copy the active envs' rows of ``staged`` into this result (see
+        :meth:`Track.commit`)."""
+        wp.launch(
+            _commit_gates_kernel,
+            self.num_envs,
+            inputs=[
+                active,
+                fail,
+                epoch,
+                self.max_gates,
+                staged.position,
+                staged.tangent,
+                staged.forward,
+                staged.orientation,
+                staged.half_size,
+                staged.left,
+                staged.right,
+                staged.count,
+                staged.valid,
+                staged.fail_mask,
+            ],
+            outputs=[
+                self.position,
+                self.tangent,
+                self.forward,
+                self.orientation,
+                self.half_size,
+                self.left,
+                self.right,
+                self.count,
+                self.valid,
+                self.fail_mask,
+                self.generation,
+            ],
+            device=self.count.device,
         )
 
     @property

@@ -9,10 +9,25 @@ numbers, and the env index never enters.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import warp as wp
 
-__all__ = ["PerEnvSeededRNG", "SeedState", "effective_seed", "stage_seed"]
+from .checks import (
+    INT32_MAX,
+    INT32_MIN,
+    check_array,
+    check_env_ids,
+    check_int,
+    check_seed_values,
+    is_bool,
+    is_int,
+)
+from .exec import require_not_capturing
+from .tunable import Tunable
+
+__all__ = ["NUM_ENVS", "PerEnvSeededRNG", "SeedState", "effective_seed", "stage_seed"]
 
 wp.set_module_options({"enable_backward": False})
 
@@ -21,6 +36,11 @@ _M2 = 0xC2B2AE35
 _GOLDEN = 0x9E3779B9
 _EPOCH_OFFSET = 0x632BE5AB
 _MASK = 0xFFFFFFFF
+
+#: The batch size, declared once: generators (``config.num_envs``) and PerEnvSeededRNG use it.
+NUM_ENVS = Tunable(
+    "num_envs", 1, lo=1, hi=2**24, unit="envs", doc="batch size E, fixed for the generator's life."
+)
 
 
 def _fmix32(h: int) -> int:
@@ -48,7 +68,8 @@ def effective_seed(seed: int, epoch: int) -> int:
     Returns:
         ``seed`` when ``epoch == 0``, else a 32-bit hash of the pair, as a signed int32.
     """
-    seed, epoch = int(seed), int(epoch)
+    seed = check_int("seed", seed, INT32_MIN, INT32_MAX)
+    epoch = check_int("epoch", epoch, 0, INT32_MAX)
     if epoch == 0:
         return _to_int32(seed)
     h = _fmix32((epoch & _MASK) * _GOLDEN + _EPOCH_OFFSET)
@@ -101,30 +122,38 @@ def _effective_seeds_kernel(
     out[e] = effective_seed_wp(seeds[e], epochs[e])
 
 
-def _as_seed_array(seeds, num_envs: int, device, what: str) -> wp.array:
-    """Validate a user seed array: contiguous [E] int32 on ``device``."""
-    if not isinstance(seeds, wp.array):
-        raise TypeError(f"{what} must be an int or a wp.array, got {type(seeds).__name__}")
-    dev = wp.get_device(device)
-    if seeds.dtype != wp.int32 or seeds.ndim != 1 or seeds.shape[0] != num_envs:
+def _int_seeds(name: str, s, idx: np.ndarray) -> np.ndarray:
+    """Seeds ``s + e`` for the env indices ``idx``, refusing any that leaves int32."""
+    s = int(s)
+    hi = int(idx.max()) if idx.size else 0
+    if s < INT32_MIN or s + hi > INT32_MAX:
         raise ValueError(
-            f"{what} must be a [{num_envs}] int32 array, got shape {seeds.shape} dtype "
-            f"{wp.types.type_repr(seeds.dtype)}; build it with wp.array(..., dtype=wp.int32)"
+            f"{name} = {s} gives env seeds {s}..{s + hi}, outside the int32 range "
+            f"[{INT32_MIN}, {INT32_MAX}]: pass an int in [{INT32_MIN}, {INT32_MAX - hi}]"
         )
-    if seeds.device != dev:
-        raise ValueError(f"{what} is on {seeds.device}, the generator is on {dev}; copy it there")
-    if not seeds.is_contiguous:
-        raise ValueError(f"{what} must be contiguous; pass a contiguous copy")
-    return seeds
+    return (s + idx.astype(np.int64)).astype(np.int32)
+
+
+def _seed_values(name: str, seeds, idx: np.ndarray) -> np.ndarray:
+    """int32 seeds for the env indices ``idx``: an int ``s`` gives ``s + e``, else one int per
+    env in ``idx`` (checked: integral, int32, the right count)."""
+    if is_int(seeds):
+        return _int_seeds(name, seeds, idx)
+    if isinstance(seeds, (float, np.floating)) or is_bool(seeds) or seeds is None:
+        raise TypeError(
+            f"{name} must be an int or one int per env, got {type(seeds).__name__} {seeds!r}"
+        )
+    return check_seed_values(name, seeds, idx.shape[0])
 
 
 class PerEnvSeededRNG:
     """Per-env integer seeds on a device.
 
     Args:
-        seeds: an int ``s`` (env ``e`` gets ``s + e``) or a contiguous ``[E]`` int32
-            ``wp.array`` on ``device``, used by pointer (never copied).
-        num_envs: batch size E.
+        seeds: an int ``s`` (env ``e`` gets ``s + e``; every seed must fit int32) or a
+            contiguous ``[E]`` int32 ``wp.array`` on ``device``, used by pointer (never
+            copied).
+        num_envs: batch size E (``NUM_ENVS``: 1 .. 2**24).
         device: Warp device.
 
     Attributes:
@@ -132,20 +161,21 @@ class PerEnvSeededRNG:
     """
 
     def __init__(self, seeds=0, num_envs: int = 1, device=None):
-        if (
-            isinstance(num_envs, bool)
-            or not isinstance(num_envs, (int, np.integer))
-            or num_envs < 1
-        ):
-            raise ValueError(f"num_envs = {num_envs!r} must be an int >= 1")
-        self.num_envs = int(num_envs)
+        self.num_envs = NUM_ENVS.check(num_envs, "PerEnvSeededRNG num_envs")
         self.device = wp.get_device(device)
-        if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
+        if is_int(seeds):
             self._seeds = wp.array(
-                _int_seeds(int(seeds), np.arange(self.num_envs)), dtype=wp.int32, device=self.device
+                _int_seeds("seeds", seeds, np.arange(self.num_envs)),
+                dtype=wp.int32,
+                device=self.device,
             )
+        elif isinstance(seeds, wp.array):
+            self._seeds = check_array("seeds", seeds, wp.int32, self.num_envs, self.device)
         else:
-            self._seeds = _as_seed_array(seeds, self.num_envs, self.device, "seeds")
+            raise TypeError(
+                f"seeds must be an int or a [{self.num_envs}] int32 wp.array, got "
+                f"{type(seeds).__name__} {seeds!r}"
+            )
 
     @property
     def seeds_warp(self) -> wp.array:
@@ -156,42 +186,32 @@ class PerEnvSeededRNG:
         """Overwrite seeds in place, for every env (``ids=None``) or for ``ids``.
 
         Args:
-            seeds: an int ``s`` (env ``e`` gets ``s + e``), or an array-like of int32 with
-                one entry per selected env (``[E]`` when ``ids`` is None).
-            ids: None, or a sequence / array of env indices.
+            seeds: an int ``s`` (env ``e`` gets ``s + e``), or one int per selected env
+                (``[E]`` when ``ids`` is None): a sequence, a NumPy int array or an int
+                ``wp.array``. Floats, NaN and values outside int32 are refused, never coerced.
+            ids: None, or unique env indices (ints in ``[0, E)``).
+
+        Checked before anything is written; a host call (not inside a graph capture).
         """
+        require_not_capturing(self.device, "PerEnvSeededRNG.set_seeds_warp()")
         E = self.num_envs
-        idx = (
-            np.arange(E)
-            if ids is None
-            else np.asarray(
-                ids.numpy() if isinstance(ids, wp.array) else ids, dtype=np.int64
-            ).reshape(-1)
-        )
-        if idx.size and (idx.min() < 0 or idx.max() >= E):
-            raise IndexError(f"ids must be env indices in [0, {E}), got {idx.min()}..{idx.max()}")
-        if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
-            vals = _int_seeds(int(seeds), idx)
-        else:
-            vals = np.asarray(seeds.numpy() if isinstance(seeds, wp.array) else seeds)
-            vals = vals.reshape(-1)
-            if vals.shape[0] != idx.shape[0]:
-                raise ValueError(f"seeds has {vals.shape[0]} entries for {idx.shape[0]} envs")
-            vals = vals.astype(np.int64).astype(np.int32)
+        idx = np.arange(E) if ids is None else check_env_ids("ids", ids, E)
+        vals = _seed_values("seeds", seeds, idx)
         if ids is None:
             self._seeds.assign(vals)
-        else:
+        elif idx.size:
             host = self._seeds.numpy().copy()
             host[idx] = vals
             self._seeds.assign(host)
 
 
-def _int_seeds(s: int, idx: np.ndarray) -> np.ndarray:
-    return ((s + idx.astype(np.int64) + 2**31) % 2**32 - 2**31).astype(np.int32)
-
-
 class SeedState:
     """The seeds and epochs a generator reads.
+
+    One SeedState belongs to one generator: building a second generator on a SeedState a live
+    generator uses is refused (the two would share and advance the same epochs). Share a
+    :class:`PerEnvSeededRNG` or a seed array instead: each generator then keeps epochs of
+    its own.
 
     Attributes:
         seeds: ``wp.array`` int32 ``[E]``: per-env seeds (owned, the rng's, or your array).
@@ -205,6 +225,7 @@ class SeedState:
         self.epochs = epochs
         self.rng = rng
         self.owned = owned
+        self._user = None
 
     @classmethod
     def create(cls, seeds, num_envs: int, device) -> SeedState:
@@ -215,6 +236,13 @@ class SeedState:
                 raise ValueError(
                     "seeds: the SeedState's batch size or device differs from the "
                     f"generator's ({num_envs} envs on {device})"
+                )
+            user = seeds._user() if seeds._user is not None else None
+            if user is not None:
+                raise ValueError(
+                    f"seeds: this SeedState belongs to {user!r}; two generators on one "
+                    "SeedState would advance the same epochs. Pass its seed array "
+                    "(state.seeds) or its rng instead: each generator keeps its own epochs"
                 )
             return seeds
         epochs = wp.zeros(num_envs, dtype=wp.int32, device=device)
@@ -227,41 +255,57 @@ class SeedState:
                     f"the generator {num_envs} envs on {device}; build the rng to match"
                 )
             return cls(seeds.seeds_warp, epochs, seeds, owned=False)
-        if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
+        if is_int(seeds):
             arr = wp.array(
-                _int_seeds(int(seeds), np.arange(num_envs)), dtype=wp.int32, device=device
+                _int_seeds("seeds", seeds, np.arange(num_envs)), dtype=wp.int32, device=device
             )
             return cls(arr, epochs, None, owned=True)
-        return cls(_as_seed_array(seeds, num_envs, device, "seeds"), epochs, None, owned=False)
+        if isinstance(seeds, wp.array):
+            arr = check_array("seeds", seeds, wp.int32, num_envs, device)
+            return cls(arr, epochs, None, owned=False)
+        raise TypeError(
+            "seeds must be an int, a [E] int32 wp.array, a PerEnvSeededRNG or a SeedState, "
+            f"got {type(seeds).__name__} {seeds!r}"
+        )
+
+    def claim(self, user) -> None:
+        """Record the generator this state belongs to (see the class docs)."""
+        self._user = weakref.ref(user)
 
     def reset_epoch(self) -> None:
         """Set every env's epoch to 0 (takes effect at the env's next regeneration)."""
         self.epochs.zero_()
 
-    def set(self, seeds) -> None:
-        """Write new seeds for every env (an int ``s`` gives ``s + e``, or ``[E]`` values).
-
-        Seeds owned by the generator are written directly; seeds of a
-        :class:`PerEnvSeededRNG` are written through it. Seeds bound to your own array are
-        never written by the library: that raises RuntimeError.
-        """
-        if self.rng is not None:
-            self.rng.set_seeds_warp(seeds, None)
-            return
-        if not self.owned:
+    def check_set(self, seeds) -> np.ndarray:
+        """Everything :meth:`set` checks, without writing; returns the int32 values."""
+        if self.rng is None and not self.owned:
             raise RuntimeError(
                 "the seeds are bound to your own array: the library never writes it; write "
                 "new values into that array, then regenerate()"
             )
-        E = self.seeds.shape[0]
-        if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
-            vals = _int_seeds(int(seeds), np.arange(E))
-        else:
-            vals = np.asarray(seeds.numpy() if isinstance(seeds, wp.array) else seeds).reshape(-1)
-            if vals.shape[0] != E:
-                raise ValueError(f"seeds has {vals.shape[0]} entries, expected {E}")
-            vals = vals.astype(np.int64).astype(np.int32)
+        return _seed_values("seeds", seeds, np.arange(self.seeds.shape[0]))
+
+    def set(self, seeds) -> None:
+        """Write new seeds for every env (an int ``s`` gives ``s + e``, or ``[E]`` ints).
+
+        Seeds owned by the generator are written directly; seeds of a
+        :class:`PerEnvSeededRNG` are written through it. Seeds bound to your own array are
+        never written by the library: that raises RuntimeError. The same checks as at
+        construction apply (integers in the int32 range; floats and NaN are refused).
+        """
+        vals = self.check_set(seeds)
+        require_not_capturing(self.seeds.device, "SeedState.set()")
         self.seeds.assign(vals)
+
+    def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
+        """Host copies of the seeds and epochs (reads the device)."""
+        return self.seeds.numpy().copy(), self.epochs.numpy().copy()
+
+    def restore(self, saved: tuple[np.ndarray, np.ndarray]) -> None:
+        """Write back a :meth:`snapshot`."""
+        seeds, epochs = saved
+        self.seeds.assign(seeds)
+        self.epochs.assign(epochs)
 
     def effective_seeds(self) -> np.ndarray:
         """Host copy of every env's effective seed (reads the device: not for hot paths)."""

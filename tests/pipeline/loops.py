@@ -417,12 +417,12 @@ def min_nonneighbour_distance(xy: np.ndarray, band: int) -> float:
     return float(dist.min())
 
 
-def thickness_oracle(center: np.ndarray, hw: float, relax_tol: float, fixed_band: int = 0):
+def thickness_oracle(center: np.ndarray, hw: float, thickness_tol: float, fixed_band: int = 0):
     """The documented thickness gate: the smallest Menger radius and half the smallest
-    non-neighbour distance must be >= ``(1 - relax_tol) * hw``."""
+    non-neighbour distance must be >= ``(1 - thickness_tol) * hw``."""
     c = np.asarray(center, dtype=np.float64)
     n = len(c)
-    floor_r = (1.0 - relax_tol) * hw
+    floor_r = (1.0 - thickness_tol) * hw
     band = band_rule(hw, closed_length(c), n, fixed_band)
     r_min = float(menger_radii(c).min())
     d_min = min_nonneighbour_distance(c, band)
@@ -437,12 +437,12 @@ def thickness_oracle(center: np.ndarray, hw: float, relax_tol: float, fixed_band
     )
 
 
-def expected_bits(center: np.ndarray, hw: float, relax_tol: float, turning_tol: float) -> int:
+def expected_bits(center: np.ndarray, hw: float, thickness_tol: float, turning_tol: float) -> int:
     """TURNING | THICKNESS bits the validate stage should raise for a finite centerline."""
     bits = 0
     if abs(abs(turning_total(center)) - 2.0 * np.pi) > turning_tol:
         bits |= int(FailBit.TURNING)
-    if thickness_oracle(center, hw, relax_tol)["thin"]:
+    if thickness_oracle(center, hw, thickness_tol)["thin"]:
         bits |= int(FailBit.THICKNESS)
     return bits
 

@@ -152,8 +152,8 @@ def test_sampler_output_never_crosses(device, displacement):
         seeds=5,
         relax_enable=False,
         hull_displacement=displacement,
-        min_num_points=20,
-        max_num_points=30,
+        min_corners=20,
+        max_corners=30,
         N_max=1024,
     )
     gen.generate()
@@ -199,8 +199,8 @@ def test_tight_grid_fills_distinct_cells(device):
         num_envs=8,
         device=device,
         min_point_distance=0.15,
-        min_num_points=9,
-        max_num_points=9,
+        min_corners=9,
+        max_corners=9,
     )
     gen = TrackGenerator(cfg, seeds=2, registry=reg)
     t = gen.generate()

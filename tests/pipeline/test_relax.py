@@ -19,7 +19,7 @@ ITERS = 60
 def _pinched(gap=0.12, ccw=True):
     # Lobes of radius 0.35 and neck arcs of radius 0.3 (>= 3 * hw: never too curved) joined
     # tangentially; the two neck arcs, half a loop apart in index, come within ``gap`` of each
-    # other. With gap 0.12 < 2 * (1 - relax_tol) * hw = 0.196 the raw loop fails THICKNESS
+    # other. With gap 0.12 < 2 * (1 - thickness_tol) * hw = 0.196 the raw loop fails THICKNESS
     # (separation only). Relax pushes non-band beads apart toward 2 * hw * (1 + margin) =
     # 0.23 while the lobes have room to give, so the neck opens past 0.196 and the bending
     # floor hw * (1 + margin) keeps every curvature radius above the 0.098 gate.
@@ -41,9 +41,9 @@ def test_relax_fixes_pinched_loop(device):
     np.testing.assert_array_equal(snap["valid"], [1, 1])
     for e in range(2):
         c = L.real_rows(snap, e)
-        th = L.thickness_oracle(c, HW, gen.config.relax_tol)
+        th = L.thickness_oracle(c, HW, gen.config.thickness_tol)
         assert not th["thin"], th
-        assert L.expected_bits(c, HW, gen.config.relax_tol, gen.config.turning_tol) == 0
+        assert L.expected_bits(c, HW, gen.config.thickness_tol, gen.config.turning_tol) == 0
         # the neck really opened: half the smallest non-neighbour distance passes the gate
         assert th["min_sep"] >= 2.0 * th["floor"]
         assert abs(L.turning_number(c)) == 1

@@ -59,7 +59,7 @@ def test_bits_match_oracle(run):
     for e, name in enumerate(shapes):
         c = L.real_rows(snap, e)
         assert len(c) >= 4, name
-        want = L.expected_bits(c, HW, gen.config.relax_tol, gen.config.turning_tol)
+        want = L.expected_bits(c, HW, gen.config.thickness_tol, gen.config.turning_tol)
         assert snap["fail_mask"][e] == want, f"{name}: {snap['fail_mask'][e]} != {want}"
 
 
@@ -113,11 +113,11 @@ def test_pipeline_bits_are_kept(device):
 
 def test_params_exist_and_are_range_checked(device):
     gen = L.make_generator(L.stack(L.circle(0.5, P)), device, N_max=N_MAX, relax_enable=False)
-    for key, default in (("validate.turning_tol", 0.1), ("validate.relax_tol", 0.02)):
+    for key, default in (("validate.turning_tol", 0.1), ("validate.thickness_tol", 0.02)):
         assert key in gen.params
         np.testing.assert_allclose(gen.params[key].numpy(), [default], rtol=1e-6)
     with pytest.raises(ValueError):
-        gen.params["validate.relax_tol"] = 0.6
+        gen.params["validate.thickness_tol"] = 0.6
     with pytest.raises(ValueError):
         gen.params["validate.turning_tol"] = 0.0
     gen.params["validate.turning_tol"] = 1.0
@@ -125,8 +125,8 @@ def test_params_exist_and_are_range_checked(device):
     assert L.snapshot(gen)["valid"][0] == 1
 
 
-def test_relax_tol_write_is_seen_by_next_generate(device):
-    """A circle of radius 0.8 * hw: invalid (THICKNESS) with relax_tol 0.02, valid with 0.5
+def test_thickness_tol_write_is_seen_by_next_generate(device):
+    """A circle of radius 0.8 * hw: invalid (THICKNESS) with thickness_tol 0.02, valid with 0.5
     (floor 0.05: the Menger radius ~0.07 and half the non-neighbour distance ~0.065 pass)."""
     small = L.circle(0.8 * HW, P)
     gen = L.make_generator(L.stack(small, small), device, N_max=N_MAX, relax_enable=False)
@@ -136,27 +136,27 @@ def test_relax_tol_write_is_seen_by_next_generate(device):
     c = L.real_rows(snap, 0)
     assert not L.thickness_oracle(c, HW, 0.5)["thin"]
 
-    gen.params["validate.relax_tol"] = [0.02, 0.5]  # per env
+    gen.params["validate.thickness_tol"] = [0.02, 0.5]  # per env
     gen.generate()
     snap = L.snapshot(gen)
     np.testing.assert_array_equal(snap["fail_mask"], [FailBit.THICKNESS, 0])
     np.testing.assert_array_equal(snap["valid"], [0, 1])
 
-    gen.params["validate.relax_tol"] = 0.5  # scalar, both envs
+    gen.params["validate.thickness_tol"] = 0.5  # scalar, both envs
     gen.generate()
     np.testing.assert_array_equal(L.snapshot(gen)["valid"], [1, 1])
 
-    gen.params["validate.relax_tol"] = 0.0
+    gen.params["validate.thickness_tol"] = 0.0
     gen.generate()
     np.testing.assert_array_equal(L.snapshot(gen)["valid"], [0, 0])
 
 
-def test_relax_tol_borderline_pinch(device):
+def test_thickness_tol_borderline_pinch(device):
     """The neck gap sets half the non-neighbour distance: gap 0.19 is thin for
-    relax_tol 0.02 (needs >= 0.196) and thick enough for 0.1 (needs >= 0.18)."""
+    thickness_tol 0.02 (needs >= 0.196) and thick enough for 0.1 (needs >= 0.18)."""
     loop = L.pinched(0.35, 0.3, 0.19, P)
     gen = L.make_generator(L.stack(loop, loop), device, N_max=N_MAX, relax_enable=False)
-    gen.params["validate.relax_tol"] = [0.02, 0.1]
+    gen.params["validate.thickness_tol"] = [0.02, 0.1]
     gen.generate()
     snap = L.snapshot(gen)
     for e, tol in enumerate((0.02, 0.1)):
@@ -189,14 +189,14 @@ def test_fixed_band(device, radius, band, bits):
     assert snap["fail_mask"][0] == bits
 
 
-def test_curvature_gate_follows_relax_tol(device):
+def test_curvature_gate_follows_thickness_tol(device):
     """Sharp-cornered hexagons (smallest Menger radius ~0.0585, separation ~0.2) under
-    per-env relax_tol: the curvature floor (1 - tol) * hw moves across the corner radius,
+    per-env thickness_tol: the curvature floor (1 - tol) * hw moves across the corner radius,
     so the THICKNESS bit flips between 0.4 (floor 0.06) and 0.43 (floor 0.057)."""
     hexagon = L.regular_polygon(6, 8.2 * 0.6 * HW, 16)
     tols = [0.02, 0.3, 0.4, 0.43, 0.5]
     gen = L.make_generator(L.stack(*[hexagon] * len(tols)), device, N_max=N_MAX, relax_enable=False)
-    gen.params["validate.relax_tol"] = tols
+    gen.params["validate.thickness_tol"] = tols
     gen.generate()
     snap = L.snapshot(gen)
     want = []

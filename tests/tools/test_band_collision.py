@@ -580,16 +580,17 @@ def test_argument_validation(device):
     _, track = make_track(device)
     with pytest.raises(ValueError, match="method.*'segments', 'sdf'"):
         BandCollider(track, method="bvh")
-    for bad in (0, 1.5, True):
-        with pytest.raises(ValueError, match="max_boxes"):
+    # one rule: a wrong kind is a TypeError, a wrong value a ValueError
+    for bad, err in ((0, ValueError), (1025, ValueError), (1.5, TypeError), (True, TypeError)):
+        with pytest.raises(err, match="max_boxes"):
             BandCollider(track, max_boxes=bad)
-    for bad in (4, 64.0):
-        with pytest.raises(ValueError, match="sdf_resolution"):
+    for bad, err in ((4, ValueError), (8192, ValueError), (64.0, TypeError)):
+        with pytest.raises(err, match="sdf_resolution"):
             BandCollider(track, sdf_resolution=bad)
-    for bad in (-0.1, float("nan"), "1"):
-        with pytest.raises(ValueError, match="sdf_padding"):
+    for bad, err in ((-0.1, ValueError), (float("nan"), ValueError), ("1", TypeError)):
+        with pytest.raises(err, match="sdf_padding"):
             BandCollider(track, sdf_padding=bad)
-    with pytest.raises(ValueError, match="track"):
+    with pytest.raises(TypeError, match="track"):
         BandCollider(track.center)
 
     col = BandCollider(track, max_boxes=2)
@@ -600,13 +601,13 @@ def test_argument_validation(device):
     short = wp.zeros(E, dtype=wp.vec3f, device=device)
     with pytest.raises(ValueError, match="position.*shape"):
         col.query(short, Q_, H_)
-    with pytest.raises(ValueError, match="orientation.*dtype"):
+    with pytest.raises(TypeError, match="orientation.*dtype"):
         col.query(P_, wp.zeros(2 * E, dtype=wp.vec4f, device=device), H_)
-    with pytest.raises(ValueError, match="half_extents"):
+    with pytest.raises(TypeError, match="half_extents"):
         col.query(P_, Q_, he.astype(np.float32))
     with pytest.raises(ValueError, match="position.*contiguous"):
         col.query(wp.zeros(4 * E, dtype=wp.vec3f, device=device)[::2], Q_, H_)
-    with pytest.raises(ValueError, match="mask"):
+    with pytest.raises(TypeError, match="mask"):
         col.refresh(wp.zeros(E, dtype=wp.float32, device=device))
     with pytest.raises(ValueError, match="mask.*shape"):
         col.refresh(wp.zeros(E + 1, dtype=wp.int32, device=device))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,19 +16,22 @@ class CourseConfig:
     ``Course.track(config.gen, ...)`` with the same options.
 
     Attributes:
-        mode (str, required): ``"track"``. (``"gates"`` is refused until gate courses get
-            their components.)
+        mode (str, required): ``"track"`` (``"gates"`` is refused: gate courses have no preset
+            in this version).
         gen (TrackGenConfig, required): the generator's configuration; its type must match
             ``mode``.
         seeds (default 0): what ``TrackGenerator(seeds=)`` takes (an int, an ``[E]`` int32
             array, a PerEnvSeededRNG or a SeedState).
-        checkpoint_spacing (float, required > 0 in track mode): track units between checkpoints.
-        max_checkpoints (int >= 3 or None): checkpoint capacity; None chooses it.
+        checkpoint_spacing (float, required): track units between checkpoints
+            (``tools.checkpoints.SPACING``: 1e-6 .. 1e6).
+        max_checkpoints (int 3 .. 65536, or None): checkpoint capacity; None chooses it.
         collision (None, ``"segments"`` or ``"sdf"``): the band collision backend.
-        sdf_resolution (int >= 8 or None -> 128): SDF grid side (``collision="sdf"`` only).
-        max_boxes (int >= 1, default 1): boxes per env (needs a collision).
+        sdf_resolution (int 8 .. 4096, or None -> 128): SDF grid side (``collision="sdf"``
+            only).
+        max_boxes (int 1 .. 1024, default 1): boxes per env (needs a collision).
 
-    Options that do not apply to the mode raise ``ValueError`` on construction.
+    Each field is checked with the declaration of the component that reads it (the same rules
+    as ``Course.track``); options that do not apply to the mode raise ``ValueError``.
     """
 
     mode: str
@@ -42,41 +44,41 @@ class CourseConfig:
     max_boxes: int = 1
 
     def __post_init__(self):
+        from ..tools.band_collision import MAX_BOXES, METHOD, SDF_RESOLUTION
+        from ..tools.checkpoints import MAX_CHECKPOINTS, SPACING
+
         if self.mode == "gates" or isinstance(self.gen, GateGenConfig):
             raise ValueError(
-                "CourseConfig(mode='gates') is not available yet: gate courses have "
-                "no course components in this version; use mode='track'"
+                "CourseConfig(mode='gates') is not available in this version: gate courses "
+                "have no preset yet; use mode='track', or a GateGenerator with "
+                "Course(generator, components)"
             )
+        if not isinstance(self.mode, str):
+            raise TypeError(f"CourseConfig.mode must be a str ('track'), got {self.mode!r}")
         if self.mode != "track":
-            raise ValueError(f"CourseConfig.mode = {self.mode!r} must be 'track'")
+            raise ValueError(f"CourseConfig.mode = {self.mode!r} is out of range: must be 'track'")
         if not isinstance(self.gen, TrackGenConfig):
             raise TypeError(
                 f"CourseConfig.gen must be a TrackGenConfig in track mode, got "
                 f"{type(self.gen).__name__}"
             )
-        sp = self.checkpoint_spacing
-        if isinstance(sp, bool) or not isinstance(sp, numbers.Real) or not sp > 0:
+        if self.checkpoint_spacing is None:
             raise ValueError(
-                f"CourseConfig.checkpoint_spacing = {sp!r} is required in track mode "
-                "and must be a number > 0"
+                "CourseConfig.checkpoint_spacing is required in track mode: pass a number "
+                f"{SPACING.range_text()} (track units between checkpoints)"
             )
-        mc = self.max_checkpoints
-        if mc is not None and (
-            isinstance(mc, bool) or not isinstance(mc, numbers.Integral) or mc < 3
-        ):
-            raise ValueError(f"CourseConfig.max_checkpoints = {mc!r} must be an int >= 3 or None")
-        if self.collision not in (None, "segments", "sdf"):
-            raise ValueError(
-                f"CourseConfig.collision = {self.collision!r} must be None, 'segments' or 'sdf'"
-            )
+        sp = SPACING.check(self.checkpoint_spacing, "CourseConfig.checkpoint_spacing")
+        object.__setattr__(self, "checkpoint_spacing", sp)
+        mc = MAX_CHECKPOINTS.check(self.max_checkpoints, "CourseConfig.max_checkpoints")
+        object.__setattr__(self, "max_checkpoints", mc)
+        if self.collision is not None:
+            METHOD.check(self.collision, "CourseConfig.collision")
         if self.sdf_resolution is not None:
             if self.collision != "sdf":
                 raise ValueError("CourseConfig.sdf_resolution applies to collision='sdf' only")
-            r = self.sdf_resolution
-            if isinstance(r, bool) or not isinstance(r, numbers.Integral) or r < 8:
-                raise ValueError(f"CourseConfig.sdf_resolution = {r!r} must be an int >= 8")
-        mb = self.max_boxes
-        if isinstance(mb, bool) or not isinstance(mb, numbers.Integral) or mb < 1:
-            raise ValueError(f"CourseConfig.max_boxes = {mb!r} must be an int >= 1")
+            r = SDF_RESOLUTION.check(self.sdf_resolution, "CourseConfig.sdf_resolution")
+            object.__setattr__(self, "sdf_resolution", r)
+        mb = MAX_BOXES.check(self.max_boxes, "CourseConfig.max_boxes")
+        object.__setattr__(self, "max_boxes", mb)
         if mb > 1 and self.collision is None:
             raise ValueError("CourseConfig.max_boxes > 1 needs a collision backend")

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import contextlib
 import warnings
 import weakref
 from collections.abc import Sequence
 from types import MappingProxyType
 
-import numpy as np
 import warp as wp
 
+from ..checks import check_array, check_bool, check_mask
 from ..config import GateGenConfig, TrackGenConfig
 from ..errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
-from ..exec import is_capturing, require_not_capturing
+from ..exec import GraphCache, UseGuard, is_capturing, require_not_capturing, stream_scope
 from ..pipeline.spec import PipelineSpec
-from ..tools.component import Component, ComponentContext, order_components
+from .component import Component, ComponentContext, order_components
 from .config import CourseConfig
+from .presets import track_components
 from .result import StepResult
 
 __all__ = ["Course"]
@@ -32,15 +32,20 @@ def _check_generator(generator) -> None:
         generator, GateGenConfig
     ):
         family = getattr(generator, "family", "track")
-        preset = "Course.gates" if family == "gates" else "Course.track"
+        fix = (
+            "build a GateGenerator(spec) and pass it with your components"
+            if family == "gates"
+            else "use Course.track(...) to build one"
+        )
         raise TypeError(
             f"Course(generator, ...) takes a built generator, got a "
-            f"{type(generator).__name__}: use {preset}(...) to build one"
+            f"{type(generator).__name__}: {fix}"
         )
     if isinstance(generator, GateGenConfig):
         raise TypeError(
-            "Course(generator, ...) takes a built generator, got a GateGenConfig: "
-            "use Course.gates(...) to build one"
+            "Course(generator, ...) takes a built generator, got a GateGenConfig: build a "
+            "GateGenerator(config) and pass it with your components (gate courses have no "
+            "preset in this version)"
         )
     for attr in ("result", "layout", "enqueue", "inputs"):
         if not hasattr(generator, attr):
@@ -94,11 +99,14 @@ class Course:
         ordered = order_components(components)
         device = generator.layout.device
         require_not_capturing(device, "Course construction")
+        prepare = check_bool("prepare", prepare)
         if stream is not None and device.is_cpu:
             raise ValueError("stream= is only meaningful on a CUDA device")
         self.generator = generator
         self.stream = stream if stream is not None else getattr(generator, "stream", None)
+        self._guard = UseGuard("Course")
         ctx = ComponentContext(generator, self.stream)
+        ctx.course = weakref.ref(self)
         names = [c.name for c in ordered]
         try:
             for comp in ordered:
@@ -115,9 +123,8 @@ class Course:
             {"regen_mask": generator.inputs["regen_mask"], "reset_mask": self._reset_mask}
         )
         self._result = StepResult(valid=generator.result.valid)
-        self._graphs: dict = {}
-        self.graph = None
-        self._graph_warned = False
+        self._graphs = GraphCache("Course", MAX_COURSE_GRAPHS + 1)
+        self._stale = False
         self._stepped_in_capture = False
         self._rebind_warned = False
         self._prepared = False
@@ -142,9 +149,8 @@ class Course:
         """A track course: ``checkpoints``, ``progress``, ``collision`` (when given), then
         ``extra``. See the module docs for every check (all made before building)."""
         from ..generators import TrackGenerator
-        from ..tools import presets as tool_presets
 
-        components = tool_presets.track_components(
+        components = track_components(
             checkpoint_spacing=checkpoint_spacing,
             collision=collision,
             max_checkpoints=max_checkpoints,
@@ -178,6 +184,12 @@ class Course:
     @property
     def device(self):
         return self.generator.layout.device
+
+    @property
+    def graph(self):
+        """The course's graph of the full regeneration (CUDA, after the first call), else
+        None."""
+        return self._graphs.graphs.get((False, None))
 
     def _utility(self, name):
         comp = self._ctx.components.get(name)
@@ -221,8 +233,22 @@ class Course:
                 "course took it over): use that course"
             )
 
-    def _check_mask(self, mask) -> None:
-        self.generator._check_mask(mask)
+    def _check_mask(self, mask, name: str = "mask") -> None:
+        check_mask(
+            mask,
+            self.generator.layout.num_envs,
+            self.device,
+            name,
+            hint="use course.inputs['regen_mask'] or course.inputs['reset_mask']",
+        )
+
+    def _check_fresh(self) -> None:
+        if self._stale:
+            raise RuntimeError(
+                "a regeneration of this course raised after the generator had rebuilt its "
+                "envs and before every component refreshed them: call course.regenerate() "
+                "(every env) to make the course consistent again"
+            )
 
     def _check_call(self, capturing: bool) -> None:
         if capturing and not self._prepared:
@@ -245,6 +271,7 @@ class Course:
         route resolved before anything is rebound; a component whose ``on_bind`` raises gets
         its previous arrays back, as do the components already rebound by this call.
         """
+        self._check_owner()
         if len(args) > len(COMMON_INPUTS):
             raise TypeError(
                 f"bind() takes at most {len(COMMON_INPUTS)} positional arrays "
@@ -272,7 +299,7 @@ class Course:
             spec = specs.get(name)
             if spec is None:
                 continue  # a common input no component declares: ignored
-            _check_array(name, arr, spec.dtype, E * spec.slots, device)
+            check_array(f"bind({name}=...)", arr, spec.dtype, E * spec.slots, device)
         routed = {}
         for comp in self._ctx.components.values():
             mine = {}
@@ -285,15 +312,16 @@ class Course:
                         mine[spec.name] = src
             routed[comp.name] = mine
         done = []
-        try:
-            for comp in self._ctx.components.values():
-                previous = comp.bound
-                comp.bind(routed[comp.name])
-                done.append((comp, previous))
-        except BaseException:
-            for comp, previous in reversed(done):
-                comp.bind(previous)
-            raise
+        with self._guard("bind()"):
+            try:
+                for comp in self._ctx.components.values():
+                    previous = comp.bound
+                    comp.bind(routed[comp.name])
+                    done.append((comp, previous))
+            except BaseException:
+                for comp, previous in reversed(done):
+                    comp.bind(previous)
+                raise
         if self._stepped_in_capture and not self._rebind_warned:
             self._rebind_warned = True
             warnings.warn(
@@ -315,12 +343,13 @@ class Course:
     def step(self) -> StepResult:
         """Run every per-step component in order; returns the same :class:`StepResult`."""
         self._check_owner()
+        self._check_fresh()
         if self._unbound_required():
             raise RuntimeError(f"call bind() before step() (unbound: {self._unbound_required()})")
         if is_capturing(self.device):
             self._stepped_in_capture = True
         entries = {}
-        with self._stream_scope():
+        with self._guard("step()"), stream_scope(self.stream):
             for comp in self._ctx.components.values():
                 if comp.steps:
                     comp.result = comp.step(self._ctx)
@@ -333,8 +362,9 @@ class Course:
         """Respawn the masked envs (None: all) on the course they have: every component's
         runtime state (reversed order), nothing else."""
         self._check_owner()
+        self._check_fresh()
         self._check_mask(mask)
-        with self._stream_scope():
+        with self._guard("reset()"), stream_scope(self.stream):
             for comp in reversed(list(self._ctx.components.values())):
                 comp.reset(self._ctx, mask)
 
@@ -342,13 +372,15 @@ class Course:
     def _body(self, advance: bool, mask) -> None:
         self.generator.enqueue(self._ctx, advance=advance, mask=mask, stream=self.stream)
         comps = list(self._ctx.components.values())
-        for comp in comps:
-            comp.on_generate(self._ctx, mask)
-        for comp in reversed(comps):
-            comp.reset(self._ctx, mask)
-
-    def _stream_scope(self):
-        return wp.ScopedStream(self.stream) if self.stream is not None else contextlib.nullcontext()
+        try:
+            for comp in comps:
+                comp.on_generate(self._ctx, mask)
+            for comp in reversed(comps):
+                comp.reset(self._ctx, mask)
+        except BaseException:
+            if not is_capturing(self.device):
+                self._stale = True  # the generator committed; some components did not follow
+            raise
 
     def _run_body(self, advance: bool, mask, allow_graph: bool) -> None:
         capturing = is_capturing(self.device)
@@ -361,31 +393,15 @@ class Course:
             and self.device.is_cuda
             and getattr(self.generator, "capturable", True)
         )
-        if not use_graph:
-            with self._stream_scope():
-                self._body(advance, mask)
-            return
-        key = (advance, None if mask is None else mask.ptr)
-        graph = self._graphs.get(key)
-        if graph is None:
-            if len(self._graphs) > MAX_COURSE_GRAPHS:
-                if not self._graph_warned:
-                    self._graph_warned = True
-                    warnings.warn(
-                        f"more than {MAX_COURSE_GRAPHS} regeneration variants: further "
-                        "ones run eagerly; keep using one mask array",
-                        RuntimeWarning,
-                        stacklevel=3,
-                    )
-                with self._stream_scope():
+        with self._guard("regenerate()"):
+            if use_graph:
+                key = (advance, None if mask is None else mask.ptr)
+                self._graphs.run(key, lambda: self._body(advance, mask), self.device, self.stream)
+            else:
+                with stream_scope(self.stream):
                     self._body(advance, mask)
-                return
-            with wp.ScopedCapture(device=self.device, stream=self.stream) as cap:
-                self._body(advance, mask)
-            graph = self._graphs[key] = cap.graph
-            if key == (False, None):
-                self.graph = graph
-        wp.capture_launch(graph, stream=self.stream)
+        if mask is None and not capturing:
+            self._stale = False
 
     def regenerate(self, mask=None, advance: bool = False) -> None:
         """Give new courses: every env (``mask=None``) or the envs with ``mask[e] != 0``.
@@ -396,32 +412,43 @@ class Course:
         course, derived data and state bitwise; an all-zero mask is an exact no-op.
         """
         self._check_owner()
-        if not isinstance(advance, (bool, np.bool_)):
-            raise TypeError(f"advance must be a bool, got {advance!r}")
+        advance = check_bool("advance", advance)
         self._check_mask(mask)
-        self._run_body(bool(advance), mask, allow_graph=True)
+        if mask is not None:
+            self._check_fresh()
+        self._run_body(advance, mask, allow_graph=True)
 
     def enqueue_generate(self, mask=None, advance: bool = False) -> None:
         """The regeneration body, launched (or recorded into your capture) without the
         course's own graph."""
         self._check_owner()
-        if not isinstance(advance, (bool, np.bool_)):
-            raise TypeError(f"advance must be a bool, got {advance!r}")
+        advance = check_bool("advance", advance)
         self._check_mask(mask)
-        self._run_body(bool(advance), mask, allow_graph=False)
+        if mask is not None:
+            self._check_fresh()
+        self._run_body(advance, mask, allow_graph=False)
 
     def generate(self, seeds=None) -> None:
         """Regenerate every env; with ``seeds``, reseed every env and zero every epoch first
         (through the rng when there is one; RuntimeError for seeds bound to your array)."""
         self._check_owner()
-        if seeds is not None:
-            if is_capturing(self.device):
-                raise CaptureError(
-                    "generate(seeds=...) writes seeds from the host: call it outside the capture"
-                )
-            self.generator.seeds.set(seeds)
-            self.generator.seeds.reset_epoch()
-        self.regenerate()
+        if seeds is None:
+            self.regenerate()
+            return
+        if is_capturing(self.device):
+            raise CaptureError(
+                "generate(seeds=...) writes seeds from the host: call it outside the capture"
+            )
+        state = self.generator.seeds
+        state.check_set(seeds)
+        saved = state.snapshot()
+        try:
+            state.set(seeds)
+            state.reset_epoch()
+            self.regenerate()
+        except BaseException:
+            state.restore(saved)
+            raise
 
     def prepare(self) -> None:
         """Load every module before recording: a fresh generator gets its first batch; a
@@ -440,29 +467,20 @@ class Course:
         return f"Course({self.generator!r}, components={list(self._ctx.components)})"
 
 
-def _check_array(name, arr, dtype, rows, device) -> None:
-    if not isinstance(arr, wp.array):
-        raise TypeError(f"bind({name}=...): expected a wp.array, got {type(arr).__name__}")
-    if arr.dtype != dtype or arr.ndim != 1 or arr.shape[0] != rows:
-        raise ValueError(
-            f"bind({name}=...): expected a [{rows}] {wp.types.type_repr(dtype)} "
-            f"array, got shape {arr.shape} dtype {wp.types.type_repr(arr.dtype)}"
-        )
-    if arr.device != device:
-        raise ValueError(f"bind({name}=...): the array is on {arr.device}, the course on {device}")
-    if not arr.is_contiguous:
-        raise ValueError(f"bind({name}=...): the array must be contiguous")
-
-
 def _build_source(source, family, generator_cls, seeds, stream):
     """The generator a preset drives: built from a config or spec, or used as is."""
-    other = "Course.gates" if family == "track" else "Course.track"
+    other = (
+        "a GateGenerator with Course(generator, components): gate courses have no preset in "
+        "this version"
+        if family == "track"
+        else "Course.track(...)"
+    )
     if isinstance(source, (TrackGenConfig, GateGenConfig, PipelineSpec)):
         src_family = getattr(source, "family", None) or (
             "gates" if isinstance(source, GateGenConfig) else "track"
         )
         if src_family != family:
-            raise TypeError(f"a {src_family} source goes to {other}(...)")
+            raise TypeError(f"a {src_family} source goes to {other}")
         return generator_cls(source, seeds=seeds, stream=stream)
     if hasattr(source, "layout") and hasattr(source, "enqueue"):
         if seeds is not None or stream is not None:
@@ -471,7 +489,7 @@ def _build_source(source, family, generator_cls, seeds, stream):
                 "a built generator already has them"
             )
         if getattr(source.spec, "family", family) != family:
-            raise TypeError(f"a {source.spec.family} generator goes to {other}(...)")
+            raise TypeError(f"a {source.spec.family} generator goes to {other}")
         return source
     raise TypeError(
         f"source must be a config, a PipelineSpec or a built generator, got {type(source).__name__}"
@@ -480,7 +498,6 @@ def _build_source(source, family, generator_cls, seeds, stream):
 
 def _from_config(config):
     from ..generators import TrackGenerator
-    from ..tools import presets as tool_presets
     from ..tools.band_collision import BandCollision
 
     if not isinstance(config, CourseConfig):
@@ -492,7 +509,7 @@ def _from_config(config):
             max_boxes=config.max_boxes,
             sdf_resolution=config.sdf_resolution or 128,
         )
-    components = tool_presets.track_components(
+    components = track_components(
         checkpoint_spacing=config.checkpoint_spacing,
         collision=collision,
         max_checkpoints=config.max_checkpoints,

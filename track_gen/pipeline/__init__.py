@@ -1,22 +1,23 @@
 """The pipeline engine: specs, registry, stages and built programs."""
 
+from ..tunable import Tunable
 from . import presets
 from .params import Params
 from .program import Program, build
 from .registry import Registry, StageEntry, default_registry, register
 from .spec import PipelineSpec, StageSpec
-from .stage import Layout, ParamSpec, Stage, Workspace
+from .stage import Layout, Stage, Workspace
 
 __all__ = [
     "Layout",
     "Params",
-    "ParamSpec",
     "PipelineSpec",
     "Program",
     "Registry",
     "Stage",
     "StageEntry",
     "StageSpec",
+    "Tunable",
     "Workspace",
     "build",
     "default_registry",

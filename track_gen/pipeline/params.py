@@ -1,4 +1,5 @@
-"""Dynamic per-env parameters on the device, and their per-env randomizers."""
+"""Dynamic per-env parameters on the device, their device-side range check, and their
+per-env randomizers. Every range comes from the field's :class:`~track_gen.pipeline.Tunable`."""
 
 from __future__ import annotations
 
@@ -8,16 +9,22 @@ from collections.abc import Mapping
 import numpy as np
 import warp as wp
 
+from ..checks import check_array, is_number
+from ..exec import is_capturing
+from ..results import FailBit
 from ..seeds import stage_rng
-from .stage import ParamSpec
+from ..tunable import Tunable
 
 __all__ = ["Params", "Randomizers"]
 
 wp.set_module_options({"enable_backward": False})
 
+_PARAM_RANGE = wp.constant(int(FailBit.PARAM_RANGE))
+
 
 @wp.kernel
 def _draw_kernel(
+    # inputs
     active: wp.array(dtype=wp.int32),
     eff_seed: wp.array(dtype=wp.int32),
     index: wp.array(dtype=wp.int32),
@@ -25,6 +32,7 @@ def _draw_kernel(
     ranges: wp.array(dtype=wp.vec2f),
     num_draws: int,
     num_envs: int,
+    # outputs
     block_out: wp.array(dtype=wp.float32),
 ):
     e = wp.tid()
@@ -37,6 +45,41 @@ def _draw_kernel(
         block_out[index[r] * num_envs + e] = lo_hi[0] + u * (lo_hi[1] - lo_hi[0])
 
 
+@wp.kernel
+def _check_kernel(
+    # inputs
+    active: wp.array(dtype=wp.int32),
+    block: wp.array(dtype=wp.float32),
+    bounds: wp.array(dtype=wp.vec2f),
+    open_flags: wp.array(dtype=wp.int32),
+    num_fields: int,
+    num_envs: int,
+    # outputs
+    fail_inout: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    bad = int(0)
+    for f in range(num_fields):
+        v = block[f * num_envs + e]
+        b = bounds[f]
+        flags = open_flags[f]
+        ok = wp.isfinite(v)
+        if (flags & 1) != 0:
+            ok = ok and v > b[0]
+        else:
+            ok = ok and v >= b[0]
+        if (flags & 2) != 0:
+            ok = ok and v < b[1]
+        else:
+            ok = ok and v <= b[1]
+        if not ok:
+            bad = 1
+    if bad != 0:
+        fail_inout[e] = fail_inout[e] | _PARAM_RANGE
+
+
 def randomizer_salt(name: str) -> int:
     """The stream salt of a randomized field: a fixed hash of its name."""
     return zlib.crc32(("randomize:" + name).encode()) & 0xFFFFFFFF
@@ -47,37 +90,57 @@ class Params(Mapping):
 
     All fields live in one device block allocated at construction; each name is a stable
     view of it. Reading gives that array (kernels read it at launch, so a recorded graph
-    sees new values at its next replay). Writing fills it in place:
+    sees new values at its next replay). Writing fills it in place, checked on the host
+    against the field's declared range first (nothing is written when a value is refused):
 
-    * ``params["bezier.rad"] = 0.3`` writes every env (range-checked first);
-    * ``params["bezier.rad"] = values`` with ``[E]`` values writes per env (host values are
-      range-checked; a ``wp.array`` is copied as is).
+    * ``params["bezier.rad"] = 0.3`` writes every env;
+    * ``params["bezier.rad"] = values`` with ``[E]`` host values (a list, a NumPy array)
+      writes per env;
+    * ``params["bezier.rad"] = arr`` with a ``[E]`` float32 ``wp.array`` copies it on the
+      device; outside a capture its values are read back and checked first. Inside a capture
+      the copy is recorded as is and the device check below covers it.
+
+    Device check: every regeneration re-checks each rebuilt env's dynamic values (NaN, inf,
+    outside the declared range), so a value written into ``params[name]`` directly (a kernel,
+    ``wp.copy``, ``fill_``) can never yield a valid course: such an env is built, marked
+    invalid with ``FailBit.PARAM_RANGE`` and every stage stays in bounds.
 
     A randomized field (``with_randomize``) is redrawn for every env a regeneration rebuilds,
     so a write to it lasts until then.
     """
 
-    def __init__(self, num_envs: int, device, declarations: list[tuple[str, ParamSpec, float]]):
+    def __init__(self, num_envs: int, device, declarations, budget=None):
         self._num_envs = num_envs
-        self._device = device
-        self._specs: dict[str, ParamSpec] = {}
+        self._device = wp.get_device(device)
+        self._specs: dict[str, Tunable] = {}
         self._index: dict[str, int] = {}
+        self.guard = None
         values = []
         for k, (name, spec, value) in enumerate(declarations):
             if name in self._specs:
                 raise ValueError(f"dynamic parameter {name!r} is declared twice")
-            spec.check(name, value)
+            spec.check(value, f"params[{name!r}]")
             self._specs[name] = spec
             self._index[name] = k
             values.append(np.full(num_envs, float(value), np.float32))
         host = np.concatenate(values) if values else np.zeros(1, np.float32)
-        self.block = wp.array(host, dtype=wp.float32, device=device)
+        if budget is not None:
+            budget.take(host.shape[0], wp.float32, "params")
+        self.block = wp.array(host, dtype=wp.float32, device=self._device)
         self._arrays = {
             name: self.block[k * num_envs : (k + 1) * num_envs] for name, k in self._index.items()
         }
+        n = max(len(self._specs), 1)
+        bounds = [self._specs[k].device_bounds() for k in self._index] or [(0.0, 0.0, 0)]
+        self._bounds = wp.array(
+            np.array([b[:2] for b in bounds], np.float32).reshape(n, 2),
+            dtype=wp.vec2f,
+            device=self._device,
+        )
+        self._open = wp.array([b[2] for b in bounds], dtype=wp.int32, device=self._device)
 
-    def spec(self, name: str) -> ParamSpec:
-        """The :class:`ParamSpec` (range, meaning) of ``name``."""
+    def spec(self, name: str) -> Tunable:
+        """The :class:`~track_gen.pipeline.Tunable` (range, meaning) of ``name``."""
         self._key(name)
         return self._specs[name]
 
@@ -85,14 +148,29 @@ class Params(Mapping):
         self._key(name)
         return self._index[name]
 
-    def _key(self, name: str) -> None:
+    def _key(self, name) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"params keys are str names such as 'bezier.rad', got {name!r}")
         if name not in self._arrays:
             raise KeyError(f"no dynamic parameter {name!r}; parameters: {sorted(self._arrays)}")
 
-    def check_value(self, name: str, value) -> None:
-        """Raise like a write of ``value`` would, without writing."""
+    def check_value(self, name: str, value, write: bool = False) -> float:
+        """Raise like a write of ``value`` would, without writing; returns the float."""
         self._key(name)
-        self._specs[name].check(name, value)
+        return self._specs[name].check(value, f"params[{name!r}]", write=write)
+
+    def enqueue_check(self, active: wp.array, fail: wp.array) -> None:
+        """Launch the device check: ``FailBit.PARAM_RANGE`` for every active env with a
+        dynamic value outside its declared range (no-op without dynamic fields)."""
+        if not self._specs:
+            return
+        wp.launch(
+            _check_kernel,
+            self._num_envs,
+            inputs=[active, self.block, self._bounds, self._open, len(self._specs), self._num_envs],
+            outputs=[fail],
+            device=self._device,
+        )
 
     def __getitem__(self, name: str) -> wp.array:
         self._key(name)
@@ -100,27 +178,40 @@ class Params(Mapping):
 
     def __setitem__(self, name: str, value) -> None:
         self._key(name)
+        if self.guard is not None:
+            with self.guard("params write"):
+                self._write(name, value)
+        else:
+            self._write(name, value)
+
+    def _write(self, name: str, value) -> None:
         arr = self._arrays[name]
         spec = self._specs[name]
-        if isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool):
-            spec.check(name, value, write=True)
-            arr.fill_(float(value))
+        owner = f"params[{name!r}]"
+        if is_number(value):
+            arr.fill_(spec.check(value, owner, write=True))
             return
         if isinstance(value, wp.array):
-            if value.shape != arr.shape or value.dtype != wp.float32:
-                raise ValueError(
-                    f"params[{name!r}]: expected a [{self._num_envs}] float32 array, "
-                    f"got shape {value.shape}"
-                )
+            check_array(owner, value, wp.float32, self._num_envs, self._device)
+            if not is_capturing(self._device):
+                spec.check_host_array(value.numpy(), owner)
             wp.copy(arr, value)
             return
-        host = np.asarray(value, dtype=np.float64).reshape(-1)
-        if host.shape[0] != self._num_envs:
-            raise ValueError(
-                f"params[{name!r}]: expected {self._num_envs} values, got {host.shape[0]}"
+        if isinstance(value, (str, bytes)) or value is None or isinstance(value, (bool, np.bool_)):
+            raise TypeError(
+                f"{owner} takes a number, [{self._num_envs}] host values or a [{self._num_envs}] "
+                f"float32 wp.array, got {type(value).__name__} {value!r}"
             )
-        for v in np.unique(host):
-            spec.check(name, v, write=True)
+        try:
+            host = np.asarray(value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{owner}: values must be numbers: {exc}") from None
+        if host.dtype.kind not in "iuf":
+            raise TypeError(f"{owner}: values must be numbers, got {host.dtype} values")
+        host = host.astype(np.float64).reshape(-1)
+        if host.shape[0] != self._num_envs:
+            raise ValueError(f"{owner}: expected {self._num_envs} values, got {host.shape[0]}")
+        spec.check_host_array(host, owner)
         arr.assign(host.astype(np.float32))
 
     def __iter__(self):
@@ -129,8 +220,15 @@ class Params(Mapping):
     def __len__(self) -> int:
         return len(self._arrays)
 
+    def __contains__(self, name) -> bool:
+        return isinstance(name, str) and name in self._arrays
+
     def __repr__(self) -> str:
         return f"Params({sorted(self._arrays)})"
+
+
+#: Most fields one generator may randomize.
+MAX_RANDOMIZED = 256
 
 
 class Randomizers(Mapping):
@@ -139,16 +237,19 @@ class Randomizers(Mapping):
     Before the stages run, every env a regeneration rebuilds draws each randomized field
     uniformly in its live range ``[lo, hi)`` from a stream of its effective seed salted with
     the field name: the drawn values are part of what ``(seed, epoch)`` determines.
-    ``gen.randomizers[name] = (lo, hi)`` changes a live range in place (checked against the
-    field's range); the next regeneration draws from it.
+    ``gen.randomizers[name] = (lo, hi)`` changes a live range in place (both ends checked
+    against the field's declared range); the next regeneration draws from it.
     """
 
     def __init__(self, params: Params, ranges: dict[str, tuple[float, float]]):
         self._params = params
         self._names = list(ranges)
+        if len(self._names) > MAX_RANDOMIZED:
+            raise ValueError(f"with_randomize: {len(self._names)} fields, at most {MAX_RANDOMIZED}")
         device, E = params._device, params._num_envs
-        for name, (lo, hi) in ranges.items():
-            _check_range(params, name, lo, hi)
+        host = {}
+        for name, lo_hi in ranges.items():
+            host[name] = _check_range(params, name, lo_hi)
         n = max(len(self._names), 1)
         self.index = wp.array(
             [params.index(k) for k in self._names] or [0], dtype=wp.int32, device=device
@@ -157,12 +258,12 @@ class Randomizers(Mapping):
             [randomizer_salt(k) for k in self._names] or [0], dtype=wp.uint32, device=device
         )
         self.ranges = wp.array(
-            np.array([ranges[k] for k in self._names] or [(0.0, 0.0)], np.float32).reshape(n, 2),
+            np.array([host[k] for k in self._names] or [(0.0, 0.0)], np.float32).reshape(n, 2),
             dtype=wp.vec2f,
             device=device,
         )
         self._num_envs = E
-        self._host = {k: (float(lo), float(hi)) for k, (lo, hi) in ranges.items()}
+        self._host = host
 
     def enqueue(self, active: wp.array, eff_seed: wp.array) -> None:
         """Draw every randomized field for the active envs (no-op without randomizers)."""
@@ -195,8 +296,7 @@ class Randomizers(Mapping):
                 f"{name!r} is not randomized (randomized fields: {self._names}); "
                 "declare it with spec.with_randomize({name: (lo, hi)})"
             )
-        lo, hi = _as_range(name, lo_hi)
-        _check_range(self._params, name, lo, hi)
+        lo, hi = _check_range(self._params, name, lo_hi)
         self._host[name] = (lo, hi)
         self.ranges.assign(np.array([self._host[k] for k in self._names], np.float32))
 
@@ -207,24 +307,26 @@ class Randomizers(Mapping):
         return len(self._names)
 
 
-def _as_range(name: str, lo_hi) -> tuple[float, float]:
-    try:
-        lo, hi = lo_hi
-        lo, hi = float(lo), float(hi)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"randomizer {name!r}: expected a (lo, hi) pair of numbers, got {lo_hi!r}"
-        ) from None
+def as_range(name: str, lo_hi) -> tuple[float, float]:
+    """``(lo, hi)`` as two finite floats with ``lo <= hi`` (TypeError / ValueError)."""
+    if isinstance(lo_hi, (str, bytes)) or not hasattr(lo_hi, "__len__") or len(lo_hi) != 2:
+        raise TypeError(f"randomizer {name!r}: expected a (lo, hi) pair of numbers, got {lo_hi!r}")
+    lo, hi = lo_hi
+    if not (is_number(lo) and is_number(hi)):
+        raise TypeError(f"randomizer {name!r}: expected a (lo, hi) pair of numbers, got {lo_hi!r}")
+    lo, hi = float(lo), float(hi)
     if not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi:
         raise ValueError(f"randomizer {name!r} = ({lo}, {hi}): need finite lo <= hi")
     return lo, hi
 
 
-def _check_range(params: Params, name: str, lo: float, hi: float) -> None:
+def _check_range(params: Params, name, lo_hi) -> tuple[float, float]:
     if name not in params:
         raise KeyError(
             f"with_randomize: no dynamic parameter {name!r}; parameters: {sorted(params)}"
         )
-    lo, hi = _as_range(name, (lo, hi))
-    params.check_value(name, lo)
-    params.check_value(name, hi)
+    lo, hi = as_range(name, lo_hi)
+    spec = params.spec(name)
+    spec.check(lo, f"randomizer {name!r} lo")
+    spec.check(hi, f"randomizer {name!r} hi")
+    return lo, hi

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..config import GateGenConfig, TrackGenConfig
 from .spec import PipelineSpec, StageSpec
 
 __all__ = ["gates", "gates_from_config", "track", "track_from_config", "track_mix"]
 
 
-def track_from_config(config: TrackGenConfig) -> PipelineSpec:
+def track_from_config(config) -> PipelineSpec:
     """The standard track pipeline for ``config``.
 
     Stages: ``<generator>`` (sampler) -> ``resample`` -> ``relax`` (when
@@ -29,6 +28,8 @@ def track(**config_fields) -> PipelineSpec:
     Example:
         ``presets.track(num_envs=64, device="cpu", generator="polar")``
     """
+    from ..config import TrackGenConfig
+
     return track_from_config(TrackGenConfig(**config_fields))
 
 
@@ -46,6 +47,8 @@ def track_mix(generators, **config_fields) -> PipelineSpec:
         ``presets.track_mix({"bezier": 1, "polar": 1}, num_envs=256).with_randomize(
         {"bezier.rad": (0.2, 0.6)})``
     """
+    from ..config import TrackGenConfig
+
     config = TrackGenConfig(**{**config_fields, "generator": "mix"})
     if isinstance(generators, str):
         raise TypeError("track_mix: generators must be a mapping or a sequence of names")
@@ -59,7 +62,7 @@ def track_mix(generators, **config_fields) -> PipelineSpec:
     return dataclasses.replace(spec, stages=(first, *spec.stages[1:]))
 
 
-def gates_from_config(config: GateGenConfig) -> PipelineSpec:
+def gates_from_config(config) -> PipelineSpec:
     """The standard gate pipeline for ``config``.
 
     Stages: ``<generator>`` (the same sampler stages as tracks) -> ``gate_anchors`` ->
@@ -83,4 +86,6 @@ def gates(**config_fields) -> PipelineSpec:
     Example:
         ``presets.gates(num_envs=64, device="cpu", gate_width=0.1)``
     """
+    from ..config import GateGenConfig
+
     return gates_from_config(GateGenConfig(**config_fields))

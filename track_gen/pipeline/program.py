@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import contextlib
-import time
-import warnings
 from types import MappingProxyType
 
-import numpy as np
 import warp as wp
 
+from ..checks import INT32_MAX, check_bool, check_mask
 from ..errors import NotCapturableError
-from ..exec import check_mask, is_capturing, require_not_capturing
+from ..exec import GraphCache, UseGuard, is_capturing, require_not_capturing, stream_scope
 from ..results import GateSequence, Track
 from ..seeds import PerEnvSeededRNG, SeedState, effective_seed_wp
 from .params import Params, Randomizers
 from .registry import Registry, default_registry
 from .spec import PipelineSpec
-from .stage import Layout, Workspace
+from .stage import AllocationBudget, Layout, Workspace
 
 __all__ = ["Program", "build"]
 
@@ -25,16 +22,21 @@ wp.set_module_options({"enable_backward": False})
 
 #: Graph variants a program records besides the full regeneration; more run eagerly.
 MAX_GRAPH_VARIANTS = 16
+#: Largest epoch; advancing past it restarts at 1.
+EPOCH_MAX = wp.constant(INT32_MAX)
 
 
 @wp.kernel
 def _begin_kernel(
+    # inputs
     mask: wp.array(dtype=wp.int32),
     use_mask: int,
     advance: int,
     seeds: wp.array(dtype=wp.int32),
     epochs: wp.array(dtype=wp.int32),
+    # outputs
     active_out: wp.array(dtype=wp.int32),
+    epoch_out: wp.array(dtype=wp.int32),
     eff_seed_out: wp.array(dtype=wp.int32),
     fail_out: wp.array(dtype=wp.int32),
 ):
@@ -48,25 +50,29 @@ def _begin_kernel(
         return
     ep = epochs[e]
     if advance != 0:
-        ep = ep + 1
-        epochs[e] = ep
+        if ep >= EPOCH_MAX:
+            ep = 1  # epochs restart at 1 rather than wrap to a negative value
+        else:
+            ep = ep + 1
+    epoch_out[e] = ep
     eff_seed_out[e] = effective_seed_wp(seeds[e], ep)
     fail_out[e] = 0
 
 
 @wp.kernel
-def _commit_kernel(
+def _commit_epochs_kernel(
     active: wp.array(dtype=wp.int32),
-    epochs: wp.array(dtype=wp.int32),
-    generation_out: wp.array(dtype=wp.int32),
+    epoch: wp.array(dtype=wp.int32),
+    epochs_out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
     if active[e] != 0:
-        generation_out[e] = epochs[e]
+        epochs_out[e] = epoch[e]
 
 
-def _resolve_device(name):
-    """The Warp device for ``TrackGenConfig.device`` (None: Warp's preferred device)."""
+def _resolve_device(cfg):
+    """The Warp device for ``config.device`` (None: Warp's preferred device)."""
+    name = cfg.device
     if name is None:
         return wp.get_preferred_device()
     try:
@@ -74,20 +80,22 @@ def _resolve_device(name):
     except (ValueError, RuntimeError) as exc:
         known = ", ".join(str(d) for d in wp.get_devices())
         raise ValueError(
-            f"TrackGenConfig.device = {name!r} is not available here; use one of: {known}"
+            f"{type(cfg).__name__}.device = {name!r} is not available here; use one of: {known}"
         ) from exc
 
 
 class Program:
     """A built pipeline: fixed-batch buffers, per-env seeds and epochs, device params.
 
-    Build with :func:`build` (or ``TrackGenerator``). Every buffer is allocated here;
+    Build with :func:`build` (or ``TrackGenerator``). Every buffer is allocated here, each
+    checked against the allocation budget first (int32 indexing, the device's memory);
     :meth:`generate` and :meth:`enqueue` allocate nothing.
 
     Attributes:
         spec: the :class:`PipelineSpec`.
         layout: the fixed shapes (:class:`Layout`).
-        result: the :class:`~track_gen.Track`, the same instance for the program's life.
+        result: the :class:`~track_gen.Track` (or ``GateSequence``), the same instance for the
+            program's life.
         seeds: the :class:`~track_gen.SeedState` (per-env seeds and epochs).
         rng: the :class:`~track_gen.PerEnvSeededRNG` given as seeds, else None.
         params: :class:`Params`, the dynamic per-env fields (``"<stage>.<field>"``).
@@ -100,6 +108,16 @@ class Program:
             e.g. ``"relax.sep_overflow"`` (int32 ``[E]``: separation candidates dropped).
         capturable: False when a stage needs host control flow.
         stream: default stream for launches (None: the device's current stream).
+
+    Rules of use:
+        * One thread at a time: a call from a second thread while one runs raises
+          RuntimeError.
+        * Driven by a :class:`~track_gen.course.Course`, the generator refuses direct
+          :meth:`generate` / :meth:`enqueue` calls (the course's components derive data from
+          every course): regenerate through the course.
+        * A regeneration is all or nothing: the stages write staging buffers and the rebuilt
+          envs' rows, epochs and generations are committed after the last stage, so a stage
+          that raises leaves seeds, epochs and the result as they were.
     """
 
     def __init__(
@@ -114,7 +132,7 @@ class Program:
         if not isinstance(spec, PipelineSpec):
             raise TypeError(f"expected a PipelineSpec, got {type(spec).__name__}")
         cfg = spec.config
-        device = _resolve_device(cfg.device)
+        device = _resolve_device(cfg)
         require_not_capturing(device, type(self).__name__)
         if rng is not None and seeds is not None:
             raise TypeError("pass the seeds either as rng or as seeds=, not both")
@@ -122,6 +140,8 @@ class Program:
             raise TypeError(f"rng must be a PerEnvSeededRNG, got {type(rng).__name__}")
         if stream is not None and device.is_cpu:
             raise ValueError("stream= is only meaningful on a CUDA device; the CPU has no streams")
+        if registry is not None and not isinstance(registry, Registry):
+            raise TypeError(f"registry must be a Registry, got {type(registry).__name__}")
         registry = registry or default_registry()
         entries = [registry.get(s.kind) for s in spec.stages]
         if entries[0].cls.role != "sampler":
@@ -129,59 +149,58 @@ class Program:
                 f"the first stage must be a sampler; {spec.stages[0].kind!r} is "
                 f"not (samplers: {registry.samplers()})"
             )
+        stages = []
+        for sspec, entry in zip(spec.stages, entries, strict=True):
+            stage = entry.cls(sspec.name, cfg, dict(sspec.options))
+            stage.resolve(registry)
+            stages.append(stage)
         E = cfg.num_envs
         self.spec = spec
         self.layout = Layout(spec.family, E, cfg.N_max, cfg.num_points, device)
         self.stream = stream
+        self._guard = UseGuard(type(self).__name__)
+        self._course_owner = None
+        budget = AllocationBudget(device, "lower num_envs, N_max, num_points or the stage sizes")
+        result_cls = GateSequence if spec.family == "gates" else Track
+        self.result = result_cls.allocate(E, cfg.N_max, device, budget)
+        staged = result_cls.allocate(E, cfg.N_max, device, budget)
         self.seeds = SeedState.create(rng if rng is not None else seeds, E, device)
         self.rng = self.seeds.rng
-        result_cls = GateSequence if spec.family == "gates" else Track
-        self.result = result_cls.allocate(E, cfg.N_max, device)
         self._host_stages = [
             s.name for s, e in zip(spec.stages, entries, strict=True) if not e.capturable
         ]
         self._ws = Workspace(
             layout=self.layout,
             config=cfg,
-            active=wp.zeros(E, dtype=wp.int32, device=device),
-            eff_seed=wp.zeros(E, dtype=wp.int32, device=device),
-            fail=wp.zeros(E, dtype=wp.int32, device=device),
-            line=wp.zeros(E * cfg.num_points, dtype=wp.vec2f, device=device),
-            beads=wp.zeros(E * cfg.N_max, dtype=wp.vec2f, device=device),
-            count=wp.zeros(E, dtype=wp.int32, device=device),
-            result=self.result,
+            budget=budget,
+            active=budget.zeros(E, wp.int32, "active mask"),
+            eff_seed=budget.zeros(E, wp.int32, "effective seeds"),
+            fail=budget.zeros(E, wp.int32, "fail bits"),
+            line=budget.zeros(E * cfg.num_points, wp.vec2f, "sampler loops (E * num_points)"),
+            beads=budget.zeros(E * cfg.N_max, wp.vec2f, "beads (E * N_max)"),
+            count=budget.zeros(E, wp.int32, "bead counts"),
+            result=staged,
         )
-        self._stages = []
+        self._epoch = budget.zeros(E, wp.int32, "next epochs")
         declarations = []
-        for sspec, entry in zip(spec.stages, entries, strict=True):
-            stage = entry.cls(sspec.name, cfg, dict(sspec.options))
-            stage.resolve(registry)
+        for stage in stages:
             self._host_stages += stage.host_stages()
-            for prefix, specs in stage.param_groups():
-                for p in specs:
-                    q = f"{prefix}.{p.name}"
-                    default = getattr(cfg, p.config_field) if p.config_field else p.default
-                    if prefix == sspec.name:
-                        default = sspec.options.get(p.name, default)
-                    declarations.append((q, p, sspec.options.get(q, default)))
-            self._stages.append(stage)
+            declarations += stage.dynamic_fields()
         self.capturable = not self._host_stages
-        self.params = Params(E, device, declarations)
+        self.params = Params(E, device, declarations, budget)
+        self.params.guard = self._guard
         self.randomizers = Randomizers(self.params, dict(spec.randomize))
-        staged = []
-        for stage in self._stages:
+        self._stages = []
+        for stage in stages:
             stage_params = {}
-            for prefix, specs in stage.param_groups():
-                for p in specs:
-                    q = f"{prefix}.{p.name}"
-                    stage_params[q] = self.params[q]
-                    if prefix == stage.name:
-                        stage_params[p.name] = self.params[q]
+            for q, _, _ in stage.dynamic_fields():
+                stage_params[q] = self.params[q]
+                if q.startswith(stage.name + "."):
+                    stage_params[q[len(stage.name) + 1 :]] = self.params[q]
             stage.allocate(self._ws)
-            staged.append((stage, stage_params))
-        self._stages = staged
-        self._regen_mask = wp.zeros(E, dtype=wp.int32, device=device)
-        self._no_mask = wp.zeros(1, dtype=wp.int32, device=device)
+            self._stages.append((stage, stage_params))
+        self._regen_mask = budget.zeros(E, wp.int32, "regen_mask")
+        self._no_mask = budget.zeros(1, wp.int32, "empty mask")
         self.inputs = MappingProxyType({"regen_mask": self._regen_mask, **self._ws.inputs})
         self.input_info = MappingProxyType(
             {
@@ -190,8 +209,8 @@ class Program:
             }
         )
         self.diagnostics = MappingProxyType(self._ws.diagnostics)
-        self._graphs: dict = {}
-        self._graph_overflow_warned = False
+        self._graphs = GraphCache(type(self).__name__, MAX_GRAPH_VARIANTS + 1)
+        self.seeds.claim(self)
 
     # ------------------------------------------------------------------ checks
     @property
@@ -210,11 +229,7 @@ class Program:
             hint="use generator.inputs['regen_mask']",
         )
 
-    def _check_flags(self, advance) -> None:
-        if not isinstance(advance, (bool, np.bool_)):
-            raise TypeError(f"advance must be a bool, got {advance!r}")
-
-    def _check_capture(self, stream) -> bool:
+    def _check_capture(self) -> bool:
         capturing = is_capturing(self.layout.device)
         if capturing and not self.capturable:
             raise NotCapturableError(
@@ -223,8 +238,18 @@ class Program:
             )
         return capturing
 
+    def _check_driver(self, ctx, call: str) -> None:
+        """Refuse a direct call on a generator a live course drives."""
+        owner = self._course_owner() if self._course_owner is not None else None
+        if owner is not None and getattr(ctx, "course", None) is None:
+            raise RuntimeError(
+                f"{type(self).__name__}.{call}: this generator is driven by {owner!r}, whose "
+                "components derive data from every course it builds: regenerate through the "
+                "course (course.regenerate / course.generate), or build a second generator"
+            )
+
     # ------------------------------------------------------------------ body
-    def _body(self, advance: bool, mask, timer=None) -> None:
+    def _body(self, advance: bool, mask) -> None:
         ws, lay = self._ws, self.layout
         E = lay.num_envs
         use_mask = 0 if mask is None else 1
@@ -238,21 +263,20 @@ class Program:
                 self.seeds.seeds,
                 self.seeds.epochs,
             ],
-            outputs=[ws.active, ws.eff_seed, ws.fail],
+            outputs=[ws.active, self._epoch, ws.eff_seed, ws.fail],
             device=lay.device,
         )
         self.randomizers.enqueue(ws.active, ws.eff_seed)
+        self.params.enqueue_check(ws.active, ws.fail)
         for stage, params in self._stages:
-            if timer is None:
-                stage.enqueue(ws, params)
-            else:
-                with timer(stage.name):
-                    stage.enqueue(ws, params)
+            stage.enqueue(ws, params)
+        # commit: nothing above touched the result, the epochs or the generations
+        self.result.commit(ws.result, ws.active, ws.fail, self._epoch)
         wp.launch(
-            _commit_kernel,
+            _commit_epochs_kernel,
             E,
-            inputs=[ws.active, self.seeds.epochs],
-            outputs=[self.result.generation],
+            inputs=[ws.active, self._epoch],
+            outputs=[self.seeds.epochs],
             device=lay.device,
         )
 
@@ -266,87 +290,59 @@ class Program:
                 ``mask[e] != 0`` are rebuilt, the others stay bitwise unchanged.
             stream: stream to launch on (default: ``ctx.stream``, else the program's).
         """
-        self._check_flags(advance)
+        advance = check_bool("advance", advance)
         self._check_mask(mask)
-        self._check_capture(stream)
+        self._check_capture()
+        self._check_driver(ctx, "enqueue()")
         if stream is None and ctx is not None:
             stream = getattr(ctx, "stream", None)
-        self._run(bool(advance), mask, stream or self.stream, graph=False)
+        with self._guard("enqueue()"):
+            self._run(advance, mask, stream or self.stream, graph=False)
 
     def generate(self, seeds=None, advance: bool = False, mask=None) -> Track | GateSequence:
         """Regenerate and return :attr:`result` (the same instance every call).
 
         Args:
             seeds: None, or new seeds for every env (an int ``s`` gives ``s + e``, or
-                ``[E]`` values); epochs are zeroed, so the batch equals a fresh generator's.
+                ``[E]`` int values); epochs are zeroed, so the batch equals a fresh
+                generator's.
             advance: advance the epoch of the regenerated envs (a new course each).
             mask: None (every env) or a contiguous ``[E]`` int32 array selecting envs.
 
         On CUDA, outside a capture, each ``(advance, mask)`` variant is recorded once into
         the program's own graph and replayed; on the CPU the body runs eagerly.
         """
-        self._check_flags(advance)
+        advance = check_bool("advance", advance)
         self._check_mask(mask)
-        capturing = self._check_capture(None)
-        if seeds is not None:
+        capturing = self._check_capture()
+        self._check_driver(None, "generate()")
+        with self._guard("generate()"):
+            if seeds is None:
+                self._run(advance, mask, self.stream, graph=not capturing)
+                return self.result
             if capturing:
                 raise NotCapturableError(
                     "generate(seeds=...) writes seeds from the host: call it outside the capture"
                 )
-            self.seeds.set(seeds)
-            self.seeds.reset_epoch()
-        self._run(bool(advance), mask, self.stream, graph=not capturing)
+            self.seeds.check_set(seeds)
+            saved = self.seeds.snapshot()
+            try:
+                self.seeds.set(seeds)
+                self.seeds.reset_epoch()
+                self._run(advance, mask, self.stream, graph=True)
+            except BaseException:
+                self.seeds.restore(saved)
+                raise
         return self.result
 
     def _run(self, advance: bool, mask, stream, graph: bool) -> None:
         dev = self.layout.device
-        use_graph = graph and dev.is_cuda and self.capturable
-        if not use_graph:
-            with wp.ScopedStream(stream) if stream is not None else contextlib.nullcontext():
+        if not (graph and dev.is_cuda and self.capturable):
+            with stream_scope(stream):
                 self._body(advance, mask)
             return
         key = (advance, None if mask is None else mask.ptr)
-        g = self._graphs.get(key)
-        if g is None:
-            if len(self._graphs) > MAX_GRAPH_VARIANTS:
-                if not self._graph_overflow_warned:
-                    self._graph_overflow_warned = True
-                    warnings.warn(
-                        f"{type(self).__name__}: more than {MAX_GRAPH_VARIANTS} "
-                        "(advance, mask) variants; further variants run eagerly. Reuse "
-                        "one mask array (inputs['regen_mask']).",
-                        RuntimeWarning,
-                        stacklevel=3,
-                    )
-                with wp.ScopedStream(stream) if stream is not None else contextlib.nullcontext():
-                    self._body(advance, mask)
-                return
-            with wp.ScopedCapture(device=dev, stream=stream) as cap:
-                self._body(advance, mask)
-            g = self._graphs[key] = cap.graph
-        wp.capture_launch(g, stream=stream)
-
-    def profile(self, calls: int = 3, advance: bool = True) -> dict[str, float]:
-        """Mean wall-clock milliseconds per stage over ``calls`` eager regenerations.
-
-        Synchronizes after every stage, so it is for benchmarks only (never inside a capture).
-        With ``advance=True`` each call builds new courses.
-        """
-        require_not_capturing(self.layout.device, "profile()")
-        times: dict[str, float] = {}
-        dev = self.layout.device
-
-        @contextlib.contextmanager
-        def timer(name):
-            wp.synchronize_device(dev)
-            t0 = time.perf_counter()
-            yield
-            wp.synchronize_device(dev)
-            times[name] = times.get(name, 0.0) + (time.perf_counter() - t0) * 1e3
-
-        for _ in range(calls):
-            self._body(bool(advance), None, timer)
-        return {k: v / calls for k, v in times.items()}
+        self._graphs.run(key, lambda: self._body(advance, mask), dev, stream)
 
     def __repr__(self) -> str:
         c = self.spec.config

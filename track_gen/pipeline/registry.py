@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..checks import check_bool
 from .stage import Stage
 
 __all__ = ["Registry", "StageEntry", "default_registry", "register"]
@@ -50,6 +51,15 @@ class Registry:
             raise TypeError(f"stage name must be a non-empty str, got {name!r}")
         if not (isinstance(cls, type) and issubclass(cls, Stage)):
             raise TypeError(f"register({name!r}, ...): cls must subclass track_gen.pipeline.Stage")
+        if cls.enqueue is Stage.enqueue:
+            raise TypeError(f"register({name!r}, ...): {cls.__name__} must implement enqueue()")
+        if cls.role not in ("sampler", "process"):
+            raise ValueError(
+                f"register({name!r}, ...): {cls.__name__}.role = {cls.role!r} must be "
+                "'sampler' or 'process'"
+            )
+        capturable = check_bool(f"register({name!r}, ...): capturable", capturable)
+        replace = check_bool(f"register({name!r}, ...): replace", replace)
         if name in self._entries and not replace:
             raise ValueError(f"stage {name!r} is already registered; pass replace=True")
         if name not in self._entries and "." not in name.strip("."):
@@ -57,7 +67,7 @@ class Registry:
                 f"register({name!r}, ...): third-party stages use a namespaced name such as "
                 f"'acme.{name}', so they never collide with a built-in stage"
             )
-        entry = StageEntry(name, cls, bool(capturable))
+        entry = StageEntry(name, cls, capturable)
         self._entries[name] = entry
         return entry
 

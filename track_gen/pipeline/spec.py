@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..config import GateGenConfig, SamplerConfig, TrackGenConfig
-from .params import _as_range
+from .params import as_range
 
 __all__ = ["PipelineSpec", "StageSpec"]
 
@@ -32,6 +32,19 @@ class StageSpec:
             raise TypeError(f"StageSpec.kind must be a non-empty str, got {self.kind!r}")
         if self.name is None:
             object.__setattr__(self, "name", self.kind)
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(
+                f"StageSpec.name must be a non-empty str, got {self.name!r} (it namespaces the "
+                "stage's params: '<name>.<field>')"
+            )
+        if not isinstance(self.options, Mapping):
+            raise TypeError(
+                f"StageSpec.options must be a mapping of option name -> value, got "
+                f"{type(self.options).__name__}"
+            )
+        bad = [k for k in self.options if not isinstance(k, str)]
+        if bad:
+            raise TypeError(f"StageSpec.options keys must be str, got {bad!r}")
         object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
 
 
@@ -43,12 +56,14 @@ class PipelineSpec:
     :func:`track_gen.pipeline.build` or ``TrackGenerator(spec)``.
     """
 
-    config: SamplerConfig
+    config: Any
     stages: tuple[StageSpec, ...]
     family: str = "track"
     randomize: tuple[tuple[str, tuple[float, float]], ...] = ()
 
     def __post_init__(self):
+        from ..config import GateGenConfig, TrackGenConfig
+
         want = {"track": TrackGenConfig, "gates": GateGenConfig}.get(self.family)
         if want is None:
             raise ValueError(f"PipelineSpec.family = {self.family!r}: must be 'track' or 'gates'")
@@ -57,9 +72,13 @@ class PipelineSpec:
                 f"PipelineSpec.config must be a {want.__name__} for family "
                 f"{self.family!r}, got {type(self.config).__name__}"
             )
+        if isinstance(self.stages, (str, bytes, StageSpec)) or not hasattr(self.stages, "__iter__"):
+            raise TypeError("PipelineSpec.stages must be a sequence of StageSpec")
         stages = tuple(self.stages)
         if not stages:
             raise ValueError("PipelineSpec.stages is empty")
+        if not all(isinstance(s, StageSpec) for s in stages):
+            raise TypeError("PipelineSpec.stages must hold StageSpec objects only")
         names = [s.name for s in stages]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
@@ -69,8 +88,7 @@ class PipelineSpec:
         for name, lo_hi in rnd.items():
             if not isinstance(name, str) or "." not in name:
                 raise ValueError(f"with_randomize: {name!r} is not a '<stage>.<field>' name")
-            lo, hi = _as_range(name, lo_hi)
-            rnd[name] = (lo, hi)
+            rnd[name] = as_range(name, lo_hi)
         object.__setattr__(self, "randomize", tuple(rnd.items()))
 
     @property

@@ -1,59 +1,113 @@
-"""The stage interface every pipeline stage (built-in or plugin) implements."""
+"""The stage interface every pipeline stage (built-in or plugin) implements, the layout fields
+every generator has, and the shared workspace with its allocation budget."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
 import warp as wp
 
-__all__ = ["ParamSpec", "Stage", "Workspace", "Layout"]
+from ..seeds import NUM_ENVS
+from ..tunable import Tunable, Values, resolve_values
+
+__all__ = ["LAYOUT_FIELDS", "AllocationBudget", "Layout", "Stage", "Tunable", "Workspace"]
+
+# ---------------------------------------------------------------------------- layout fields
+GENERATOR = Tunable(
+    "generator",
+    "bezier",
+    kind="name",
+    doc="centerline sampler: a registered sampler stage (bezier, checkpoint, hull, polar, "
+    "repulsive, voronoi, or a plugin's namespaced name).",
+)
+DEVICE = Tunable(
+    "device",
+    None,
+    kind="device",
+    doc="Warp device ('cpu', 'cuda:0'); None is Warp's preferred device (CUDA when present).",
+)
+NUM_POINTS = Tunable(
+    "num_points",
+    256,
+    lo=16,
+    hi=65536,
+    unit="points",
+    doc="resolution of the sampler's closed centerline, before constant-spacing resampling.",
+)
+N_MAX = Tunable(
+    "N_max",
+    384,
+    lo=8,
+    hi=65536,
+    unit="beads",
+    doc="per-env bead capacity; a loop needing more beads is truncated and marked invalid "
+    "(FailBit.TRUNCATED).",
+)
+#: Fields every generator's config has (the track config adds N_max).
+LAYOUT_FIELDS = (GENERATOR, NUM_ENVS, DEVICE, NUM_POINTS)
+
+#: Kernels index flat arrays with int32: no array may hold more elements than this.
+MAX_ELEMENTS = 2**31 - 1
 
 
-@dataclass(frozen=True)
-class ParamSpec:
-    """A dynamic per-env parameter of a stage, stored on the device as ``[E]`` float32.
+def memory_budget(device) -> int:
+    """Bytes a generator may allocate on ``device``: the GPU's total memory on CUDA, the
+    machine's physical memory on the CPU."""
+    dev = wp.get_device(device)
+    if dev.is_cuda:
+        return int(dev.total_memory)
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 2**40
 
-    Attributes:
-        name: field name inside the stage (the public name is ``"<stage>.<name>"``).
-        config_field: the :class:`~track_gen.TrackGenConfig` field giving its default
-            (or None with ``default``).
-        lo, hi: allowed closed range (None: unbounded); ``lo_open`` makes ``lo`` exclusive.
-        doc: meaning and unit.
+
+class AllocationBudget:
+    """Checks every construction-time allocation before it happens.
+
+    Each array must index with int32 (at most ``MAX_ELEMENTS`` elements) and the running total
+    must stay within :func:`memory_budget`; otherwise a ValueError names the array, the sizes
+    and the fields that set them (``hint``), before anything is allocated past the limit.
     """
 
-    name: str
-    config_field: str | None = None
-    default: float = 0.0
-    lo: float | None = None
-    hi: float | None = None
-    lo_open: bool = False
-    doc: str = ""
-    write_lo_open: bool = False
+    def __init__(self, device, hint: str = "lower num_envs, N_max or num_points"):
+        self.device = wp.get_device(device)
+        self.limit = memory_budget(self.device)
+        self.used = 0
+        self.hint = hint
 
-    def check(self, qualified: str, value: float, write: bool = False) -> None:
-        """Raise ValueError naming the parameter when ``value`` is out of range.
-
-        ``write=True`` checks a value written after construction: with ``write_lo_open``
-        its lower bound is exclusive there (a gate width may start at 0, but a width set
-        later must be > 0).
-        """
-        import math
-
-        v = float(value)
-        if not math.isfinite(v):
-            raise ValueError(f"params[{qualified!r}] = {value!r} must be finite")
-        lo_open = self.lo_open or (write and self.write_lo_open)
-        if self.lo is not None and (v <= self.lo if lo_open else v < self.lo):
-            op = ">" if lo_open else ">="
+    def take(self, count: int, dtype, what: str) -> None:
+        count = int(count)
+        if count > MAX_ELEMENTS:
             raise ValueError(
-                f"params[{qualified!r}] = {value!r} is out of range: must be {op} {self.lo}"
+                f"{what} would hold {count:,} elements, more than {MAX_ELEMENTS:,} (kernels "
+                f"index with int32): {self.hint}"
             )
-        if self.hi is not None and v > self.hi:
+        nbytes = count * wp.types.type_size_in_bytes(dtype)
+        if self.used + nbytes > self.limit:
             raise ValueError(
-                f"params[{qualified!r}] = {value!r} is out of range: must be <= {self.hi}"
+                f"{what} would bring this generator's buffers to "
+                f"{(self.used + nbytes) / 2**30:.1f} GiB, more than the "
+                f"{self.limit / 2**30:.1f} GiB budget of {self.device} (its memory): {self.hint}"
             )
+        self.used += nbytes
+
+    def zeros(self, count: int, dtype, what: str) -> wp.array:
+        """A zero-filled ``[count]`` array, checked first (``count`` 0 allocates one element)."""
+        self.take(max(int(count), 1), dtype, what)
+        return wp.zeros(max(int(count), 1), dtype=dtype, device=self.device)
+
+    def full(self, count: int, value, dtype, what: str) -> wp.array:
+        self.take(max(int(count), 1), dtype, what)
+        return wp.full(max(int(count), 1), value, dtype=dtype, device=self.device)
+
+    def array(self, host: np.ndarray, dtype, what: str) -> wp.array:
+        self.take(max(len(host), 1), dtype, what)
+        return wp.array(host, dtype=dtype, device=self.device)
 
 
 @dataclass(frozen=True)
@@ -61,9 +115,10 @@ class Layout:
     """The fixed shapes of a generator (never change after construction).
 
     Attributes:
-        family: ``"track"``.
+        family: ``"track"`` or ``"gates"``.
         num_envs: batch size E.
-        N_max: per-env bead capacity (stride of every per-bead array).
+        N_max: per-env capacity, the stride of every per-row result array (beads for tracks,
+            ``max_gates`` for gates).
         num_points: sampler output resolution (stride of ``Workspace.line``).
         device: the Warp device.
     """
@@ -81,7 +136,8 @@ class Workspace:
 
     Attributes:
         layout: the :class:`Layout`.
-        config: the :class:`~track_gen.TrackGenConfig` the pipeline was built from.
+        config: the config the pipeline was built from (``TrackGenConfig`` / ``GateGenConfig``).
+        budget: the :class:`AllocationBudget`; stages allocate through :meth:`zeros`.
         active: int32 ``[E]``: 1 for envs rebuilt by the current call (mask), else 0.
             Every stage skips inactive envs, which therefore stay bitwise unchanged.
         eff_seed: int32 ``[E]``: effective seed of each env for the current call.
@@ -89,7 +145,10 @@ class Workspace:
         line: vec2f ``[E*num_points]``: the sampler's closed centerline (written by the sampler).
         beads: vec2f ``[E*N_max]``: constant-spacing beads (resample -> relax -> inflate).
         count: int32 ``[E]``: real beads in ``beads``.
-        result: the :class:`~track_gen.Track` being built.
+        result: the staging :class:`~track_gen.Track` / :class:`~track_gen.GateSequence` the
+            stages write; the program commits the rebuilt envs' rows to the generator's result
+            only once every stage has been launched, so a stage that raises leaves the result
+            unchanged.
         diagnostics: name -> device array that stages expose (e.g. relax overflow counts).
         inputs: name -> stable device array a stage reads and the user writes in place
             (declared with :meth:`add_input`; exposed as ``generator.inputs``).
@@ -98,6 +157,7 @@ class Workspace:
 
     layout: Layout
     config: Any
+    budget: AllocationBudget
     active: wp.array
     eff_seed: wp.array
     fail: wp.array
@@ -108,6 +168,11 @@ class Workspace:
     diagnostics: dict = dataclasses.field(default_factory=dict)
     inputs: dict = dataclasses.field(default_factory=dict)
     input_info: dict = dataclasses.field(default_factory=dict)
+
+    def zeros(self, count: int, dtype, what: str) -> wp.array:
+        """A zero-filled ``[count]`` scratch array on the layout's device, checked against the
+        allocation budget first (``what`` names it in the error)."""
+        return self.budget.zeros(count, dtype, what)
 
     def add_input(self, name: str, array: wp.array, doc: str) -> wp.array:
         """Expose ``array`` as a user-writable generator input named ``name``
@@ -123,45 +188,62 @@ class Stage:
     """Base class of a pipeline stage.
 
     A stage is built once per program with ``Stage(name, config, options)``; it allocates its
-    scratch in :meth:`allocate` and launches its kernels in :meth:`enqueue`, which must not
-    allocate, synchronize or read device data on the host (unless the stage is registered
-    with ``capturable=False``). It reads and writes only the rows of envs with
-    ``ws.active[e] != 0``.
+    scratch in :meth:`allocate` (through ``ws.zeros``) and launches its kernels in
+    :meth:`enqueue`, which must not allocate, synchronize or read device data on the host
+    (unless the stage is registered with ``capturable=False``). It reads and writes only the
+    rows of envs with ``ws.active[e] != 0``.
 
     Class attributes:
         role: ``"sampler"`` (writes ``ws.line``) or ``"process"`` (anything after).
-        PARAMS: the stage's dynamic per-env parameters (:class:`ParamSpec`).
+        FIELDS: the stage's tunables (:class:`~track_gen.pipeline.Tunable`), static and
+            dynamic, each declared once. Their values are in ``self.values``: a
+            ``StageSpec`` option of the field's name, else the config field of that name, else
+            the declared default, each checked against the declaration.
+        OPTIONS: names of further ``StageSpec`` options the stage reads itself from
+            ``self.options`` (any other unknown option is refused).
     """
 
     role: ClassVar[str] = "process"
-    PARAMS: ClassVar[tuple[ParamSpec, ...]] = ()
+    FIELDS: ClassVar[tuple[Tunable, ...]] = ()
+    OPTIONS: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, name: str, config, options: dict | None = None):
         self.name = name
         self.config = config
         self.options = dict(options or {})
+        self.values: Values = resolve_values(
+            type(self).FIELDS,
+            config,
+            self.options,
+            f"StageSpec({name!r})",
+            extra=type(self).OPTIONS,
+        )
 
     def resolve(self, registry) -> None:
         """Look up other stages in ``registry`` (composite stages); called before params."""
 
-    def param_groups(self) -> list[tuple[str, tuple[ParamSpec, ...]]]:
-        """``(prefix, PARAMS)`` groups this stage declares; default: its own PARAMS under its
-        name. ``enqueue`` receives each field by short name (own group) and by
-        ``"<prefix>.<field>"``."""
-        return [(self.name, type(self).PARAMS)]
+    def dynamic_fields(self) -> list[tuple[str, Tunable, float]]:
+        """``(public name, tunable, initial value)`` of every dynamic field this stage reads;
+        default: its own dynamic FIELDS as ``"<name>.<field>"``."""
+        return [
+            (f"{self.name}.{t.name}", t, self.values[t.name])
+            for t in type(self).FIELDS
+            if t.dynamic
+        ]
 
     def host_stages(self) -> list[str]:
         """Names of contained stages registered with ``capturable=False`` (composites)."""
         return []
 
     def allocate(self, ws: Workspace) -> None:
-        """Allocate scratch buffers (called once, outside any capture)."""
+        """Allocate scratch buffers with ``ws.zeros`` (called once, outside any capture)."""
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         """Launch the stage's kernels on the current stream.
 
         Args:
             ws: the shared :class:`Workspace`.
-            params: ``field name -> [E] float32 device array`` for this stage's PARAMS.
+            params: ``[E]`` float32 device array of each dynamic field, by public name
+                (``"bezier.rad"``) and, for the stage's own fields, by field name (``"rad"``).
         """
         raise NotImplementedError(f"stage {type(self).__name__} must implement enqueue()")

@@ -67,14 +67,16 @@ Warp CPU capture).
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
 from dataclasses import dataclass
 
 import warp as wp
 
+from ..checks import check_array, check_mask
+from ..course.component import Component, InputSpec
 from ..exec import require_not_capturing
+from ..pipeline.stage import AllocationBudget
 from ..results import Track
+from ..tunable import Tunable
 from .band_collision_kernels import (
     CHUNK_QUADS,
     SDF_BAND_CELLS,
@@ -85,21 +87,51 @@ from .band_collision_kernels import (
     _segments_query_kernel,
     _strip_kernel,
 )
-from .component import Component, InputSpec
 
 wp.set_module_options({"enable_backward": False})
 
 __all__ = [
     "CHUNK_QUADS",
+    "MAX_BOXES",
+    "METHOD",
     "METHODS",
+    "SDF_PADDING",
+    "SDF_RESOLUTION",
     "SDF_BAND_CELLS",
     "BandCollider",
     "BandCollision",
     "BandContact",
 ]
 
+METHOD = Tunable(
+    "method",
+    "segments",
+    choices=("segments", "sdf"),
+    doc="segments: exact border segments; sdf: a baked signed-distance grid per env.",
+)
+MAX_BOXES = Tunable(
+    "max_boxes", 1, lo=1, hi=1024, unit="boxes", doc="boxes per env B (inputs are [E*B])."
+)
+SDF_RESOLUTION = Tunable(
+    "sdf_resolution",
+    128,
+    lo=8,
+    hi=4096,
+    unit="texels",
+    doc="texels per side of each env's SDF grid (sdf only).",
+)
+SDF_PADDING = Tunable(
+    "sdf_padding",
+    None,
+    kind="float",
+    lo=0.0,
+    hi=1.0e6,
+    optional=True,
+    unit="track units",
+    doc="margin around the borders' bounding box; None is 10% of its larger extent (sdf only).",
+)
 #: Collision methods accepted by :class:`BandCollider`.
-METHODS = ("segments", "sdf")
+METHODS = METHOD.choices
 
 
 # ----------------------------------------------------------------------------- results
@@ -153,21 +185,6 @@ class BandContact:
         )
 
 
-def _check_array(name: str, arr, dtype, rows: int, device, what: str) -> None:
-    dname = getattr(dtype, "__name__", str(dtype))
-    if not isinstance(arr, wp.array):
-        raise ValueError(f"{name} must be a wp.array of {dname} [{rows}], got {type(arr).__name__}")
-    if arr.dtype != dtype:
-        got = getattr(arr.dtype, "__name__", str(arr.dtype))
-        raise ValueError(f"{name} has dtype {got}, expected {dname}: pass a {dname} array")
-    if arr.ndim != 1 or arr.shape[0] != rows:
-        raise ValueError(f"{name} has shape {tuple(arr.shape)}, expected ({rows},): {what}")
-    if arr.device != device:
-        raise ValueError(f"{name} is on {arr.device}, expected {device}: pass an array on {device}")
-    if not arr.is_contiguous:
-        raise ValueError(f"{name} must be contiguous: pass a contiguous [{rows}] {dname} array")
-
-
 class BandCollider:
     """Oriented boxes against the road band of a :class:`~track_gen.results.Track`
     (see the module docstring for the band, the two methods and their accuracy).
@@ -211,28 +228,11 @@ class BandCollider:
         sdf_padding: float | None = None,
     ):
         if not isinstance(track, Track):
-            raise ValueError(f"track must be a Track, got {type(track).__name__}")
-        if not isinstance(method, str) or method not in METHODS:
-            raise ValueError(f"method = {method!r}: must be one of {', '.join(map(repr, METHODS))}")
-        if isinstance(max_boxes, bool) or not isinstance(max_boxes, numbers.Integral):
-            raise ValueError(f"max_boxes = {max_boxes!r}: must be an int >= 1")
-        if max_boxes < 1:
-            raise ValueError(f"max_boxes = {max_boxes!r}: must be an int >= 1")
-        if isinstance(sdf_resolution, bool) or not isinstance(sdf_resolution, numbers.Integral):
-            raise ValueError(f"sdf_resolution = {sdf_resolution!r}: must be an int >= 8")
-        if sdf_resolution < 8:
-            raise ValueError(f"sdf_resolution = {sdf_resolution!r}: must be an int >= 8")
-        if sdf_padding is not None:
-            if (
-                isinstance(sdf_padding, bool)
-                or not isinstance(sdf_padding, numbers.Real)
-                or not math.isfinite(sdf_padding)
-                or sdf_padding < 0
-            ):
-                raise ValueError(
-                    f"sdf_padding = {sdf_padding!r}: must be None (10% of the extent) or a "
-                    "finite number >= 0"
-                )
+            raise TypeError(f"track must be a Track, got {type(track).__name__}")
+        method = METHOD.check(method, "BandCollider method")
+        max_boxes = MAX_BOXES.check(max_boxes, "BandCollider max_boxes")
+        sdf_resolution = SDF_RESOLUTION.check(sdf_resolution, "BandCollider sdf_resolution")
+        sdf_padding = SDF_PADDING.check(sdf_padding, "BandCollider sdf_padding")
         self.track = track
         self.device = track.count.device
         require_not_capturing(self.device, "BandCollider construction")
@@ -242,22 +242,25 @@ class BandCollider:
         self.sdf_resolution = int(sdf_resolution)
         self.sdf_padding = None if sdf_padding is None else float(sdf_padding)
         E, dev = self.num_envs, self.device
+        budget = AllocationBudget(dev, "lower sdf_resolution or max_boxes")
         self._rows = E * self.max_boxes
-        self._all = wp.ones(E, dtype=wp.int32, device=dev)
+        budget.take(self._rows * 6, wp.vec3f, "box contacts (E * max_boxes)")
+        self._all = budget.full(E, 1, wp.int32, "all-envs mask")
         self.contact = BandContact.allocate(self._rows, dev)
         self._nch = (track.N_max + CHUNK_QUADS - 1) // CHUNK_QUADS
-        self.beads = wp.zeros(E, dtype=wp.int32, device=dev)
+        self.beads = budget.zeros(E, wp.int32, "band beads")
         self.strip = self.chunk_box = None
         self.sdf = self.sdf_border = self.sdf_frame = self.sdf_aabb = None
         if method == "segments":
-            self.strip = wp.zeros(E * track.N_max, dtype=wp.vec4f, device=dev)
-            self.chunk_box = wp.zeros(E * self._nch, dtype=wp.vec4f, device=dev)
+            self.strip = budget.zeros(E * track.N_max, wp.vec4f, "border strip")
+            self.chunk_box = budget.zeros(E * self._nch, wp.vec4f, "chunk boxes")
         else:
             texels = E * self.sdf_resolution * self.sdf_resolution
-            self.sdf = wp.zeros(texels, dtype=wp.float32, device=dev)
-            self.sdf_border = wp.zeros(texels, dtype=wp.int8, device=dev)
-            self.sdf_frame = wp.zeros(E, dtype=wp.vec4f, device=dev)
-            self.sdf_aabb = wp.zeros(E, dtype=wp.vec4f, device=dev)
+            what = f"SDF grids (E * sdf_resolution^2 = {E} * {self.sdf_resolution}^2)"
+            self.sdf = budget.zeros(texels, wp.float32, what)
+            self.sdf_border = budget.zeros(texels, wp.int8, what)
+            self.sdf_frame = budget.zeros(E, wp.vec4f, "SDF frames")
+            self.sdf_aabb = budget.zeros(E, wp.vec4f, "SDF boxes")
         self.refresh()
 
     # ------------------------------------------------------------------ refresh
@@ -273,7 +276,7 @@ class BandCollider:
         if mask is None:
             mask = self._all
         else:
-            _check_array("mask", mask, wp.int32, self.num_envs, self.device, "one entry per env")
+            check_mask(mask, self.num_envs, self.device)
         t, E, dev = self.track, self.num_envs, self.device
         n_max = t.N_max
         if self.method == "segments":
@@ -332,9 +335,9 @@ class BandCollider:
         """
         rows, dev = self._rows, self.device
         slot = "one row per box slot (env e, box b at row e*max_boxes + b)"
-        _check_array("position", position, wp.vec3f, rows, dev, slot)
-        _check_array("orientation", orientation, wp.quatf, rows, dev, slot)
-        _check_array("half_extents", half_extents, wp.vec2f, rows, dev, slot)
+        check_array("position", position, wp.vec3f, rows, dev, slot)
+        check_array("orientation", orientation, wp.quatf, rows, dev, slot)
+        check_array("half_extents", half_extents, wp.vec2f, rows, dev, slot)
         t, c = self.track, self.contact
         outs = [c.oob, c.distance, c.nearest, c.normal, c.boundary]
         boxes = [position, orientation, half_extents]
@@ -380,13 +383,9 @@ class BandCollision(Component):
 
     def __init__(self, method="segments", *, max_boxes=1, sdf_resolution=128, name=None):
         super().__init__(name=name)
-        if method not in ("segments", "sdf"):
-            raise ValueError(f"method = {method!r} must be 'segments' or 'sdf'")
-        if isinstance(max_boxes, bool) or not isinstance(max_boxes, int) or max_boxes < 1:
-            raise ValueError(f"max_boxes = {max_boxes!r} must be an int >= 1")
-        self.method = method
-        self.max_boxes = max_boxes
-        self.sdf_resolution = sdf_resolution
+        self.method = METHOD.check(method, "BandCollision method")
+        self.max_boxes = max_boxes = MAX_BOXES.check(max_boxes, "BandCollision max_boxes")
+        self.sdf_resolution = SDF_RESOLUTION.check(sdf_resolution, "BandCollision sdf_resolution")
         self.INPUTS = (
             InputSpec(
                 "box_position",

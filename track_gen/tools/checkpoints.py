@@ -1,9 +1,9 @@
-"""Checkpoints along a course: :class:`CheckpointSet` and :class:`CheckpointSampler`.
+"""Checkpoints along a course: :class:`CheckpointSet` and :class:`CheckpointPlacer`.
 
 A checkpoint is a planar opening an agent passes through: a centre, two end points ``left``
 and ``right`` across the course, a unit ``tangent`` (the plane normal, the direction of
 travel) and a vertical half-opening ``up_half``. A road-band track gets evenly spaced
-cross-sections from :class:`CheckpointSampler`; a gate course is its own checkpoint set
+cross-sections from :class:`CheckpointPlacer`; a gate course is its own checkpoint set
 (:meth:`CheckpointSet.from_gates`, no copy). :class:`~track_gen.tools.progress.ProgressTracker`
 counts passes through them.
 """
@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 from dataclasses import dataclass
 
 import warp as wp
 
-from ..exec import check_mask, require_not_capturing
+from ..checks import check_float, check_mask
+from ..course.component import Component
+from ..exec import require_not_capturing
+from ..pipeline.stage import AllocationBudget
 from ..results import GateSequence, Track
-from .component import Component
+from ..tunable import Tunable
 
 wp.set_module_options({"enable_backward": False})
 
-__all__ = ["CheckpointSampler", "CheckpointSet", "Checkpoints"]
+__all__ = ["MAX_CHECKPOINTS", "SPACING", "CheckpointPlacer", "CheckpointSet", "Checkpoints"]
 
 #: ``up_half`` of a track cross-section: no vertical limit.
 UNBOUNDED_UP_HALF = 1.0e30
@@ -59,21 +61,22 @@ class CheckpointSet:
     count: wp.array
 
     @classmethod
-    def allocate(cls, num_envs: int, max_checkpoints: int, device) -> CheckpointSet:
-        """NaN rows and ``count = 0``."""
+    def allocate(cls, num_envs: int, max_checkpoints: int, device, budget=None) -> CheckpointSet:
+        """NaN rows and ``count = 0`` (each array checked against ``budget`` first)."""
+        budget = budget or AllocationBudget(device, "lower max_checkpoints")
         nan = float("nan")
         rows = int(num_envs) * int(max_checkpoints)
 
         def v3():
-            return wp.full(rows, wp.vec3f(nan, nan, nan), dtype=wp.vec3f, device=device)
+            return budget.full(rows, wp.vec3f(nan, nan, nan), wp.vec3f, "checkpoints")
 
         return cls(
             position=v3(),
             left=v3(),
             right=v3(),
             tangent=v3(),
-            up_half=wp.full(rows, nan, dtype=wp.float32, device=device),
-            count=wp.zeros(int(num_envs), dtype=wp.int32, device=device),
+            up_half=budget.full(rows, nan, wp.float32, "checkpoints"),
+            count=budget.zeros(int(num_envs), wp.int32, "checkpoint counts"),
         )
 
     @classmethod
@@ -120,15 +123,38 @@ class CheckpointSet:
         )
 
 
-# ---------------------------------------------------------------------------------- checks
-def _is_number(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+# ---------------------------------------------------------------------------------- fields
+SPACING = Tunable(
+    "spacing",
+    None,
+    kind="float",
+    lo=1.0e-6,
+    hi=1.0e6,
+    unit="track units",
+    doc="arc distance between checkpoints (required).",
+)
+MAX_CHECKPOINTS = Tunable(
+    "max_checkpoints",
+    None,
+    kind="int",
+    lo=3,
+    hi=65536,
+    optional=True,
+    unit="checkpoints",
+    doc="per-env checkpoint capacity; None ('auto') derives it from the longest loop.",
+)
 
 
-def _check_positive(name: str, value) -> float:
-    if not _is_number(value) or not math.isfinite(float(value)) or float(value) <= 0.0:
-        raise ValueError(f"{name} = {value!r}: must be a finite number > 0")
-    return float(value)
+def capacity_for(spacing: float, max_loop_length: float, owner: str = "spacing") -> int:
+    """``max(3, ceil(max_loop_length / spacing))``, refused above ``MAX_CHECKPOINTS.hi``."""
+    cap = max(3, math.ceil(max_loop_length / spacing))
+    if cap > MAX_CHECKPOINTS.hi:
+        raise ValueError(
+            f"{owner} = {spacing!r} gives {cap:,} checkpoints per env for loops up to "
+            f"{max_loop_length:g} track units, more than {MAX_CHECKPOINTS.hi}: raise the "
+            "spacing or pass max_checkpoints"
+        )
+    return cap
 
 
 # ---------------------------------------------------------------------------------- kernel
@@ -227,7 +253,7 @@ def _sample_kernel(
 
 
 # ---------------------------------------------------------------------------------- sampler
-class CheckpointSampler:
+class CheckpointPlacer:
     """Evenly spaced cross-sections of a road-band :class:`~track_gen.Track`.
 
     Per env, ``n = clamp(round(length / spacing), 3, M)`` checkpoints sit at arc
@@ -271,41 +297,33 @@ class CheckpointSampler:
         for name in ("center", "inner", "outer", "arclen", "length", "count", "valid"):
             if not isinstance(getattr(track, name, None), wp.array):
                 raise TypeError(
-                    f"CheckpointSampler(track): track must be a Track (a TrackGenerator's "
+                    f"CheckpointPlacer(track): track must be a Track (a TrackGenerator's "
                     f"result), got {type(track).__name__} without a wp.array {name!r}"
                 )
-        spacing = _check_positive("spacing", spacing)
+        spacing = SPACING.check(spacing, "CheckpointPlacer spacing")
         if max_checkpoints is not None:
-            if (
-                not isinstance(max_checkpoints, numbers.Integral)
-                or isinstance(max_checkpoints, bool)
-                or int(max_checkpoints) < 3
-            ):
-                raise ValueError(
-                    f"max_checkpoints = {max_checkpoints!r}: must be an int >= 3 (or None to "
-                    "derive it from max_loop_length)"
-                )
-            cap = int(max_checkpoints)
+            cap = MAX_CHECKPOINTS.check(max_checkpoints, "CheckpointPlacer max_checkpoints")
         elif max_loop_length is not None:
-            bound = _check_positive("max_loop_length", max_loop_length)
-            cap = max(3, math.ceil(bound / spacing))
+            bound = check_float("max_loop_length", max_loop_length, lo=0.0, hi=1.0e12, lo_open=True)
+            cap = capacity_for(spacing, bound)
         else:
             raise ValueError(
-                "CheckpointSampler needs a capacity: pass max_checkpoints (an int >= 3, the "
+                "CheckpointPlacer needs a capacity: pass max_checkpoints (an int >= 3, the "
                 "per-env checkpoint capacity) or max_loop_length= (a bound on any track's "
                 "perimeter; capacity max(3, ceil(max_loop_length / spacing)))"
             )
         device = track.center.device
-        require_not_capturing(device, "CheckpointSampler construction")
+        require_not_capturing(device, "CheckpointPlacer construction")
         self.track = track
         self.spacing = spacing
         self.device = device
         E = track.count.shape[0]
         self._n_max = track.center.shape[0] // E
-        self.checkpoints = CheckpointSet.allocate(E, cap, device)
-        self.clipped = wp.zeros(E, dtype=wp.int32, device=device)
-        self.step = wp.zeros(E, dtype=wp.float32, device=device)
-        self._no_mask = wp.zeros(1, dtype=wp.int32, device=device)
+        budget = AllocationBudget(device, "raise the spacing or lower max_checkpoints")
+        self.checkpoints = CheckpointSet.allocate(E, cap, device, budget)
+        self.clipped = budget.zeros(E, wp.int32, "clipped flags")
+        self.step = budget.zeros(E, wp.float32, "checkpoint steps")
+        self._no_mask = budget.zeros(1, wp.int32, "empty mask")
         self.sample()
 
     @property
@@ -370,7 +388,7 @@ class Checkpoints(Component):
             invalid), so no valid env is ever clipped.
 
     ``result`` is the :class:`CheckpointSet` (a per-generation result: read it through
-    ``course.checkpoints``); ``utility`` the :class:`CheckpointSampler`
+    ``course.checkpoints``); ``utility`` the :class:`CheckpointPlacer`
     (``course.checkpoint_sampler``).
     """
 
@@ -378,14 +396,10 @@ class Checkpoints(Component):
 
     def __init__(self, spacing, max_checkpoints="auto", *, name=None):
         super().__init__(name=name)
-        self.spacing = _check_positive("spacing", spacing)
-        if max_checkpoints not in ("auto", None) and (
-            isinstance(max_checkpoints, bool)
-            or not isinstance(max_checkpoints, numbers.Integral)
-            or max_checkpoints < 3
-        ):
-            raise ValueError(f"max_checkpoints = {max_checkpoints!r} must be an int >= 3 or 'auto'")
-        self.max_checkpoints = None if max_checkpoints in ("auto", None) else int(max_checkpoints)
+        self.spacing = SPACING.check(spacing, "Checkpoints spacing")
+        if isinstance(max_checkpoints, str) and max_checkpoints == "auto":
+            max_checkpoints = None
+        self.max_checkpoints = MAX_CHECKPOINTS.check(max_checkpoints, "Checkpoints max_checkpoints")
 
     def attach(self, ctx) -> None:
         track = ctx.generator.result
@@ -399,7 +413,8 @@ class Checkpoints(Component):
                     "(a TrackGenerator); pass max_checkpoints=<int >= 3>"
                 )
             bound = (ctx.layout.N_max + 1) * float(bead)
-        self.utility = CheckpointSampler(
+            capacity_for(self.spacing, bound, "checkpoint_spacing")
+        self.utility = CheckpointPlacer(
             track, self.spacing, self.max_checkpoints, max_loop_length=bound
         )
         self.result = self.utility.checkpoints

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from ..exec import check_mask, require_not_capturing
+from ..checks import check_array, check_mask
+from ..course.component import Component, InputSpec
+from ..exec import require_not_capturing
 from .checkpoints import CheckpointSet
-from .component import Component, InputSpec
 
 wp.set_module_options({"enable_backward": False})
 
@@ -184,7 +185,7 @@ class ProgressTracker:
 
     Args:
         checkpoints: a :class:`~track_gen.tools.checkpoints.CheckpointSet` (a
-            :class:`~track_gen.tools.checkpoints.CheckpointSampler`'s result, or
+            :class:`~track_gen.tools.checkpoints.CheckpointPlacer`'s result, or
             ``CheckpointSet.from_gates(seq)``), read live by pointer.
         valid: optional int32 ``[E]`` array on the same device (the generator's
             ``result.valid``), read live: an env with ``valid[e] == 0`` is frozen like an env
@@ -199,7 +200,7 @@ class ProgressTracker:
     def __init__(self, checkpoints: CheckpointSet, valid: wp.array | None = None):
         if not isinstance(checkpoints, CheckpointSet):
             raise TypeError(
-                "ProgressTracker(checkpoints): expected a CheckpointSet (CheckpointSampler("
+                "ProgressTracker(checkpoints): expected a CheckpointSet (CheckpointPlacer("
                 "...).checkpoints or CheckpointSet.from_gates(seq)), got "
                 f"{type(checkpoints).__name__}"
             )
@@ -224,21 +225,9 @@ class ProgressTracker:
         if cs.count.device != device:
             raise ValueError(f"checkpoints.count is on {cs.count.device}, expected {device}")
         if valid is not None:
-            if not isinstance(valid, wp.array):
-                raise TypeError(
-                    f"valid must be an int32 [{E}] wp.array (the generator's result.valid) "
-                    f"or None, got {type(valid).__name__}"
-                )
-            if (
-                valid.dtype != wp.int32
-                or valid.ndim != 1
-                or valid.shape[0] != E
-                or valid.device != device
-            ):
-                raise ValueError(
-                    f"valid must be a contiguous int32 [{E}] array on {device}, got "
-                    f"{wp.types.type_repr(valid.dtype)} {valid.shape} on {valid.device}"
-                )
+            check_array(
+                "valid", valid, wp.int32, E, device, "pass the generator's result.valid or None"
+            )
         require_not_capturing(device, "ProgressTracker construction")
         self.checkpoints = cs
         self.valid = valid
@@ -254,24 +243,7 @@ class ProgressTracker:
         return self.events.passed.shape[0]
 
     def _check_position(self, position) -> None:
-        E, dev = self.num_envs, wp.get_device(self.device)
-        if not isinstance(position, wp.array):
-            raise TypeError(
-                f"position must be a vec3f [{E}] wp.array on {dev} (one agent per env), got "
-                f"{type(position).__name__}"
-            )
-        if (
-            position.dtype != wp.vec3f
-            or position.ndim != 1
-            or position.shape[0] != E
-            or position.device != dev
-            or not position.is_contiguous
-        ):
-            raise ValueError(
-                f"position must be a contiguous vec3f [{E}] array on {dev} (one agent per "
-                f"env), got {wp.types.type_repr(position.dtype)} {position.shape} on "
-                f"{position.device}"
-            )
+        check_array("position", position, wp.vec3f, self.num_envs, self.device, "one agent per env")
 
     def update(self, position: wp.array) -> ProgressEvents:
         """Advance every env by the agent's move from the previous update to ``position``

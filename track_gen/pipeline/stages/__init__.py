@@ -10,7 +10,7 @@ from .hull import SamplerHull
 from .inflate import Inflate
 from .mix import SamplerMix
 from .polar import SamplerPolar
-from .relax import RelaxXPBD
+from .relax import RelaxPBD
 from .repulsive import SamplerRepulsive
 from .resample import ResampleConstantSpacing
 from .validate import ValidateTrack
@@ -26,7 +26,7 @@ BUILTIN_STAGES = {
     "mix": SamplerMix,
     "centerline": SamplerCenterline,
     "resample": ResampleConstantSpacing,
-    "relax": RelaxXPBD,
+    "relax": RelaxPBD,
     "inflate": Inflate,
     "validate": ValidateTrack,
     "gate_anchors": GateAnchors,
@@ -45,7 +45,7 @@ __all__ = [
     "SamplerCheckpoint",
     "SamplerRepulsive",
     "ResampleConstantSpacing",
-    "RelaxXPBD",
+    "RelaxPBD",
     "Inflate",
     "ValidateTrack",
     "GateAnchors",

@@ -21,13 +21,14 @@ from ...geometry import (
     safe_normalize,
 )
 from ...seeds import stage_rng
-from ..stage import ParamSpec, Stage, Workspace
-from .corners import draw_grid_corners
+from ...tunable import Tunable
+from ..stage import Stage, Workspace
+from .common import EXTENT, SCALE, SEGMENT_POINTS
+from .corners import GRID_FIELDS, draw_grid_corners, grid_cells
 
 wp.set_module_options({"enable_backward": False})
 
 SALT_BEZIER = wp.constant(wp.uint32(0xB321E001))
-EXTENT = 1.44
 
 
 @wp.func
@@ -105,41 +106,53 @@ def _bezier_kernel(
     bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
 
 
+RAD = Tunable(
+    "rad",
+    0.4,
+    lo=0.0,
+    hi=2.0,
+    dynamic=True,
+    unit="chord",
+    doc="handle length as a fraction of the chord (curviness).",
+)
+EDGY = Tunable(
+    "edgy",
+    0.0,
+    lo=-1.0e6,
+    hi=1.0e6,
+    dynamic=True,
+    doc="corner tangent blend p = atan(edgy) / pi + 0.5: 0 is the bisector, large values follow "
+    "the outgoing edge.",
+)
+HANDLE_CLAMP_FRAC = Tunable(
+    "handle_clamp_frac",
+    0.4,
+    lo=0.0,
+    hi=1.0,
+    dynamic=True,
+    unit="edge",
+    doc="handles are capped at this fraction of the shorter incident edge.",
+)
+
+
 class SamplerBezier(Stage):
     """Bezier corner-loop sampler (``generator="bezier"``); loops are counter-clockwise."""
 
     role = "sampler"
-    PARAMS = (
-        ParamSpec("rad", "rad", lo=0.0, hi=2.0, doc="handle length / chord (curviness)"),
-        ParamSpec("edgy", "edgy", doc="tangent blend; p = atan(edgy)/pi + 0.5"),
-        ParamSpec(
-            "handle_clamp_frac",
-            "handle_clamp_frac",
-            lo=0.0,
-            hi=1.0,
-            doc="handle cap as a fraction of the shorter incident edge",
-        ),
-        ParamSpec(
-            "scale",
-            "scale",
-            lo=0.0,
-            lo_open=True,
-            doc="longest bounding-box side is 1.44 * scale (track units)",
-        ),
-    )
+    FIELDS = (*GRID_FIELDS, SEGMENT_POINTS, RAD, EDGY, HANDLE_CLAMP_FRAC, SCALE)
 
     def allocate(self, ws: Workspace) -> None:
-        self.cross = CrossingScratch(ws.layout.num_envs, ws.layout.num_points, ws.layout.device)
-        c, E, dev = self.config, ws.layout.num_envs, ws.layout.device
-        self.cells = int(1.0 / (2.0 * c.min_point_distance))
-        self.corners = wp.zeros(E * c.max_num_points, dtype=wp.vec2f, device=dev)
-        self.cell_ids = wp.zeros(E * c.max_num_points, dtype=wp.int32, device=dev)
-        self.dense = wp.zeros(
-            E * c.max_num_points * c.num_points_per_segment, dtype=wp.vec2f, device=dev
+        v, E = self.values, ws.layout.num_envs
+        self.cross = CrossingScratch(ws, ws.layout.num_points, self.name)
+        self.cells = grid_cells(v.min_point_distance)
+        self.corners = ws.zeros(E * v.max_corners, wp.vec2f, f"{self.name} corners")
+        self.cell_ids = ws.zeros(E * v.max_corners, wp.int32, f"{self.name} cell ids")
+        self.dense = ws.zeros(
+            E * v.max_corners * v.num_points_per_segment, wp.vec2f, f"{self.name} dense loop"
         )
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
-        c = self.config
+        v = self.values
         wp.launch(
             _bezier_kernel,
             ws.layout.num_envs,
@@ -150,10 +163,10 @@ class SamplerBezier(Stage):
                 params["edgy"],
                 params["handle_clamp_frac"],
                 params["scale"],
-                c.min_num_points,
-                c.max_num_points,
+                v.min_corners,
+                v.max_corners,
                 self.cells,
-                c.num_points_per_segment,
+                v.num_points_per_segment,
                 ws.layout.num_points,
                 self.corners,
                 self.cell_ids,
@@ -167,4 +180,4 @@ class SamplerBezier(Stage):
         )
 
 
-__all__ = ["SamplerBezier"]
+__all__ = ["EDGY", "HANDLE_CLAMP_FRAC", "RAD", "SamplerBezier"]

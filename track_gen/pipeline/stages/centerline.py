@@ -4,7 +4,8 @@ Each env's loop is whatever you wrote into ``generator.inputs["centerline.xy"]``
 ``[E*num_points]``, env e owns rows ``e*num_points ..``, a closed loop, last point not
 repeated, track units). The rest of the pipeline (resample, relax, inflate, validate) runs on
 it as on any sampler's loop, so a real circuit or a curriculum of hand-made courses gets the
-same beads, borders and validity. The loop is used as is: no normalization, no randomness
+same beads, borders and validity (a loop of any size is safe: one longer than ``N_max`` beads
+is truncated and marked ``TRUNCATED``). The loop is used as is: no normalization, no randomness
 (seeds and epochs do not change it; rewrite the input instead). The input is read by pointer at
 every regeneration and every replay: write it in place (``.assign``, ``wp.copy``).
 """
@@ -42,7 +43,7 @@ class SamplerCenterline(Stage):
         lay = ws.layout
         self.xy = ws.add_input(
             f"{self.name}.xy",
-            wp.zeros(lay.num_envs * lay.num_points, dtype=wp.vec2f, device=lay.device),
+            ws.zeros(lay.num_envs * lay.num_points, wp.vec2f, f"{self.name} input"),
             "vec2f [E*num_points]: one closed centerline per env (rows e*num_points ..), "
             "track units, written in place by the user",
         )

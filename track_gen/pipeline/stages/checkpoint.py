@@ -38,12 +38,13 @@ from ...geometry import (
     wrap_angle,
 )
 from ...seeds import stage_rng
-from ..stage import ParamSpec, Stage, Workspace
+from ...tunable import Tunable
+from ..stage import Stage, Workspace
+from .common import EXTENT, SCALE
 
 wp.set_module_options({"enable_backward": False})
 
 SALT_CHECKPOINT = wp.constant(wp.uint32(0xC4EC0005))
-EXTENT = 1.44
 BIG = wp.constant(1 << 30)
 
 
@@ -162,68 +163,103 @@ def _checkpoint_kernel(
     bbox_normalize(line_out, lb, n, EXTENT * scale[e])
 
 
+COUNT = Tunable(
+    "count",
+    12,
+    lo=3,
+    hi=64,
+    config="checkpoint_count",
+    unit="checkpoints",
+    doc="checkpoints C the walk steers through.",
+)
+RADIUS_MIN_FRAC = Tunable(
+    "radius_min_frac",
+    0.33,
+    lo=0.0,
+    hi=1.0,
+    hi_open=True,
+    dynamic=True,
+    config="checkpoint_radius_min_frac",
+    doc="checkpoint radius ~ U(frac, 1) (course radius 1).",
+)
+ANGLE_JITTER = Tunable(
+    "angle_jitter",
+    0.55,
+    lo=0.0,
+    hi=1.0,
+    dynamic=True,
+    config="checkpoint_angle_jitter",
+    unit="slots",
+    doc="checkpoint angle jitter as a fraction of a checkpoint slot (> 0.5 lets neighbours "
+    "swap: hairpins).",
+)
+TURN_RATE = Tunable(
+    "turn_rate",
+    0.42,
+    lo=0.0,
+    hi=3.0,
+    lo_open=True,
+    dynamic=True,
+    config="checkpoint_turn_rate",
+    unit="rad",
+    doc="largest heading change per walk step.",
+)
+STEER_GAIN = Tunable(
+    "steer_gain",
+    0.65,
+    lo=0.0,
+    hi=10.0,
+    lo_open=True,
+    dynamic=True,
+    config="checkpoint_steer_gain",
+    doc="proportional steering gain on the heading error.",
+)
+LOOKAHEAD_FRAC = Tunable(
+    "lookahead_frac",
+    0.16,
+    lo=0.0,
+    hi=1.0,
+    lo_open=True,
+    dynamic=True,
+    config="checkpoint_lookahead_frac",
+    doc="advance to the next checkpoint inside this radius (fraction of the unit course radius).",
+)
+BEST_OF_K = Tunable(
+    "best_of_k",
+    4,
+    lo=1,
+    hi=16,
+    config="checkpoint_best_of_k",
+    unit="candidates",
+    doc="candidate laps per env; the one with the fewest self-crossings wins, ties to the "
+    "lowest index.",
+)
+
+
 class SamplerCheckpoint(Stage):
     """Checkpoint-steering sampler (``generator="checkpoint"``); loops are counter-clockwise."""
 
     role = "sampler"
-    PARAMS = (
-        ParamSpec(
-            "radius_min_frac",
-            "checkpoint_radius_min_frac",
-            lo=0.0,
-            hi=0.999,
-            doc="checkpoint radius ~ U(frac, 1) (course radius 1)",
-        ),
-        ParamSpec(
-            "angle_jitter",
-            "checkpoint_angle_jitter",
-            lo=0.0,
-            hi=1.0,
-            doc="checkpoint angle jitter as a fraction of a checkpoint slot",
-        ),
-        ParamSpec(
-            "turn_rate",
-            "checkpoint_turn_rate",
-            lo=0.0,
-            lo_open=True,
-            hi=3.0,
-            doc="largest heading change per walk step (rad)",
-        ),
-        ParamSpec(
-            "steer_gain",
-            "checkpoint_steer_gain",
-            lo=0.0,
-            lo_open=True,
-            hi=10.0,
-            doc="proportional steering gain on the heading error",
-        ),
-        ParamSpec(
-            "lookahead_frac",
-            "checkpoint_lookahead_frac",
-            lo=0.0,
-            lo_open=True,
-            hi=1.0,
-            doc="advance to the next checkpoint inside this radius (fraction of radius 1)",
-        ),
-        ParamSpec(
-            "scale",
-            "scale",
-            lo=0.0,
-            lo_open=True,
-            doc="longest bounding-box side is 1.44 * scale (track units)",
-        ),
+    FIELDS = (
+        COUNT,
+        RADIUS_MIN_FRAC,
+        ANGLE_JITTER,
+        TURN_RATE,
+        STEER_GAIN,
+        LOOKAHEAD_FRAC,
+        BEST_OF_K,
+        SCALE,
     )
 
     def allocate(self, ws: Workspace) -> None:
-        c, E, dev = self.config, ws.layout.num_envs, ws.layout.device
-        n = ws.layout.num_points
-        self.cross = CrossingScratch(E, n, dev)
-        self.cps = wp.zeros(E * c.checkpoint_count, dtype=wp.vec2f, device=dev)
+        v, E, n = self.values, ws.layout.num_envs, ws.layout.num_points
+        self.cross = CrossingScratch(ws, n, self.name)
+        self.cps = ws.zeros(E * v.count, wp.vec2f, f"{self.name} checkpoints")
         # two candidate loops per env: the best so far and the one being built
-        self.cand = wp.zeros(E * 2 * n, dtype=wp.vec2f, device=dev)
+        self.cand = ws.zeros(E * 2 * n, wp.vec2f, f"{self.name} candidate loops")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
-        c = self.config
+        v = self.values
         wp.launch(
             _checkpoint_kernel,
             ws.layout.num_envs,
@@ -236,8 +272,8 @@ class SamplerCheckpoint(Stage):
                 params["steer_gain"],
                 params["lookahead_frac"],
                 params["scale"],
-                c.checkpoint_count,
-                c.checkpoint_best_of_k,
+                v.count,
+                v.best_of_k,
                 ws.layout.num_points,
                 self.cross.nch,
                 self.cps,

@@ -5,8 +5,59 @@ from __future__ import annotations
 import warp as wp
 
 from ...geometry import centroid, sort_by_angle
+from ...tunable import Tunable
 
 wp.set_module_options({"enable_backward": False})
+
+MIN_CORNERS = Tunable(
+    "min_corners",
+    9,
+    lo=3,
+    hi=64,
+    unit="corners",
+    renamed_from=("min_num_points",),
+    doc="fewest corners of a bezier or hull loop.",
+)
+MAX_CORNERS = Tunable(
+    "max_corners",
+    13,
+    lo=MIN_CORNERS,
+    hi=64,
+    unit="corners",
+    renamed_from=("max_num_points",),
+    doc="most corners of a bezier or hull loop (each env draws its count in "
+    "[min_corners, max_corners]).",
+)
+
+
+def _grid_holds_corners(value, lookup):
+    cells = int(1.0 / (2.0 * value))
+    corners = lookup(MAX_CORNERS)
+    if cells * cells < corners:
+        return (
+            f"gives {cells}x{cells} grid cells, fewer than max_corners = {corners}; lower it "
+            "(or lower max_corners)"
+        )
+    return None
+
+
+MIN_POINT_DISTANCE = Tunable(
+    "min_point_distance",
+    0.05,
+    lo=0.001,
+    hi=0.5,
+    rule=_grid_holds_corners,
+    unit="unit square",
+    doc="grid cell half-size: cells = int(1 / (2 * value)) per axis over the unit square; "
+    "corners occupy distinct cells, so it sets the smallest corner spacing before scaling.",
+)
+#: The corner grid's fields (bezier and hull).
+GRID_FIELDS = (MIN_CORNERS, MAX_CORNERS, MIN_POINT_DISTANCE)
+
+
+def grid_cells(min_point_distance: float) -> int:
+    """Grid cells per axis for ``min_point_distance`` (>= 1)."""
+    return max(int(1.0 / (2.0 * min_point_distance)), 1)
 
 
 @wp.func
@@ -22,7 +73,7 @@ def draw_grid_corners(
     (uniform inside their cell), sorted counter-clockwise around their centroid.
 
     A cell already taken is redrawn up to 8 times, then the next free cell is taken (one
-    exists: the config guarantees ``cells * cells >= max_num_points``). Returns the advanced
+    exists: the declaration guarantees ``cells * cells >= max_corners``). Returns the advanced
     RNG state (a Warp function advances its own copy of ``st``).
     """
     ncell = cells * cells

@@ -25,7 +25,8 @@ import warp as wp
 from ...geometry import NAN, TWO_PI, all_finite, closed_length
 from ...results import FailBit
 from ...seeds import stage_rng
-from ..stage import ParamSpec, Stage, Workspace
+from ...tunable import Tunable
+from ..stage import Stage, Workspace
 
 wp.set_module_options({"enable_backward": False})
 
@@ -151,25 +152,152 @@ def _gate_anchors_kernel(
     count_out[e] = k_gates
 
 
+MIN_GATES = Tunable(
+    "min_gates",
+    4,
+    lo=2,
+    hi=256,
+    unit="gates",
+    doc="validity floor on the gate count (FailBit.GATE_COUNT below it).",
+)
+NUM_GATES_MIN = Tunable(
+    "num_gates_min",
+    8,
+    lo=MIN_GATES,
+    hi=256,
+    unit="gates",
+    doc="fewest gates an env draws (>= min_gates, so no course is built below the floor).",
+)
+NUM_GATES_MAX = Tunable(
+    "num_gates_max",
+    12,
+    lo=NUM_GATES_MIN,
+    hi=256,
+    unit="gates",
+    doc="most gates an env draws: the count is uniform in [num_gates_min, num_gates_max].",
+)
+MAX_GATES = Tunable(
+    "max_gates",
+    32,
+    lo=NUM_GATES_MAX,
+    hi=256,
+    unit="gates",
+    doc="per-env gate capacity, the stride of every gate array.",
+)
+JITTER = Tunable(
+    "jitter",
+    0.25,
+    lo=0.0,
+    hi=0.45,
+    dynamic=True,
+    config="gate_jitter",
+    unit="slots",
+    doc="gate k sits at arc (k + 0.5 + U(-j, j)) * L / K along the loop (< 0.5 keeps loop order).",
+)
+ORDERING = Tunable(
+    "ordering",
+    "ccw",
+    choices=("ccw", "random_pairs"),
+    config="gate_ordering",
+    doc="ccw flies the gates in loop order; random_pairs shuffles consecutive pairs as units "
+    "(crossing courses).",
+)
+RADIUS = Tunable(
+    "radius",
+    0.025,
+    lo=0.0,
+    hi=1.0e6,
+    config="gate_radius",
+    unit="track units",
+    doc="gates are pushed apart until their centres are at least 2 * gate_radius apart in "
+    "plan view.",
+)
+SOLVE_ITERS = Tunable(
+    "solve_iters",
+    8,
+    lo=0,
+    hi=1000,
+    config="gate_solve_iters",
+    unit="rounds",
+    doc="Gauss-Seidel separation rounds (0 disables the separation).",
+)
+Z_PROFILE = Tunable(
+    "z_profile",
+    "flat",
+    choices=("flat", "uniform", "random_walk"),
+    doc="altitude per gate: flat (z_base), uniform in [z_min, z_max], or a random walk from "
+    "z_base.",
+)
+Z_BASE = Tunable(
+    "z_base",
+    0.0,
+    lo=-1.0e6,
+    hi=1.0e6,
+    dynamic=True,
+    unit="track units",
+    doc="base altitude (flat and random_walk).",
+)
+Z_MIN = Tunable(
+    "z_min",
+    0.0,
+    lo=-1.0e6,
+    hi=1.0e6,
+    dynamic=True,
+    unit="track units",
+    doc="lowest altitude (<= z_max).",
+)
+Z_MAX = Tunable(
+    "z_max", 0.0, lo=-1.0e6, hi=1.0e6, dynamic=True, unit="track units", doc="highest altitude."
+)
+Z_MAX_STEP = Tunable(
+    "z_max_step",
+    0.0,
+    lo=0.0,
+    hi=1.0e6,
+    dynamic=True,
+    unit="grade",
+    doc="random-walk steps are U(-1, 1) * z_max_step per unit of plan distance.",
+)
+
+
+def check_altitudes(config) -> None:
+    """``z_min <= z_max`` (a config-level rule of the altitude fields)."""
+    if config.z_min > config.z_max:
+        raise ValueError(
+            f"{type(config).__name__}.z_min = {config.z_min!r} is out of range: must be <= "
+            f"z_max = {config.z_max!r}"
+        )
+
+
+_ORDER_CODES = {"ccw": 0, "random_pairs": 1}
+_Z_CODES = {"flat": 0, "uniform": 1, "random_walk": 2}
+
+
 class GateAnchors(Stage):
     """Gate placement (``"gate_anchors"``): ``ws.line`` -> ``result.position``, ``count``."""
 
-    PARAMS = (
-        ParamSpec("jitter", "gate_jitter", lo=0.0, hi=0.45, doc="arc jitter, fraction of a slot"),
-        ParamSpec("z_base", "z_base", doc="base altitude, track units"),
-        ParamSpec("z_min", "z_min", doc="lowest altitude, track units"),
-        ParamSpec("z_max", "z_max", doc="highest altitude, track units"),
-        ParamSpec("z_max_step", "z_max_step", lo=0.0, doc="random-walk grade scale"),
+    FIELDS = (
+        MIN_GATES,
+        NUM_GATES_MIN,
+        NUM_GATES_MAX,
+        MAX_GATES,
+        JITTER,
+        ORDERING,
+        RADIUS,
+        SOLVE_ITERS,
+        Z_PROFILE,
+        Z_BASE,
+        Z_MIN,
+        Z_MAX,
+        Z_MAX_STEP,
     )
 
     def allocate(self, ws: Workspace) -> None:
         lay = ws.layout
-        self.xy = wp.zeros(lay.num_envs * lay.N_max, dtype=wp.vec2f, device=lay.device)
+        self.xy = ws.zeros(lay.num_envs * lay.N_max, wp.vec2f, f"{self.name} plan positions")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
-        c, lay, r = self.config, ws.layout, ws.result
-        order = 1 if c.gate_ordering == "random_pairs" else 0
-        zp = {"flat": 0, "uniform": 1, "random_walk": 2}[c.z_profile]
+        v, lay, r = self.values, ws.layout, ws.result
         wp.launch(
             _gate_anchors_kernel,
             lay.num_envs,
@@ -184,12 +312,12 @@ class GateAnchors(Stage):
                 params["z_max_step"],
                 lay.num_points,
                 lay.N_max,
-                c.num_gates_min,
-                c.num_gates_max,
-                order,
-                float(c.gate_radius),
-                c.gate_solve_iters,
-                zp,
+                v.num_gates_min,
+                min(v.num_gates_max, lay.N_max),
+                _ORDER_CODES[v.ordering],
+                float(v.radius),
+                v.solve_iters,
+                _Z_CODES[v.z_profile],
             ],
             outputs=[self.xy, r.position, r.count, ws.fail],
             device=lay.device,

@@ -16,7 +16,8 @@ from __future__ import annotations
 import warp as wp
 
 from ...geometry import NAN
-from ..stage import ParamSpec, Stage, Workspace
+from ...tunable import Tunable
+from ..stage import Stage, Workspace
 
 wp.set_module_options({"enable_backward": False})
 
@@ -87,22 +88,35 @@ def _gate_frames_kernel(
         right_out[gb + i] = nan3
 
 
+GATE_WIDTH = Tunable(
+    "gate_width",
+    0.0,
+    lo=0.0,
+    hi=1.0e6,
+    write_lo_open=True,
+    dynamic=True,
+    unit="track units",
+    doc="full opening width (half_size = width / 2); 0 makes point gates; a width set after "
+    "construction must be > 0.",
+)
+ALIGN = Tunable(
+    "align",
+    "yaw_only",
+    choices=("yaw_only", "full_tangent"),
+    config="gate_align",
+    doc="yaw_only: level gates facing the horizontal tangent; full_tangent: tilted with the 3D "
+    "tangent.",
+)
+
+
 class GateFrames(Stage):
     """Gate frames (``"gate_frames"``): writes every ``GateSequence`` field but position."""
 
-    PARAMS = (
-        ParamSpec(
-            "gate_width",
-            "gate_width",
-            lo=0.0,
-            write_lo_open=True,
-            doc="full opening width, track units (> 0 when set after construction)",
-        ),
-    )
+    FIELDS = (GATE_WIDTH, ALIGN)
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         lay, r = ws.layout, ws.result
-        yaw_only = 1 if self.config.gate_align == "yaw_only" else 0
+        yaw_only = 1 if self.values.align == "yaw_only" else 0
         wp.launch(
             _gate_frames_kernel,
             lay.num_envs,

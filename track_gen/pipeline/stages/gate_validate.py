@@ -3,7 +3,8 @@
 Per env (one thread):
 
 * ``GATE_COUNT``: the count is outside ``[min_gates, max_gates]``;
-* ``NONFINITE``: a NaN/inf field of a real gate; ``DEGENERATE``: a vanishing tangent;
+* ``NONFINITE``: a NaN/inf field of a real gate, or bars too far out (beyond ``1e18``) for
+  the crossing test to decide in float32; ``DEGENERATE``: a vanishing tangent;
 * ``GATE_SPACING``: two centres closer than ``2 * gate_radius`` in plan view (minus a
   ``1e-4`` relative slop on the squared distance for float32 rounding; the same check
   at every scale);
@@ -21,7 +22,9 @@ import warp as wp
 
 from ...geometry import segments_cross
 from ...results import FailBit
+from ...tunable import Tunable
 from ..stage import Stage, Workspace
+from .gate_anchors import MIN_GATES, RADIUS
 
 wp.set_module_options({"enable_backward": False})
 
@@ -31,11 +34,19 @@ _BARS = wp.constant(int(FailBit.CROSSING_BARS))
 _GRADE = wp.constant(int(FailBit.GRADE))
 _NONFINITE = wp.constant(int(FailBit.NONFINITE))
 _DEGENERATE = wp.constant(int(FailBit.DEGENERATE))
+#: Largest plan-view coordinate the bar crossing test can decide in float32 (its products
+#: are squares of coordinate differences).
+TEST_EXTENT = wp.constant(1.0e18)
 
 
 @wp.func
 def _xy(p: wp.vec3f) -> wp.vec2f:
     return wp.vec2f(p[0], p[1])
+
+
+@wp.func
+def _extent(p: wp.vec3f) -> float:
+    return wp.max(wp.abs(p[0]), wp.abs(p[1]))
 
 
 @wp.func
@@ -90,7 +101,15 @@ def _gate_validate_kernel(
                 if dd < d_min2 * (1.0 - 1.0e-4):
                     bits = bits | _SPACING
                 if half_size[gb + i] > 0.0 or half_size[gb + j] > 0.0:
-                    if segments_cross(
+                    ext = wp.max(
+                        wp.max(_extent(left[gb + i]), _extent(right[gb + i])),
+                        wp.max(_extent(left[gb + j]), _extent(right[gb + j])),
+                    )
+                    if ext > TEST_EXTENT:
+                        # the crossing products would overflow float32: undecidable, so the
+                        # env is invalid rather than passed
+                        bits = bits | _NONFINITE
+                    elif segments_cross(
                         _xy(left[gb + i]), _xy(right[gb + i]), _xy(left[gb + j]), _xy(right[gb + j])
                     ):
                         bits = bits | _BARS
@@ -108,11 +127,24 @@ def _gate_validate_kernel(
     valid_out[e] = ok
 
 
+Z_VALID_GRADE = Tunable(
+    "z_valid_grade",
+    0.0,
+    lo=0.0,
+    hi=1.0e6,
+    unit="grade",
+    doc="a course whose consecutive gates climb more than this grade (|dz| / plan distance) is "
+    "invalid (FailBit.GRADE); 0 disables the check.",
+)
+
+
 class GateValidate(Stage):
     """Gate validity (``"gate_validate"``): writes ``result.valid`` and ``fail_mask``."""
 
+    FIELDS = (MIN_GATES, RADIUS, Z_VALID_GRADE)
+
     def enqueue(self, ws: Workspace, params: dict) -> None:
-        c, lay, r = self.config, ws.layout, ws.result
+        v, lay, r = self.values, ws.layout, ws.result
         wp.launch(
             _gate_validate_kernel,
             lay.num_envs,
@@ -125,10 +157,10 @@ class GateValidate(Stage):
                 r.left,
                 r.right,
                 ws.fail,
-                c.min_gates,
-                c.max_gates,
-                float(c.gate_radius),
-                float(c.z_valid_grade),
+                v.min_gates,
+                lay.N_max,
+                float(v.radius),
+                float(v.z_valid_grade),
             ],
             outputs=[r.fail_mask, r.valid],
             device=lay.device,

@@ -30,13 +30,14 @@ from ...geometry import (
     resample_closed,
 )
 from ...seeds import stage_rng
-from ..stage import ParamSpec, Stage, Workspace
-from .corners import draw_grid_corners
+from ...tunable import Tunable
+from ..stage import Stage, Workspace
+from .common import EXTENT, SCALE, SEGMENT_POINTS
+from .corners import GRID_FIELDS, draw_grid_corners, grid_cells
 
 wp.set_module_options({"enable_backward": False})
 
 SALT_HULL = wp.constant(wp.uint32(0x40111A03))
-EXTENT = 1.44
 
 
 @wp.kernel
@@ -90,40 +91,37 @@ def _hull_kernel(
     bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
 
 
+DISPLACEMENT = Tunable(
+    "displacement",
+    0.15,
+    lo=0.0,
+    hi=0.9,
+    dynamic=True,
+    config="hull_displacement",
+    doc="edge midpoints move along the centroid ray by U(-d, d) times their distance to the "
+    "centroid (< 1 keeps the polygon star-shaped).",
+)
+
+
 class SamplerHull(Stage):
     """Hull sampler (``generator="hull"``); loops are counter-clockwise."""
 
     role = "sampler"
-    PARAMS = (
-        ParamSpec(
-            "displacement",
-            "hull_displacement",
-            lo=0.0,
-            hi=0.9,
-            doc="edge midpoints move by U(-d, d) times their distance to the centroid",
-        ),
-        ParamSpec(
-            "scale",
-            "scale",
-            lo=0.0,
-            lo_open=True,
-            doc="longest bounding-box side is 1.44 * scale (track units)",
-        ),
-    )
+    FIELDS = (*GRID_FIELDS, SEGMENT_POINTS, DISPLACEMENT, SCALE)
 
     def allocate(self, ws: Workspace) -> None:
-        self.cross = CrossingScratch(ws.layout.num_envs, ws.layout.num_points, ws.layout.device)
-        c, E, dev = self.config, ws.layout.num_envs, ws.layout.device
-        self.cells = int(1.0 / (2.0 * c.min_point_distance))
-        self.corners = wp.zeros(E * c.max_num_points, dtype=wp.vec2f, device=dev)
-        self.cell_ids = wp.zeros(E * c.max_num_points, dtype=wp.int32, device=dev)
-        self.verts = wp.zeros(E * 2 * c.max_num_points, dtype=wp.vec2f, device=dev)
-        self.dense = wp.zeros(
-            E * 2 * c.max_num_points * c.num_points_per_segment, dtype=wp.vec2f, device=dev
+        v, E = self.values, ws.layout.num_envs
+        self.cross = CrossingScratch(ws, ws.layout.num_points, self.name)
+        self.cells = grid_cells(v.min_point_distance)
+        self.corners = ws.zeros(E * v.max_corners, wp.vec2f, f"{self.name} corners")
+        self.cell_ids = ws.zeros(E * v.max_corners, wp.int32, f"{self.name} cell ids")
+        self.verts = ws.zeros(E * 2 * v.max_corners, wp.vec2f, f"{self.name} vertices")
+        self.dense = ws.zeros(
+            E * 2 * v.max_corners * v.num_points_per_segment, wp.vec2f, f"{self.name} dense loop"
         )
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
-        c = self.config
+        v = self.values
         wp.launch(
             _hull_kernel,
             ws.layout.num_envs,
@@ -132,10 +130,10 @@ class SamplerHull(Stage):
                 ws.active,
                 params["displacement"],
                 params["scale"],
-                c.min_num_points,
-                c.max_num_points,
+                v.min_corners,
+                v.max_corners,
                 self.cells,
-                c.num_points_per_segment,
+                v.num_points_per_segment,
                 ws.layout.num_points,
                 self.corners,
                 self.cell_ids,
@@ -150,4 +148,4 @@ class SamplerHull(Stage):
         )
 
 
-__all__ = ["SamplerHull"]
+__all__ = ["DISPLACEMENT", "SamplerHull"]

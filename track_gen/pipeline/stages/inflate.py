@@ -13,6 +13,7 @@ from __future__ import annotations
 import warp as wp
 
 from ...geometry import NAN, cross2, resample_closed, safe_normalize
+from ...tunable import Tunable
 from ..stage import Stage, Workspace
 
 wp.set_module_options({"enable_backward": False})
@@ -100,19 +101,31 @@ def _inflate_kernel(
     winding_out[e] = w
 
 
+HALF_WIDTH = Tunable(
+    "half_width",
+    0.1,
+    lo=1.0e-6,
+    hi=1.0e6,
+    unit="track units",
+    doc="half the road width: the borders are the centerline offset by it.",
+)
+
+
 class Inflate(Stage):
     """Frames and borders (``"inflate"``): ``beads`` -> ``Track`` geometry."""
 
+    FIELDS = (HALF_WIDTH,)
+
     def allocate(self, ws: Workspace) -> None:
         lay = ws.layout
-        self.scratch = wp.zeros(lay.num_envs * lay.N_max, dtype=wp.vec2f, device=lay.device)
+        self.scratch = ws.zeros(lay.num_envs * lay.N_max, wp.vec2f, f"{self.name} scratch")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         lay, r = ws.layout, ws.result
         wp.launch(
             _inflate_kernel,
             lay.num_envs,
-            inputs=[ws.active, ws.count, float(self.config.half_width), lay.N_max],
+            inputs=[ws.active, ws.count, float(self.values.half_width), lay.N_max],
             outputs=[
                 ws.beads,
                 self.scratch,

@@ -12,17 +12,19 @@ sampler that built each env's current course.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 import warp as wp
 
+from ...checks import check_float
 from ...seeds import stage_rng
 from ..stage import Stage, Workspace
 
 wp.set_module_options({"enable_backward": False})
 
 SALT_MIX = wp.constant(wp.uint32(0x3A1C5003))
+#: Most samplers one mix draws from.
+MAX_CHOICES = 64
 
 
 @wp.kernel
@@ -59,20 +61,28 @@ def _parse_choices(name: str, generators) -> tuple[tuple[str, float], ...]:
             f"stage {name!r} needs options={{'generators': {{name: weight}}}}; "
             "build it with presets.track_mix({...})"
         )
-    items = (
-        list(generators.items())
-        if hasattr(generators, "items")
-        else [(g, 1.0) if isinstance(g, str) else tuple(g) for g in generators]
-    )
+    if isinstance(generators, (str, bytes)) or not hasattr(generators, "__iter__"):
+        raise TypeError(
+            f"{name}: generators must be a mapping {{name: weight}} or a sequence of names, "
+            f"got {type(generators).__name__} {generators!r}"
+        )
+    items = []
+    for g in generators.items() if hasattr(generators, "items") else generators:
+        if isinstance(g, str):
+            items.append((g, 1.0))
+        elif isinstance(g, tuple) and len(g) == 2:
+            items.append(g)
+        else:
+            raise TypeError(f"{name}: expected a name or a (name, weight) pair, got {g!r}")
     if not items:
         raise ValueError(f"{name}: generators is empty")
+    if len(items) > MAX_CHOICES:
+        raise ValueError(f"{name}: {len(items)} generators, at most {MAX_CHOICES}")
     out = []
     for kind, w in items:
         if not isinstance(kind, str) or not kind:
             raise TypeError(f"{name}: generator names must be non-empty str, got {kind!r}")
-        w = float(w)
-        if not math.isfinite(w) or w <= 0.0:
-            raise ValueError(f"{name}: weight of {kind!r} = {w} must be > 0")
+        w = check_float(f"{name}: weight of {kind!r}", w, lo=0.0, hi=1.0e6, lo_open=True)
         out.append((kind, w))
     kinds = [k for k, _ in out]
     if len(set(kinds)) != len(kinds):
@@ -81,13 +91,28 @@ def _parse_choices(name: str, generators) -> tuple[tuple[str, float], ...]:
 
 
 class SamplerMix(Stage):
-    """Per-env mixture of registered samplers (``"mix"``)."""
+    """Per-env mixture of registered samplers (``"mix"``).
+
+    Options: ``generators`` (``{name: weight}`` or names), and ``"<child>.<field>"`` to set a
+    child's field (``{"bezier.rad": 0.3}``).
+    """
 
     role = "sampler"
+    OPTIONS = ("generators",)
 
     def __init__(self, name, config, options=None):
-        super().__init__(name, config, options)
-        self.choices = _parse_choices(name, self.options.get("generators"))
+        options = dict(options or {})
+        self.choices = _parse_choices(name, options.get("generators"))
+        self._child_options: dict[str, dict] = {kind: {} for kind, _ in self.choices}
+        own = {}
+        kinds = sorted(self._child_options, key=len, reverse=True)
+        for key, value in options.items():
+            child = next((k for k in kinds if str(key).startswith(k + ".")), None)
+            if child is not None:
+                self._child_options[child][key[len(child) + 1 :]] = value
+            else:
+                own[key] = value
+        super().__init__(name, config, own)
         self.children: list[Stage] = []
         self._host: list[str] = []
 
@@ -99,31 +124,31 @@ class SamplerMix(Stage):
                     f"{self.name}: {kind!r} is not a sampler that can be mixed; "
                     f"samplers: {registry.samplers()}"
                 )
-            child = entry.cls(kind, self.config, {})
+            child = entry.cls(kind, self.config, self._child_options[kind])
             child.resolve(registry)
             if not entry.capturable:
                 self._host.append(kind)
             self._host += child.host_stages()
             self.children.append(child)
 
-    def param_groups(self):
-        groups = []
+    def dynamic_fields(self):
+        out = []
         for child in self.children:
-            groups += child.param_groups()
-        return groups
+            out += child.dynamic_fields()
+        return out
 
     def host_stages(self) -> list[str]:
         return list(self._host)
 
     def allocate(self, ws: Workspace) -> None:
-        E, dev = ws.layout.num_envs, ws.layout.device
+        E = ws.layout.num_envs
         K = len(self.children)
         w = np.array([wt for _, wt in self.choices], np.float64)
-        self.cumulative = wp.array(
-            (np.cumsum(w) / w.sum()).astype(np.float32), dtype=wp.float32, device=dev
+        self.cumulative = ws.budget.array(
+            (np.cumsum(w) / w.sum()).astype(np.float32), wp.float32, f"{self.name} weights"
         )
-        self.choice = wp.zeros(E, dtype=wp.int32, device=dev)
-        self.child_active = wp.zeros(K * E, dtype=wp.int32, device=dev)
+        self.choice = ws.zeros(E, wp.int32, f"{self.name} choices")
+        self.child_active = ws.zeros(K * E, wp.int32, f"{self.name} child masks")
         self.subs = [
             dataclasses.replace(ws, active=self.child_active[k * E : (k + 1) * E]) for k in range(K)
         ]
@@ -138,12 +163,10 @@ class SamplerMix(Stage):
             self._child_params = []
             for child in self.children:
                 d = {}
-                for prefix, specs in child.param_groups():
-                    for p in specs:
-                        q = f"{prefix}.{p.name}"
-                        d[q] = params[q]
-                        if prefix == child.name:
-                            d[p.name] = params[q]
+                for q, _, _ in child.dynamic_fields():
+                    d[q] = params[q]
+                    if q.startswith(child.name + "."):
+                        d[q[len(child.name) + 1 :]] = params[q]
                 self._child_params.append(d)
         wp.launch(
             _choose_kernel,

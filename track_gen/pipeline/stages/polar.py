@@ -12,12 +12,13 @@ import warp as wp
 
 from ...geometry import TWO_PI, bbox_normalize, catmull_rom_closed, resample_closed
 from ...seeds import stage_rng
-from ..stage import ParamSpec, Stage, Workspace
+from ...tunable import Tunable
+from ..stage import Stage, Workspace
+from .common import EXTENT, SCALE, SEGMENT_POINTS
 
 wp.set_module_options({"enable_backward": False})
 
 SALT_POLAR = wp.constant(wp.uint32(0x907A2002))
-EXTENT = 1.44
 
 
 @wp.kernel
@@ -52,39 +53,51 @@ def _polar_kernel(
     bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
 
 
+KNOTS = Tunable(
+    "knots",
+    12,
+    lo=4,
+    hi=64,
+    config="polar_num_knots",
+    unit="knots",
+    doc="knots K of the polar loop.",
+)
+RADIAL_JITTER = Tunable(
+    "radial_jitter",
+    0.6,
+    lo=0.0,
+    hi=0.85,
+    dynamic=True,
+    config="polar_radial_jitter",
+    doc="knot radius is 1 + U(-j, j).",
+)
+ANGULAR_JITTER = Tunable(
+    "angular_jitter",
+    0.3,
+    lo=0.0,
+    hi=0.45,
+    dynamic=True,
+    config="polar_angular_jitter",
+    unit="knot cells",
+    doc="knot angle jitter as a fraction of a knot cell (< 0.5 keeps the knots in angular order).",
+)
+
+
 class SamplerPolar(Stage):
     """Polar knot sampler (``generator="polar"``)."""
 
     role = "sampler"
-    PARAMS = (
-        ParamSpec(
-            "radial_jitter", "polar_radial_jitter", lo=0.0, hi=0.85, doc="knot radius 1 + U(-j, j)"
-        ),
-        ParamSpec(
-            "angular_jitter",
-            "polar_angular_jitter",
-            lo=0.0,
-            hi=0.45,
-            doc="knot angle jitter as a fraction of a knot cell",
-        ),
-        ParamSpec(
-            "scale",
-            "scale",
-            lo=0.0,
-            lo_open=True,
-            doc="longest bounding-box side is 1.44 * scale (track units)",
-        ),
-    )
+    FIELDS = (KNOTS, SEGMENT_POINTS, RADIAL_JITTER, ANGULAR_JITTER, SCALE)
 
     def allocate(self, ws: Workspace) -> None:
-        c, E, dev = self.config, ws.layout.num_envs, ws.layout.device
-        self.knots = wp.zeros(E * c.polar_num_knots, dtype=wp.vec2f, device=dev)
-        self.dense = wp.zeros(
-            E * c.polar_num_knots * c.num_points_per_segment, dtype=wp.vec2f, device=dev
+        v, E = self.values, ws.layout.num_envs
+        self.knots = ws.zeros(E * v.knots, wp.vec2f, f"{self.name} knots")
+        self.dense = ws.zeros(
+            E * v.knots * v.num_points_per_segment, wp.vec2f, f"{self.name} dense loop"
         )
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
-        c = self.config
+        v = self.values
         wp.launch(
             _polar_kernel,
             ws.layout.num_envs,
@@ -94,8 +107,8 @@ class SamplerPolar(Stage):
                 params["radial_jitter"],
                 params["angular_jitter"],
                 params["scale"],
-                c.polar_num_knots,
-                c.num_points_per_segment,
+                v.knots,
+                v.num_points_per_segment,
                 ws.layout.num_points,
                 self.knots,
                 self.dense,
@@ -103,3 +116,6 @@ class SamplerPolar(Stage):
             outputs=[ws.line],
             device=ws.layout.device,
         )
+
+
+__all__ = ["ANGULAR_JITTER", "KNOTS", "RADIAL_JITTER", "SamplerPolar"]

@@ -1,4 +1,5 @@
-"""XPBD relaxation: bead-chain Jacobi sweeps that make a loop thick enough for its road.
+"""Position-based relaxation: bead-chain Jacobi sweeps that make a loop thick enough for its
+road (PBD constraint projection with relaxation factors; no compliance).
 
 One thread per env runs every sweep over the env's beads (a CPU kernel is single-threaded,
 so per-env loops cost nothing extra and allow a per-env early exit):
@@ -24,7 +25,9 @@ import numpy as np
 import warp as wp
 
 from ...geometry import closed_length, cross2, menger_curvature
-from ..stage import ParamSpec, Stage, Workspace
+from ...tunable import Tunable
+from ..stage import Stage, Workspace
+from .inflate import HALF_WIDTH
 
 wp.set_module_options({"enable_backward": False})
 
@@ -298,42 +301,212 @@ def chebyshev_omegas(iters: int, start: int, rho: float, accel: str) -> np.ndarr
     return w.astype(np.float32)
 
 
-class RelaxXPBD(Stage):
-    """XPBD bead-chain relaxation (``"relax"``), in place on ``ws.beads``.
+ENABLE = Tunable(
+    "relax_enable",
+    True,
+    doc="False leaves the relax stage out of the preset: the resampled loop is inflated as is.",
+)
+ITERS = Tunable(
+    "iters",
+    100,
+    lo=1,
+    hi=10000,
+    config="relax_iters",
+    unit="sweeps",
+    doc="most Jacobi sweeps; most envs converge in 20 to 40 (diagnostics['relax.sweeps']).",
+)
+CONVERGE_TOL = Tunable(
+    "converge_tol",
+    0.005,
+    lo=0.0,
+    hi=0.1,
+    config="relax_converge_tol",
+    unit="half widths",
+    doc="an env stops once a sweep moves no bead farther than tol * half_width; 0 runs every "
+    "sweep.",
+)
+ACCEL = Tunable(
+    "accel",
+    "chebyshev",
+    choices=("chebyshev", "none"),
+    config="relax_accel",
+    doc="Chebyshev semi-iterative acceleration of the sweeps, or none.",
+)
+CHEBY_RHO = Tunable(
+    "cheby_rho",
+    0.98,
+    lo=0.0,
+    hi=1.0,
+    hi_open=True,
+    config="relax_cheby_rho",
+    doc="spectral radius estimate of the Chebyshev recurrence.",
+)
+CHEBY_GAMMA = Tunable(
+    "cheby_gamma",
+    0.9,
+    lo=0.0,
+    hi=1.0,
+    lo_open=True,
+    config="relax_cheby_gamma",
+    doc="under-relaxation of the accelerated blend.",
+)
+CHEBY_START = Tunable(
+    "cheby_start",
+    8,
+    lo=1,
+    hi=10000,
+    config="relax_cheby_start",
+    unit="sweeps",
+    doc="first accelerated sweep.",
+)
+MARGIN = Tunable(
+    "margin",
+    0.15,
+    lo=0.0,
+    hi=1.0,
+    config="relax_margin",
+    unit="half widths",
+    doc="separation target 2 * hw * (1 + margin) and radius floor hw * (1 + margin).",
+)
+BAND = Tunable(
+    "band",
+    None,
+    kind="int",
+    lo=1,
+    hi=65536,
+    optional=True,
+    config="relax_band",
+    unit="beads",
+    doc="index band excluded from separation and thickness; None is max(round(2 * hw / L0), "
+    "1) per env (L0 the mean bead spacing).",
+)
+SEP_EVERY = Tunable(
+    "sep_every",
+    20,
+    lo=1,
+    hi=10000,
+    config="relax_sep_every",
+    unit="sweeps",
+    doc="sweeps between separation-cache refreshes (1: no cache, a dense search every sweep).",
+)
+SEP_CACHE_SLOTS = Tunable(
+    "sep_cache_slots",
+    16,
+    lo=0,
+    hi=64,
+    config="relax_sep_cache_slots",
+    unit="candidates",
+    doc="cached neighbour candidates per bead (0: a dense O(n^2) separation every sweep); "
+    "the ones left out are counted in diagnostics['relax.sep_overflow'].",
+)
+SEP_CACHE_SKIN = Tunable(
+    "sep_cache_skin",
+    0.25,
+    lo=0.0,
+    hi=10.0,
+    config="relax_sep_cache_skin",
+    unit="targets",
+    doc="cache radius is target * (1 + skin).",
+)
+SEP_RELAX = Tunable(
+    "sep_relax",
+    1.0,
+    lo=0.0,
+    hi=2.0,
+    dynamic=True,
+    config="relax_sep_relax",
+    doc="separation correction scale.",
+)
+SPC_RELAX = Tunable(
+    "spc_relax",
+    1.0,
+    lo=0.0,
+    hi=2.0,
+    dynamic=True,
+    config="relax_spc_relax",
+    doc="spacing correction scale.",
+)
+BEND_RELAX = Tunable(
+    "bend_relax",
+    1.5,
+    lo=0.0,
+    hi=2.0,
+    dynamic=True,
+    config="relax_bend_relax",
+    doc="bending correction scale.",
+)
+SMOOTH_PASSES = Tunable(
+    "smooth_passes",
+    5,
+    lo=0,
+    hi=1000,
+    config="relax_smooth_passes",
+    unit="passes",
+    doc="Taubin smoothing passes after the solve.",
+)
+SMOOTH_SPACING_ITERS = Tunable(
+    "smooth_spacing_iters",
+    10,
+    lo=0,
+    hi=1000,
+    config="relax_smooth_spacing_iters",
+    unit="sweeps",
+    doc="spacing-only polish sweeps after the smoothing.",
+)
+
+
+class RelaxPBD(Stage):
+    """Position-based bead-chain relaxation (``"relax"``), in place on ``ws.beads``.
+
+    Constraints are projected with relaxation factors (no compliance, so not XPBD proper).
 
     Diagnostics: ``relax.sep_overflow`` (int32 ``[E]``: separation candidates dropped by
     a full cache this call; raise ``relax_sep_cache_slots`` when nonzero) and
     ``relax.sweeps`` (int32 ``[E]``: sweeps run before the env converged).
     """
 
-    PARAMS = (
-        ParamSpec("sep_relax", "relax_sep_relax", lo=0.0, hi=2.0, doc="separation scale"),
-        ParamSpec("spc_relax", "relax_spc_relax", lo=0.0, hi=2.0, doc="spacing scale"),
-        ParamSpec("bend_relax", "relax_bend_relax", lo=0.0, hi=2.0, doc="bending scale"),
+    FIELDS = (
+        HALF_WIDTH,
+        ITERS,
+        CONVERGE_TOL,
+        ACCEL,
+        CHEBY_RHO,
+        CHEBY_GAMMA,
+        CHEBY_START,
+        MARGIN,
+        BAND,
+        SEP_EVERY,
+        SEP_CACHE_SLOTS,
+        SEP_CACHE_SKIN,
+        SEP_RELAX,
+        SPC_RELAX,
+        BEND_RELAX,
+        SMOOTH_PASSES,
+        SMOOTH_SPACING_ITERS,
     )
 
     def allocate(self, ws: Workspace) -> None:
-        c, lay = self.config, ws.layout
-        E, dev = lay.num_envs, lay.device
-        slots = c.relax_sep_cache_slots if c.relax_sep_every > 1 else 0
+        v, lay, name = self.values, ws.layout, self.name
+        E = lay.num_envs
+        slots = v.sep_cache_slots if v.sep_every > 1 else 0
         self.slots = slots
-        self.work = wp.zeros(3 * E * lay.N_max, dtype=wp.vec2f, device=dev)
-        self.cache = wp.zeros(max(E * lay.N_max * slots, 1), dtype=wp.int32, device=dev)
-        self.cache_n = wp.zeros(E * lay.N_max, dtype=wp.int32, device=dev)
-        self.overflow = wp.zeros(E, dtype=wp.int32, device=dev)
-        self.sweeps = wp.zeros(E, dtype=wp.int32, device=dev)
-        self.omegas = wp.array(
-            chebyshev_omegas(c.relax_iters, c.relax_cheby_start, c.relax_cheby_rho, c.relax_accel),
-            dtype=wp.float32,
-            device=dev,
+        self.work = ws.zeros(3 * E * lay.N_max, wp.vec2f, f"{name} work chains")
+        self.cache = ws.zeros(E * lay.N_max * slots, wp.int32, f"{name} separation cache")
+        self.cache_n = ws.zeros(E * lay.N_max, wp.int32, f"{name} cache counts")
+        self.overflow = ws.zeros(E, wp.int32, f"{name} overflow")
+        self.sweeps = ws.zeros(E, wp.int32, f"{name} sweeps")
+        self.omegas = ws.budget.array(
+            chebyshev_omegas(v.iters, v.cheby_start, v.cheby_rho, v.accel),
+            wp.float32,
+            f"{name} Chebyshev weights",
         )
-        ws.diagnostics[f"{self.name}.sep_overflow"] = self.overflow
-        ws.diagnostics[f"{self.name}.sweeps"] = self.sweeps
+        ws.diagnostics[f"{name}.sep_overflow"] = self.overflow
+        ws.diagnostics[f"{name}.sweeps"] = self.sweeps
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
-        c, lay = self.config, ws.layout
-        gamma = c.relax_cheby_gamma if c.relax_accel == "chebyshev" else 1.0
-        start = c.relax_cheby_start if c.relax_accel == "chebyshev" else c.relax_iters
+        v, lay = self.values, ws.layout
+        gamma = v.cheby_gamma if v.accel == "chebyshev" else 1.0
+        start = v.cheby_start if v.accel == "chebyshev" else v.iters
         wp.launch(
             _relax_kernel,
             lay.num_envs,
@@ -344,18 +517,18 @@ class RelaxXPBD(Stage):
                 params["spc_relax"],
                 params["bend_relax"],
                 self.omegas,
-                float(c.half_width),
-                float(c.relax_converge_tol * c.half_width),
-                float(c.relax_margin),
-                int(c.relax_band or 0),
-                c.relax_iters,
-                c.relax_sep_every,
+                float(v.half_width),
+                float(v.converge_tol * v.half_width),
+                float(v.margin),
+                int(v.band or 0),
+                v.iters,
+                max(v.sep_every, 1),
                 self.slots,
-                float(c.relax_sep_cache_skin),
+                float(v.sep_cache_skin),
                 start,
                 float(gamma),
-                c.relax_smooth_passes,
-                c.relax_smooth_spacing_iters,
+                v.smooth_passes,
+                v.smooth_spacing_iters,
                 lay.N_max,
                 lay.num_envs,
             ],

@@ -69,12 +69,13 @@ from ...geometry import (
     resample_closed,
 )
 from ...seeds import stage_rng
-from ..stage import ParamSpec, Stage, Workspace
+from ...tunable import Tunable
+from ..stage import Stage, Workspace
+from .common import EXTENT, SCALE
 
 wp.set_module_options({"enable_backward": False})
 
 SALT_REPULSIVE = wp.constant(wp.uint32(0x5E9A1006))
-EXTENT = 1.44
 
 #: Working resolutions of the growing loop (the largest sizes the scratch).
 SIZE_0 = wp.constant(48)
@@ -514,6 +515,53 @@ def _repulsive_kernel(
     bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
 
 
+GROW_MULT_MIN = Tunable(
+    "grow_mult_min",
+    4.5,
+    lo=1.0,
+    hi=20.0,
+    config="repulsive_grow_mult_min",
+    unit="start perimeters",
+    doc="smallest target perimeter, U(min, max) * 2 pi R_INIT.",
+)
+GROW_MULT_MAX = Tunable(
+    "grow_mult_max",
+    5.5,
+    lo=GROW_MULT_MIN,
+    hi=20.0,
+    config="repulsive_grow_mult_max",
+    unit="start perimeters",
+    doc="largest target perimeter multiplier (more length: more folds).",
+)
+OBSTACLES_MIN = Tunable(
+    "obstacle_count_min",
+    8,
+    lo=0,
+    hi=32,
+    config="repulsive_obstacle_count_min",
+    unit="discs",
+    doc="fewest obstacle discs per env.",
+)
+OBSTACLES_MAX = Tunable(
+    "obstacle_count_max",
+    12,
+    lo=OBSTACLES_MIN,
+    hi=32,
+    config="repulsive_obstacle_count_max",
+    unit="discs",
+    doc="most obstacle discs per env.",
+)
+ITERS = Tunable(
+    "iters",
+    160,
+    lo=1,
+    hi=10000,
+    config="repulsive_iters",
+    unit="iterations",
+    doc="growth and settling iterations at most (an env stops early once settled).",
+)
+
+
 class SamplerRepulsive(Stage):
     """Self-repulsive growth sampler (``generator="repulsive"``); loops are
     counter-clockwise. Capturable: the whole growth of an env runs in one kernel thread.
@@ -525,34 +573,25 @@ class SamplerRepulsive(Stage):
     """
 
     role = "sampler"
-    PARAMS = (
-        ParamSpec(
-            "scale",
-            "scale",
-            lo=0.0,
-            lo_open=True,
-            doc="longest bounding-box side is 1.44 * scale (track units)",
-        ),
-    )
+    FIELDS = (GROW_MULT_MIN, GROW_MULT_MAX, OBSTACLES_MIN, OBSTACLES_MAX, ITERS, SCALE)
 
     def allocate(self, ws: Workspace) -> None:
-        lay = ws.layout
-        self.cross = CrossingScratch(lay.num_envs, max(lay.num_points, NW), lay.device)
-        E, dev = ws.layout.num_envs, ws.layout.device
-        vec = [wp.zeros(E * NW, dtype=wp.vec2f, device=dev) for _ in range(7)]
+        lay, E, name = ws.layout, ws.layout.num_envs, self.name
+        self.cross = CrossingScratch(ws, max(lay.num_points, NW), name)
+        vec = [ws.zeros(E * NW, wp.vec2f, f"{name} working loops") for _ in range(7)]
         self.xa, self.xb, self.xbk, self.g, self.gl, self.tan, self.gt = vec
-        self.wgt = wp.zeros(E * NW, dtype=wp.float32, device=dev)
-        self.wsum = wp.zeros(E * NW, dtype=wp.float32, device=dev)
-        self.dmin2 = wp.zeros(E * NW, dtype=wp.float32, device=dev)
-        self.obst = wp.zeros(E * int(MAX_OBSTACLES), dtype=wp.vec3f, device=dev)
-        self.dense = wp.zeros(E * NW * int(NPSEG), dtype=wp.vec2f, device=dev)
-        self.iters = wp.zeros(E, dtype=wp.int32, device=dev)
-        self.rollback = wp.zeros(E, dtype=wp.int32, device=dev)
-        ws.diagnostics[f"{self.name}.iters"] = self.iters
-        ws.diagnostics[f"{self.name}.rollback"] = self.rollback
+        self.wgt = ws.zeros(E * NW, wp.float32, f"{name} weights")
+        self.wsum = ws.zeros(E * NW, wp.float32, f"{name} weight sums")
+        self.dmin2 = ws.zeros(E * NW, wp.float32, f"{name} distances")
+        self.obst = ws.zeros(E * int(MAX_OBSTACLES), wp.vec3f, f"{name} obstacles")
+        self.dense = ws.zeros(E * NW * int(NPSEG), wp.vec2f, f"{name} dense loop")
+        self.iters = ws.zeros(E, wp.int32, f"{name} iterations")
+        self.rollback = ws.zeros(E, wp.int32, f"{name} rollbacks")
+        ws.diagnostics[f"{name}.iters"] = self.iters
+        ws.diagnostics[f"{name}.rollback"] = self.rollback
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
-        c = self.config
+        v = self.values
         wp.launch(
             _repulsive_kernel,
             ws.layout.num_envs,
@@ -560,11 +599,11 @@ class SamplerRepulsive(Stage):
                 ws.eff_seed,
                 ws.active,
                 params["scale"],
-                float(c.repulsive_grow_mult_min),
-                float(c.repulsive_grow_mult_max),
-                c.repulsive_obstacle_count_min,
-                c.repulsive_obstacle_count_max,
-                c.repulsive_iters,
+                float(v.grow_mult_min),
+                float(v.grow_mult_max),
+                v.obstacle_count_min,
+                v.obstacle_count_max,
+                v.iters,
                 ws.layout.num_points,
                 self.xa,
                 self.xb,

@@ -6,7 +6,9 @@ Per env: perimeter ``T``; ``count = floor(T/spacing) + 1`` reduced while
 (which would otherwise look like a pinch to the relaxation's separation test). Rows past
 count are NaN. A loop
 that needs more than ``N_max`` beads keeps ``N_max`` and gets ``FailBit.TRUNCATED``; a
-non-finite loop gets ``NONFINITE``; fewer than 4 beads ``DEGENERATE``.
+non-finite loop gets ``NONFINITE``; fewer than 4 beads ``DEGENERATE``. The bead count is
+compared with the capacity in float64 before any int conversion, so no loop size, spacing or
+user centerline can overflow it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import warp as wp
 
 from ...geometry import NAN, all_finite, closed_length, emit_along_loop
 from ...results import FailBit
+from ...tunable import Tunable
 from ..stage import Stage, Workspace
+from .inflate import HALF_WIDTH
 
 wp.set_module_options({"enable_backward": False})
 
@@ -45,12 +49,19 @@ def _resample_kernel(
         total = closed_length(line, lb, num_points)
         sp = wp.float64(spacing)
         if total > wp.float64(0.0):
-            n = int(wp.floor(total / sp)) + 1
-            while n > 1 and wp.float64(n - 1) * sp >= total:
-                n -= 1
-            if n > n_max:
+            ratio = total / sp
+            if ratio >= wp.float64(n_max + 1) or not wp.isfinite(ratio):
+                # more beads than the capacity (compared before any int conversion, so a
+                # loop of any size clamps instead of overflowing the count)
                 fail_out[e] = fail_out[e] | _TRUNCATED
                 n = n_max
+            else:
+                n = int(wp.floor(ratio)) + 1
+                while n > 1 and wp.float64(n - 1) * sp >= total:
+                    n -= 1
+                if n > n_max:
+                    fail_out[e] = fail_out[e] | _TRUNCATED
+                    n = n_max
         emit_along_loop(line, lb, num_points, beads_out, bb, n, total, wp.float64(n))
     else:
         fail_out[e] = fail_out[e] | _NONFINITE
@@ -61,8 +72,27 @@ def _resample_kernel(
     count_out[e] = n
 
 
+SPACING = Tunable(
+    "spacing",
+    None,
+    kind="float",
+    lo=1.0e-6,
+    hi=1.0e6,
+    optional=True,
+    unit="track units",
+    doc="arc distance between output beads; None is 0.6 * half_width.",
+)
+
+
+def resolved_spacing(spacing, half_width) -> float:
+    """The bead spacing: ``spacing``, or ``0.6 * half_width`` when it is None."""
+    return float(spacing) if spacing is not None else 0.6 * float(half_width)
+
+
 class ResampleConstantSpacing(Stage):
     """Constant-spacing bead resample (``"resample"``): ``line`` -> ``beads``, ``count``."""
+
+    FIELDS = (SPACING, HALF_WIDTH)
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         lay = ws.layout
@@ -73,7 +103,7 @@ class ResampleConstantSpacing(Stage):
                 ws.line,
                 ws.active,
                 lay.num_points,
-                float(self.config.resolved_spacing),
+                resolved_spacing(self.values.spacing, self.values.half_width),
                 lay.N_max,
             ],
             outputs=[ws.beads, ws.count, ws.fail],

@@ -5,7 +5,7 @@ Checks on the final centerline (one thread per env):
 * NONFINITE: any real bead is NaN/inf.
 * TURNING: ``| |sum of wrapped heading changes| - 2*pi | > turning_tol``.
 * THICKNESS: the smallest Menger radius, or half the smallest distance between beads
-  farther apart in index than the band, is below ``(1 - relax_tol) * hw``.
+  farther apart in index than the band, is below ``(1 - thickness_tol) * hw``.
 
 Bits raised by earlier stages (TRUNCATED, DEGENERATE, NONFINITE) are kept.
 """
@@ -16,8 +16,10 @@ import warp as wp
 
 from ...geometry import all_finite, menger_curvature, wrap_angle
 from ...results import FailBit
-from ..stage import ParamSpec, Stage, Workspace
-from .relax import band_for, index_gap
+from ...tunable import Tunable
+from ..stage import Stage, Workspace
+from .inflate import HALF_WIDTH
+from .relax import BAND, band_for, index_gap
 
 wp.set_module_options({"enable_backward": False})
 
@@ -62,11 +64,14 @@ def _validate_kernel(
             a = wp.atan2(d[1], d[0])
             turn += wrap_angle(a - a_prev)
             a_prev = a
-        if wp.abs(wp.abs(turn) - 6.28318530717959) > turning_tol[e]:
+        # written so that a NaN tolerance fails the check instead of passing it
+        if not (wp.abs(wp.abs(turn) - 6.28318530717959) <= turning_tol[e]):
             bits = bits | _TURNING
         # thickness: curvature radius and non-neighbour separation
         floor_r = (1.0 - thickness_tol[e]) * hw
         thin = int(0)
+        if not wp.isfinite(floor_r):
+            thin = 1
         for i in range(n):
             k = menger_curvature(
                 beads[base + (i + n - 1) % n], beads[base + i], beads[base + (i + 1) % n]
@@ -98,25 +103,36 @@ def _validate_kernel(
     valid_out[e] = valid
 
 
+TURNING_TOL = Tunable(
+    "turning_tol",
+    0.1,
+    lo=0.0,
+    hi=1.0,
+    lo_open=True,
+    dynamic=True,
+    unit="rad",
+    doc="allowed | |total turning| - 2 pi | of a valid loop.",
+)
+THICKNESS_TOL = Tunable(
+    "thickness_tol",
+    0.02,
+    lo=0.0,
+    hi=0.5,
+    dynamic=True,
+    renamed_from=("relax_tol",),
+    unit="half widths",
+    doc="thickness gate: the smallest curvature radius and half the smallest non-neighbour "
+    "distance must be >= (1 - tol) * half_width.",
+)
+
+
 class ValidateTrack(Stage):
     """Track validity (``"validate"``): writes ``result.valid`` and ``result.fail_mask``."""
 
-    PARAMS = (
-        ParamSpec(
-            "turning_tol",
-            "turning_tol",
-            lo=0.0,
-            hi=1.0,
-            lo_open=True,
-            doc="allowed | |turning| - 2 pi | in radians",
-        ),
-        ParamSpec(
-            "relax_tol", "relax_tol", lo=0.0, hi=0.5, doc="thickness gate (1 - tol) * half_width"
-        ),
-    )
+    FIELDS = (HALF_WIDTH, BAND, TURNING_TOL, THICKNESS_TOL)
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
-        lay, r, c = ws.layout, ws.result, self.config
+        lay, r, v = ws.layout, ws.result, self.values
         wp.launch(
             _validate_kernel,
             lay.num_envs,
@@ -127,9 +143,9 @@ class ValidateTrack(Stage):
                 ws.beads,
                 ws.fail,
                 params["turning_tol"],
-                params["relax_tol"],
-                float(c.half_width),
-                int(c.relax_band or 0),
+                params["thickness_tol"],
+                float(v.half_width),
+                int(v.band or 0),
                 lay.N_max,
             ],
             outputs=[r.fail_mask, r.valid],

@@ -43,12 +43,13 @@ from ...geometry import (
     wrap_angle,
 )
 from ...seeds import stage_rng
-from ..stage import ParamSpec, Stage, Workspace
+from ...tunable import Tunable
+from ..stage import Stage, Workspace
+from .common import EXTENT, SCALE, SEGMENT_POINTS
 
 wp.set_module_options({"enable_backward": False})
 
 SALT_VORONOI = wp.constant(wp.uint32(0x7020A104))
-EXTENT = 1.44
 BOX_L = wp.constant(2.0)
 NUM_CLUSTERS = wp.constant(6)
 
@@ -212,6 +213,8 @@ def _voronoi_kernel(
                 if cost < best_cost:
                     best_cost = cost
                     best = s
+        if best < 0:
+            best = i  # no finite cost (a non-finite field value): keep the index in bounds
         anchors[ab + i] = sites[sb + best]
         sites_polar[sb + best] = wp.vec2f(-1.0, 0.0)
     # ---- angular order: star-shaped around the origin, hence simple
@@ -238,48 +241,82 @@ def _voronoi_kernel(
     bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
 
 
+CONTROL_POINTS = Tunable(
+    "control_points",
+    18,
+    lo=6,
+    hi=64,
+    config="voronoi_control_points",
+    unit="anchors",
+    doc="anchors K snapped to the site field.",
+)
+NUM_SITES = Tunable(
+    "num_sites",
+    256,
+    lo=CONTROL_POINTS,
+    hi=4096,
+    config="voronoi_num_sites",
+    unit="sites",
+    doc="sites S of the random site field (at least one per anchor).",
+)
+SITE_LAYOUT = Tunable(
+    "site_layout",
+    "void_ring",
+    choices=tuple(_LAYOUT_CODES),
+    config="voronoi_site_layout",
+    doc="site layout: box (uniform), void_ring (annulus), clustered (6 clusters) or mixed.",
+)
+RADIAL_VARIATION = Tunable(
+    "radial_variation",
+    0.62,
+    lo=0.0,
+    hi=1.0,
+    dynamic=True,
+    config="voronoi_radial_variation",
+    doc="amplitude of the anchor target-radius modulation.",
+)
+ANGULAR_JITTER = Tunable(
+    "angular_jitter",
+    0.08,
+    lo=0.0,
+    hi=0.5,
+    dynamic=True,
+    config="voronoi_angular_jitter",
+    unit="rad",
+    doc="anchor target angle jitter U(-j, j).",
+)
+
+
 class SamplerVoronoi(Stage):
     """Voronoi site-field sampler (``generator="voronoi"``); loops are counter-clockwise."""
 
     role = "sampler"
-    PARAMS = (
-        ParamSpec(
-            "radial_variation",
-            "voronoi_radial_variation",
-            lo=0.0,
-            hi=1.0,
-            doc="amplitude of the anchor target-radius modulation",
-        ),
-        ParamSpec(
-            "angular_jitter",
-            "voronoi_angular_jitter",
-            lo=0.0,
-            hi=0.5,
-            doc="anchor target angle jitter U(-j, j) (radians)",
-        ),
-        ParamSpec(
-            "scale",
-            "scale",
-            lo=0.0,
-            lo_open=True,
-            doc="longest bounding-box side is 1.44 * scale (track units)",
-        ),
+    FIELDS = (
+        CONTROL_POINTS,
+        NUM_SITES,
+        SITE_LAYOUT,
+        SEGMENT_POINTS,
+        RADIAL_VARIATION,
+        ANGULAR_JITTER,
+        SCALE,
     )
 
     def allocate(self, ws: Workspace) -> None:
-        self.cross = CrossingScratch(ws.layout.num_envs, ws.layout.num_points, ws.layout.device)
-        c, E, dev = self.config, ws.layout.num_envs, ws.layout.device
-        self.layout_code = int(_LAYOUT_CODES[c.voronoi_site_layout])
-        S, K = c.voronoi_num_sites, c.voronoi_control_points
-        self.sites = wp.zeros(E * S, dtype=wp.vec2f, device=dev)
-        self.sites_polar = wp.zeros(E * S, dtype=wp.vec2f, device=dev)
-        self.clusters = wp.zeros(E * NUM_CLUSTERS, dtype=wp.vec3f, device=dev)
-        self.anchors = wp.zeros(E * K, dtype=wp.vec2f, device=dev)
-        self.verts = wp.zeros(E * 2 * K, dtype=wp.vec2f, device=dev)
-        self.dense = wp.zeros(E * 2 * K * c.num_points_per_segment, dtype=wp.vec2f, device=dev)
+        v, E = self.values, ws.layout.num_envs
+        self.cross = CrossingScratch(ws, ws.layout.num_points, self.name)
+        self.layout_code = int(_LAYOUT_CODES[v.site_layout])
+        S, K = v.num_sites, v.control_points
+        self.sites = ws.zeros(E * S, wp.vec2f, f"{self.name} sites")
+        self.sites_polar = ws.zeros(E * S, wp.vec2f, f"{self.name} sites (polar)")
+        self.clusters = ws.zeros(E * NUM_CLUSTERS, wp.vec3f, f"{self.name} clusters")
+        self.anchors = ws.zeros(E * K, wp.vec2f, f"{self.name} anchors")
+        self.verts = ws.zeros(E * 2 * K, wp.vec2f, f"{self.name} vertices")
+        self.dense = ws.zeros(
+            E * 2 * K * v.num_points_per_segment, wp.vec2f, f"{self.name} dense loop"
+        )
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
-        c = self.config
+        v = self.values
         wp.launch(
             _voronoi_kernel,
             ws.layout.num_envs,
@@ -290,9 +327,9 @@ class SamplerVoronoi(Stage):
                 params["angular_jitter"],
                 params["scale"],
                 self.layout_code,
-                c.voronoi_num_sites,
-                c.voronoi_control_points,
-                c.num_points_per_segment,
+                v.num_sites,
+                v.control_points,
+                v.num_points_per_segment,
                 ws.layout.num_points,
                 self.sites,
                 self.sites_polar,

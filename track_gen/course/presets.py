@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 
 from .component import Component, order_components
 
 __all__ = ["track_components"]
-
-TRACK_COLLISIONS = ("segments", "sdf")
 
 
 def _check_sequence(name: str, value) -> list:
@@ -27,32 +24,21 @@ def _check_sequence(name: str, value) -> list:
 def track_components(*, checkpoint_spacing, collision=None, max_checkpoints=None, extra=()):
     """``checkpoints``, ``progress``, ``collision`` (when given), then ``extra``, ordered.
 
-    Raises before anything is built: ``checkpoint_spacing`` must be a number > 0;
+    Raises before anything is built: ``checkpoint_spacing`` must be a number in the range of
+    ``tools.checkpoints.SPACING``;
     ``collision`` None, ``"segments"``, ``"sdf"`` or a component named ``"collision"`` (a
     bool or another string is refused; a collision under another name goes in ``extra``);
     ``max_checkpoints`` None / ``"auto"`` or an int >= 3; ``extra`` a sequence; duplicate
     names, unknown reads, cycles and attached components.
     """
-    from .checkpoints import Checkpoints
-    from .progress import Progress
+    from ..tools.band_collision import METHOD
+    from ..tools.checkpoints import MAX_CHECKPOINTS, SPACING, Checkpoints
+    from ..tools.progress import Progress
 
-    if (
-        isinstance(checkpoint_spacing, bool)
-        or not isinstance(checkpoint_spacing, numbers.Real)
-        or not checkpoint_spacing > 0
-    ):
-        raise ValueError(
-            f"checkpoint_spacing = {checkpoint_spacing!r} must be a number > 0 "
-            "(track units between checkpoints)"
-        )
-    if max_checkpoints == "auto":
+    SPACING.check(checkpoint_spacing, "checkpoint_spacing")
+    if isinstance(max_checkpoints, str) and max_checkpoints == "auto":
         max_checkpoints = None
-    if max_checkpoints is not None and (
-        isinstance(max_checkpoints, bool)
-        or not isinstance(max_checkpoints, numbers.Integral)
-        or max_checkpoints < 3
-    ):
-        raise ValueError(f"max_checkpoints = {max_checkpoints!r} must be an int >= 3 or 'auto'")
+    MAX_CHECKPOINTS.check(max_checkpoints, "max_checkpoints")
     extra = _check_sequence("extra", extra)
     comps = [
         Checkpoints(float(checkpoint_spacing), max_checkpoints=max_checkpoints or "auto"),
@@ -66,11 +52,11 @@ def track_components(*, checkpoint_spacing, collision=None, max_checkpoints=None
             "component named 'collision'"
         )
     elif isinstance(collision, str):
-        if collision not in TRACK_COLLISIONS:
+        if collision not in METHOD.choices:
             raise ValueError(
-                f"collision = {collision!r} must be one of {TRACK_COLLISIONS}, None or a component"
+                f"collision = {collision!r} must be one of {METHOD.choices}, None or a component"
             )
-        from .band_collision import BandCollision
+        from ..tools.band_collision import BandCollision
 
         comps.append(BandCollision(collision))
     elif isinstance(collision, Component) or hasattr(collision, "step"):

@@ -1,4 +1,5 @@
-"""Course components: the base class, declared inputs and the context that attaches them."""
+"""The component contract of a course: the base class, declared inputs, their order and the
+context that attaches them (re-exported by ``track_gen.tools``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,27 @@ from typing import Any, ClassVar
 
 import warp as wp
 
+from ..checks import check_bool, check_int
+
 __all__ = ["Component", "ComponentContext", "InputSpec", "order_components"]
+
+
+def _is_dtype(d) -> bool:
+    t = wp.types
+    try:
+        return (
+            t.type_is_scalar(d)
+            or t.type_is_vector(d)
+            or t.type_is_quaternion(d)
+            or t.type_is_matrix(d)
+            or t.type_is_transformation(d)
+        )
+    except TypeError:
+        return False
+
+
+#: Most entries per env of one input (``InputSpec.slots``).
+MAX_SLOTS = 1024
 
 
 @dataclass(frozen=True)
@@ -33,6 +54,22 @@ class InputSpec:
     required: bool = True
     doc: str = ""
 
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError(f"InputSpec.name must be a non-empty str, got {self.name!r}")
+        if not _is_dtype(self.dtype):
+            raise TypeError(
+                f"InputSpec({self.name!r}).dtype must be a Warp dtype, got {self.dtype!r}"
+            )
+        object.__setattr__(
+            self, "slots", check_int(f"InputSpec({self.name!r}).slots", self.slots, 1, MAX_SLOTS)
+        )
+        if self.default is not None and (not isinstance(self.default, str) or not self.default):
+            raise TypeError(f"InputSpec({self.name!r}).default must be a str name or None")
+        object.__setattr__(
+            self, "required", check_bool(f"InputSpec({self.name!r}).required", self.required)
+        )
+
 
 class Component:
     """Base of a course component: a tool that derives data from the course and answers per
@@ -46,7 +83,6 @@ class Component:
         source: name of the component whose result this one reads (implies ``after``).
         INPUTS: the :class:`InputSpec` s this component reads.
         requires: names of components that must be in the course.
-        optional: names of components read when present.
 
     Lifecycle (all hooks receive the :class:`ComponentContext`):
         attach(ctx): allocate buffers once (construction, outside any capture).
@@ -65,14 +101,22 @@ class Component:
     source: ClassVar[str | None] = None
     INPUTS: ClassVar[tuple[InputSpec, ...]] = ()
     requires: ClassVar[tuple[str, ...]] = ()
-    optional: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, *, name: str | None = None, after=None, source: str | None = None):
         if name is not None:
+            if not isinstance(name, str) or not name:
+                raise TypeError(f"component name must be a non-empty str, got {name!r}")
             self.name = name
         if after is not None:
-            self.after = tuple(after)
+            if isinstance(after, (str, bytes)) or not hasattr(after, "__iter__"):
+                raise TypeError(f"after must be a sequence of component names, got {after!r}")
+            after = tuple(after)
+            if not all(isinstance(a, str) and a for a in after):
+                raise TypeError(f"after must hold non-empty str names, got {after!r}")
+            self.after = after
         if source is not None:
+            if not isinstance(source, str) or not source:
+                raise TypeError(f"source must be a non-empty str name, got {source!r}")
             self.source = source
         self.result = None
         self.utility = None
@@ -192,6 +236,8 @@ class ComponentContext:
         stream: the stream the course launches on (None: the device's current stream).
         components: name -> attached component, in execution order.
         inputs: name -> :class:`InputSpec` of every declared input.
+        course: a weak reference to the course this context serves (None for a context
+            used on its own); the generator accepts ``enqueue`` calls carrying it.
     """
 
     def __init__(self, generator, stream=None):
@@ -201,6 +247,7 @@ class ComponentContext:
         self.stream = stream
         self.components: dict[str, Component] = {}
         self.inputs: dict[str, InputSpec] = {}
+        self.course = None
 
     @property
     def num_envs(self) -> int:

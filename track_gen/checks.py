@@ -1,0 +1,220 @@
+"""One checker per input kind: numbers, bools, choices, arrays, masks, seeds and env ids.
+
+Every public call validates its inputs here, on the host, before anything launches. One rule
+decides the exception type everywhere:
+
+* :class:`TypeError`: the object, or its element type, is the wrong kind: not a ``wp.array``
+  where one is needed, an array of another dtype, a float (or a bool) where an int is
+  needed, a bool where a number is needed, a non-str where a name is needed.
+* :class:`ValueError`: the kind is right but the value is not: out of range, NaN or inf, a
+  wrong shape or length, another device, a non-contiguous array, a duplicate env id.
+
+NumPy scalars count as their Python kind (``np.int64`` is an int, ``np.float32`` a number,
+``np.bool_`` a bool) and are returned as Python values. Messages name the argument, the value
+and the fix.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import warp as wp
+
+__all__ = [
+    "INT32_MAX",
+    "INT32_MIN",
+    "check_array",
+    "check_bool",
+    "check_choice",
+    "check_env_ids",
+    "check_float",
+    "check_int",
+    "check_mask",
+    "check_seed_values",
+    "is_bool",
+    "is_int",
+    "is_number",
+    "range_text",
+]
+
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+
+
+def is_bool(value) -> bool:
+    """True for ``bool`` and ``np.bool_``."""
+    return isinstance(value, (bool, np.bool_))
+
+
+def is_int(value) -> bool:
+    """True for ``int`` and NumPy integer scalars (not bools)."""
+    return isinstance(value, (int, np.integer)) and not is_bool(value)
+
+
+def is_number(value) -> bool:
+    """True for ints and floats, Python or NumPy (not bools)."""
+    return is_int(value) or isinstance(value, (float, np.floating))
+
+
+def _tail(hint: str) -> str:
+    return f"; {hint}" if hint else ""
+
+
+def range_text(lo, hi, lo_open: bool = False, hi_open: bool = False) -> str:
+    """``">= 0 and <= 1"`` style text of a range (None: unbounded on that side)."""
+    parts = []
+    if lo is not None:
+        parts.append(f"{'>' if lo_open else '>='} {lo}")
+    if hi is not None:
+        parts.append(f"{'<' if hi_open else '<='} {hi}")
+    return " and ".join(parts) if parts else "any value"
+
+
+def check_bool(name: str, value, hint: str = "") -> bool:
+    """``value`` as a Python bool (TypeError for anything but ``bool`` / ``np.bool_``)."""
+    if not is_bool(value):
+        raise TypeError(
+            f"{name} must be a bool (True or False), got {type(value).__name__} {value!r}"
+            f"{_tail(hint)}"
+        )
+    return bool(value)
+
+
+def check_int(name: str, value, lo=None, hi=None, hint: str = "") -> int:
+    """``value`` as a Python int in ``[lo, hi]`` (None: unbounded on that side)."""
+    if not is_int(value):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}{_tail(hint)}")
+    v = int(value)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise ValueError(
+            f"{name} = {v!r} is out of range: must be {range_text(lo, hi)}{_tail(hint)}"
+        )
+    return v
+
+
+def check_float(
+    name: str, value, lo=None, hi=None, lo_open=False, hi_open=False, hint: str = ""
+) -> float:
+    """``value`` as a finite Python float in the range (ints are accepted)."""
+    if not is_number(value):
+        raise TypeError(
+            f"{name} must be a number, got {type(value).__name__} {value!r}{_tail(hint)}"
+        )
+    v = float(value)
+    rule = range_text(lo, hi, lo_open, hi_open)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} = {value!r} is out of range: must be finite, {rule}{_tail(hint)}")
+    if lo is not None and (v <= lo if lo_open else v < lo):
+        raise ValueError(f"{name} = {value!r} is out of range: must be {rule}{_tail(hint)}")
+    if hi is not None and (v >= hi if hi_open else v > hi):
+        raise ValueError(f"{name} = {value!r} is out of range: must be {rule}{_tail(hint)}")
+    return v
+
+
+def check_choice(name: str, value, choices, hint: str = "") -> str:
+    """``value`` as one of the str ``choices``."""
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{name} must be a str, one of {tuple(choices)}, got {type(value).__name__} "
+            f"{value!r}{_tail(hint)}"
+        )
+    if value not in choices:
+        raise ValueError(
+            f"{name} = {value!r} is out of range: must be one of {tuple(choices)}{_tail(hint)}"
+        )
+    return value
+
+
+def check_array(name: str, arr, dtype, rows: int, device, hint: str = "") -> wp.array:
+    """``arr`` as a contiguous 1-D ``[rows]`` array of ``dtype`` on ``device``."""
+    dev = wp.get_device(device)
+    dname = wp.types.type_repr(dtype)
+    if not isinstance(arr, wp.array):
+        raise TypeError(
+            f"{name} must be a contiguous [{rows}] {dname} wp.array on {dev}, got "
+            f"{type(arr).__name__}{_tail(hint)}"
+        )
+    if arr.dtype != dtype:
+        raise TypeError(
+            f"{name} has dtype {wp.types.type_repr(arr.dtype)}, expected {dname}: pass a "
+            f"[{rows}] {dname} array{_tail(hint)}"
+        )
+    if arr.ndim != 1 or arr.shape[0] != rows:
+        raise ValueError(
+            f"{name} has shape {tuple(arr.shape)}, expected ({rows},): pass a [{rows}] {dname} "
+            f"array{_tail(hint)}"
+        )
+    if arr.device != dev:
+        raise ValueError(
+            f"{name} is on {arr.device}, expected {dev}: pass an array on {dev}{_tail(hint)}"
+        )
+    if not arr.is_contiguous:
+        raise ValueError(
+            f"{name} must be contiguous: pass a contiguous [{rows}] {dname} array{_tail(hint)}"
+        )
+    return arr
+
+
+def check_mask(mask, num_envs: int, device, name: str = "mask", hint: str = "") -> None:
+    """None (every env) or a contiguous ``[num_envs]`` int32 array on ``device``."""
+    if mask is None:
+        return
+    check_array(name, mask, wp.int32, num_envs, device, hint)
+
+
+def _host_values(name: str, values) -> np.ndarray:
+    if isinstance(values, wp.array):
+        values = values.numpy()
+    if isinstance(values, (str, bytes)) or is_bool(values):
+        raise TypeError(f"{name} must be integers, got {type(values).__name__} {values!r}")
+    try:
+        host = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array-like of integers: {exc}") from None
+    if host.dtype == object:
+        items = host.reshape(-1).tolist()
+        if not all(is_int(v) for v in items):
+            bad = next(v for v in items if not is_int(v))
+            raise TypeError(f"{name} must be integers, got {type(bad).__name__} {bad!r}")
+        host = np.array([int(v) for v in items], dtype=object)
+    elif host.dtype.kind not in "iu":
+        raise TypeError(
+            f"{name} must be integers, got {host.dtype} values: pass ints (e.g. "
+            "np.int32 or np.int64 arrays), not floats or bools"
+        )
+    return host.reshape(-1)
+
+
+def check_seed_values(name: str, values, count: int) -> np.ndarray:
+    """``values`` (a sequence, NumPy array or ``wp.array`` of ints) as ``[count]`` int32.
+
+    Seeds are integers in the int32 range: floats, bools, NaN and values that would wrap
+    (``2**32 + 5``) are refused rather than coerced.
+    """
+    host = _host_values(name, values)
+    if host.shape[0] != count:
+        raise ValueError(f"{name} has {host.shape[0]} entries, expected {count} (one per env)")
+    if host.size:
+        lo, hi = int(min(host.tolist())), int(max(host.tolist()))
+        if lo < INT32_MIN or hi > INT32_MAX:
+            bad = lo if lo < INT32_MIN else hi
+            raise ValueError(
+                f"{name} holds {bad}, outside the int32 range [{INT32_MIN}, {INT32_MAX}]: "
+                "seeds are int32 values"
+            )
+    return host.astype(np.int64).astype(np.int32)
+
+
+def check_env_ids(name: str, ids, num_envs: int) -> np.ndarray:
+    """``ids`` as unique int64 env indices in ``[0, num_envs)``."""
+    host = _host_values(name, ids)
+    if host.size:
+        lo, hi = int(min(host.tolist())), int(max(host.tolist()))
+        if lo < 0 or hi >= num_envs:
+            raise ValueError(f"{name} must be env indices in [0, {num_envs}), got {lo}..{hi}")
+    host = host.astype(np.int64)
+    if np.unique(host).size != host.size:
+        dup = sorted({int(v) for v in host if (host == v).sum() > 1})
+        raise ValueError(f"{name} lists env(s) {dup} more than once: each id once")
+    return host

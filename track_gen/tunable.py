@@ -1,0 +1,461 @@
+"""One declaration per tunable: :class:`Tunable`, and what is derived from it.
+
+A stage (or a course component) declares each field it reads once, beside its kernels:
+name, default, kind, closed range, unit, doc, static or dynamic. Everything else is derived
+from that row:
+
+* the flat config classes (:class:`~track_gen.TrackGenConfig`, ...) get one dataclass field
+  per declaration and check it with :meth:`Tunable.check` (:func:`config_class`);
+* a stage's values (:func:`resolve_values`: config field, else stage option, else default);
+* ``generator.params`` checks every scalar and array write with :meth:`Tunable.check` /
+  :meth:`Tunable.check_host_array`, and the device re-checks every dynamic value at each
+  regeneration against :meth:`Tunable.device_bounds`;
+* randomizer ranges (``with_randomize``) are checked against the same range;
+* the field tables of the docs (:func:`field_rows`).
+
+The ranges are closed where a kernel needs it: every int and float declares both bounds, ints
+stay inside int32, so no accepted value can overflow a count, divide by zero, loop without
+bound or allocate beyond the memory budget the program checks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .checks import (
+    INT32_MAX,
+    INT32_MIN,
+    check_bool,
+    check_choice,
+    check_float,
+    check_int,
+    is_number,
+    range_text,
+)
+
+__all__ = ["Tunable", "Values", "config_class", "field_rows", "resolve_values"]
+
+_KINDS = ("int", "float", "bool", "choice", "name", "device")
+
+
+@dataclass(frozen=True, eq=False)
+class Tunable:
+    """The declaration of one tunable field.
+
+    Attributes:
+        name: the field's name inside its stage or component (``"rad"``); a dynamic field is
+            ``generator.params["<stage>.<name>"]``.
+        default: the default value.
+        lo, hi: closed bounds (required for ints and floats). A bound may be another
+            :class:`Tunable` of the same owner (``max_corners >= min_corners``).
+        lo_open, hi_open: make a bound exclusive.
+        kind: ``"int"``, ``"float"``, ``"bool"``, ``"choice"`` (one of ``choices``), ``"name"``
+            (a non-empty str) or ``"device"`` (a device string or None); inferred from
+            ``default`` when empty.
+        choices: the allowed strings of a ``"choice"``.
+        dynamic: True for a per-env ``[E]`` float32 device array (``generator.params``) that
+            kernels read at launch; False for a value fixed at construction.
+        optional: None is allowed too (its meaning goes in ``doc``).
+        config: the flat config field name (default: ``name``).
+        unit: unit of the value (``"track units"``, ``"rad"``, ``"sweeps"``), or ``""``.
+        doc: meaning, one sentence.
+        write_lo_open: ``lo`` is exclusive for values written after construction (a gate width
+            may start at 0, but one set later must be > 0).
+        rule: extra check ``rule(value, lookup) -> error text or None``; ``lookup(tunable)``
+            gives another field's value.
+        renamed_from: earlier config names of this field (a call with one gets a TypeError
+            naming the new name).
+    """
+
+    name: str
+    default: Any
+    lo: Any = None
+    hi: Any = None
+    lo_open: bool = False
+    hi_open: bool = False
+    kind: str = ""
+    choices: tuple[str, ...] = ()
+    dynamic: bool = False
+    optional: bool = False
+    config: str = ""
+    unit: str = ""
+    doc: str = ""
+    write_lo_open: bool = False
+    rule: Callable | None = None
+    renamed_from: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise TypeError(f"Tunable.name must be an identifier, got {self.name!r}")
+        kind = self.kind or _infer_kind(self.default, self.choices)
+        if kind not in _KINDS:
+            raise ValueError(f"Tunable {self.name!r}: kind {kind!r} must be one of {_KINDS}")
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "choices", tuple(self.choices))
+        if kind in ("int", "float"):
+            if self.lo is None or self.hi is None:
+                raise ValueError(
+                    f"Tunable {self.name!r}: an {kind} field declares both bounds (lo and hi) "
+                    "so that no value can drive a kernel out of bounds"
+                )
+            for b in (self.lo, self.hi):
+                if isinstance(b, Tunable):
+                    continue
+                if not is_number(b) or not math.isfinite(float(b)):
+                    raise ValueError(f"Tunable {self.name!r}: bound {b!r} must be a finite number")
+                if kind == "int" and not (INT32_MIN <= b <= INT32_MAX):
+                    raise ValueError(f"Tunable {self.name!r}: int bound {b} exceeds int32")
+        if kind == "choice" and not self.choices:
+            raise ValueError(f"Tunable {self.name!r}: a choice declares its choices")
+        if self.dynamic and kind != "float":
+            raise ValueError(
+                f"Tunable {self.name!r}: dynamic fields are floats (float32 on device)"
+            )
+        if self.dynamic and (isinstance(self.lo, Tunable) or isinstance(self.hi, Tunable)):
+            raise ValueError(f"Tunable {self.name!r}: a dynamic field has numeric bounds")
+
+    @property
+    def field(self) -> str:
+        """The flat config field name."""
+        return self.config or self.name
+
+    # ------------------------------------------------------------------ checks
+    def bounds(self, lookup: Callable | None = None) -> tuple[Any, Any]:
+        """``(lo, hi)`` with field references resolved through ``lookup(tunable)``."""
+
+        def res(b):
+            if isinstance(b, Tunable):
+                return None if lookup is None else lookup(b)
+            return b
+
+        return res(self.lo), res(self.hi)
+
+    def _lo_open(self, write: bool) -> bool:
+        return self.lo_open or (write and self.write_lo_open)
+
+    def range_text(self, lookup: Callable | None = None, write: bool = False) -> str:
+        """The allowed values, as text (``">= 0 and <= 2"``, ``"one of (...)"``)."""
+        if self.kind == "choice":
+            text = f"one of {self.choices}"
+        elif self.kind == "bool":
+            text = "True or False"
+        elif self.kind == "name":
+            text = "a non-empty str"
+        elif self.kind == "device":
+            text = "a device string ('cpu', 'cuda:0') or None"
+        else:
+            lo, hi = self.bounds(lookup)
+            if lookup is None:
+                lo = self.lo.field if isinstance(self.lo, Tunable) else lo
+                hi = self.hi.field if isinstance(self.hi, Tunable) else hi
+            text = range_text(lo, hi, self._lo_open(write), self.hi_open)
+        if self.optional and self.kind != "device":
+            text += ", or None"
+        return text
+
+    def check(self, value, owner: str, lookup: Callable | None = None, write: bool = False):
+        """``value`` normalized to its Python kind, or TypeError / ValueError naming ``owner``
+        (``"TrackGenConfig.rad"``, ``"params['bezier.rad']"``), the value and the range.
+
+        ``write=True`` checks a value written after construction (``write_lo_open``)."""
+        if value is None and (self.optional or self.kind == "device"):
+            return None
+        kind = self.kind
+        if kind == "bool":
+            return check_bool(owner, value)
+        if kind == "choice":
+            return check_choice(owner, value, self.choices)
+        if kind == "name":
+            if not isinstance(value, str) or not value:
+                raise TypeError(f"{owner} must be a non-empty str, got {value!r}")
+            return value
+        if kind == "device":
+            if not isinstance(value, str):
+                raise TypeError(
+                    f"{owner} must be a str such as 'cpu' or 'cuda:0', or None, got {value!r}"
+                )
+            return value
+        lo, hi = self.bounds(lookup)
+        if isinstance(self.lo, Tunable) and lo is not None:
+            lo_text = f"{self.lo.field} = {lo}"
+        else:
+            lo_text = lo
+        if isinstance(self.hi, Tunable) and hi is not None:
+            hi_text = f"{self.hi.field} = {hi}"
+        else:
+            hi_text = hi
+        if kind == "int":
+            v = check_int(owner, value)
+            if (lo is not None and v < lo) or (hi is not None and v > hi):
+                raise ValueError(
+                    f"{owner} = {v!r} is out of range: must be {range_text(lo_text, hi_text)}"
+                )
+        else:
+            v = check_float(owner, value)
+            lo_open = self._lo_open(write)
+            if (lo is not None and (v <= lo if lo_open else v < lo)) or (
+                hi is not None and (v >= hi if self.hi_open else v > hi)
+            ):
+                rule = range_text(lo_text, hi_text, lo_open, self.hi_open)
+                raise ValueError(f"{owner} = {value!r} is out of range: must be {rule}")
+        if self.rule is not None and lookup is not None:
+            err = self.rule(v, lookup)
+            if err:
+                raise ValueError(f"{owner} = {value!r} is out of range: {err}")
+        return v
+
+    def check_host_array(self, values: np.ndarray, owner: str, write: bool = True) -> None:
+        """Vectorized :meth:`check` of a host float array (a per-env params write): names the
+        first env whose value is NaN, inf or out of range."""
+        lo, hi = self.bounds()
+        lo_open = self._lo_open(write)
+        v = np.asarray(values, dtype=np.float64)
+        bad = ~np.isfinite(v)
+        bad |= (v <= lo) if lo_open else (v < lo)
+        bad |= (v >= hi) if self.hi_open else (v > hi)
+        if bad.any():
+            e = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"{owner}: env {e} has {v[e]!r}, out of range: every value must be finite, "
+                f"{range_text(lo, hi, lo_open, self.hi_open)} ({int(bad.sum())} env(s) out of "
+                "range; nothing was written)"
+            )
+
+    def device_bounds(self) -> tuple[float, float, int]:
+        """``(lo, hi, open_flags)`` for the device check: bit 0 lo exclusive, bit 1 hi
+        exclusive. The device check uses the construction range (``write_lo_open`` aside)."""
+        flags = (1 if self.lo_open else 0) | (2 if self.hi_open else 0)
+        return float(self.lo), float(self.hi), flags
+
+    def __repr__(self) -> str:
+        return f"Tunable({self.name!r}, {self.default!r}, {self.range_text()})"
+
+
+def _infer_kind(default, choices) -> str:
+    if choices:
+        return "choice"
+    if isinstance(default, bool):
+        return "bool"
+    if isinstance(default, int):
+        return "int"
+    if isinstance(default, float):
+        return "float"
+    raise ValueError(f"cannot infer the kind of a Tunable with default {default!r}: pass kind=")
+
+
+class Values(Mapping):
+    """A stage's resolved field values: ``values.rad`` or ``values["rad"]`` (read-only)."""
+
+    def __init__(self, data: dict):
+        object.__setattr__(self, "_data", dict(data))
+
+    def __getattr__(self, name):
+        try:
+            return self._data[name]
+        except KeyError:
+            raise AttributeError(f"no field {name!r}; fields: {sorted(self._data)}") from None
+
+    def __setattr__(self, name, value):
+        raise AttributeError("stage values are read-only")
+
+    def __getitem__(self, name):
+        return self._data[name]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"Values({self._data})"
+
+
+def resolve_values(
+    fields: Iterable[Tunable], config, options: Mapping, owner: str, extra: Iterable[str] = ()
+) -> Values:
+    """Each field's value: ``options[name]`` when given (checked), else the config's field,
+    else the declared default (checked). Unknown option names raise ValueError listing the
+    accepted ones (``extra``: further option names the caller handles itself)."""
+    fields = list(fields)
+    by_name = {t.name: t for t in fields}
+    known = set(by_name) | set(extra)
+    unknown = [k for k in options if k not in known]
+    if unknown:
+        raise ValueError(
+            f"{owner}: unknown option(s) {sorted(map(str, unknown))}; accepted options: "
+            f"{sorted(known) or 'none'}"
+        )
+    out: dict[str, Any] = {}
+
+    def lookup(t: Tunable):
+        if t.name in out:
+            return out[t.name]
+        if config is not None and hasattr(config, t.field):
+            return getattr(config, t.field)
+        return t.default
+
+    for t in fields:
+        if t.name in options:
+            out[t.name] = t.check(options[t.name], f"{owner} option {t.name!r}", lookup)
+        elif config is not None and hasattr(config, t.field):
+            out[t.name] = getattr(config, t.field)
+        else:
+            out[t.name] = t.check(t.default, f"{owner} default of {t.name!r}", lookup)
+    return Values(out)
+
+
+def _annotation(t: Tunable):
+    base = {"int": int, "float": float, "bool": bool}.get(t.kind, str)
+    return base | None if (t.optional or t.kind == "device") else base
+
+
+def config_class(
+    name: str,
+    groups: Iterable[tuple[str, str, Iterable[Tunable]]],
+    *,
+    base: type | None = None,
+    doc: str = "",
+    checks: Iterable[Callable] = (),
+    namespace: dict | None = None,
+) -> type:
+    """A frozen dataclass with one field per declaration of ``groups``.
+
+    Args:
+        name: class name.
+        groups: ``(title, prefix, tunables)`` sections, in field order: ``prefix`` is the stage
+            name of the section's dynamic fields (``"bezier"`` -> ``params["bezier.rad"]``); a
+            tunable listed twice (a field shared by several stages) becomes one field.
+        base: a config class made by this function whose fields come first.
+        doc: the class docstring's summary; the field list is appended from the declarations.
+        checks: extra ``check(config)`` callables run after every field check.
+        namespace: methods and properties of the class.
+
+    The class checks and normalizes every field in ``__post_init__`` (NumPy scalars become
+    Python values), refuses unknown keywords with a TypeError naming close matches (and the
+    new name of a renamed field), and has ``replace(**changes)``.
+    """
+    own: list[Tunable] = []
+    seen = {id(t) for t in getattr(base, "__tunables__", ())}
+    sections = list(getattr(base, "__sections__", ()))
+    for title, prefix, items in groups:
+        listed = []
+        for t in items:
+            if id(t) not in seen:
+                seen.add(id(t))
+                own.append(t)
+            listed.append(t)
+        sections.append((title, prefix, tuple(listed)))
+    tunables = tuple(getattr(base, "__tunables__", ())) + tuple(own)
+    names = [t.field for t in tunables]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise ValueError(f"{name}: fields {sorted(dup)} are declared by two tunables")
+    all_checks = tuple(getattr(base, "__checks__", ())) + tuple(checks)
+    renamed = {old: t.field for t in tunables for old in t.renamed_from}
+
+    def post_init(self):
+        by_field = {}
+
+        def lookup(t: Tunable):
+            return by_field[t.field] if t.field in by_field else getattr(self, t.field)
+
+        cls_name = type(self).__name__
+        for t in type(self).__tunables__:
+            v = t.check(getattr(self, t.field), f"{cls_name}.{t.field}", lookup)
+            by_field[t.field] = v
+            object.__setattr__(self, t.field, v)
+        for check in type(self).__checks__:
+            check(self)
+
+    def replace(self, **changes):
+        """A copy with ``changes`` applied (checked again)."""
+        return dataclasses.replace(self, **changes)
+
+    ns = dict(namespace or {})
+    ns.update(
+        __post_init__=post_init,
+        replace=replace,
+        __tunables__=tunables,
+        __sections__=tuple(sections),
+        __checks__=all_checks,
+    )
+    fields = [
+        (t.field, _annotation(t), dataclasses.field(default=t.default, metadata={"tunable": t}))
+        for t in own
+    ]
+    cls = dataclasses.make_dataclass(
+        name, fields, bases=(base,) if base else (), frozen=True, namespace=ns
+    )
+    cls.__module__ = "track_gen.config"
+    cls.__doc__ = _class_doc(doc, sections)
+    init = cls.__init__
+
+    @functools.wraps(init)
+    def checked_init(self, *args, **kwargs):
+        valid = {f.name for f in dataclasses.fields(cls)}
+        for key in kwargs:
+            if key in valid:
+                continue
+            if key in renamed:
+                raise TypeError(f"{name}.{key} was renamed {renamed[key]!r}: pass {renamed[key]}=")
+            close = difflib.get_close_matches(key, sorted(valid), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise TypeError(f"{name} has no field {key!r}{hint}")
+        init(self, *args, **kwargs)
+
+    cls.__init__ = checked_init
+    return cls
+
+
+def _default_text(t: Tunable) -> str:
+    if t.default is None:
+        return "None"
+    return repr(t.default)
+
+
+def _class_doc(summary: str, sections) -> str:
+    lines = [summary.rstrip(), ""]
+    lines.append("Fields (``*``: dynamic, a per-env ``generator.params`` array):")
+    lines.append("")
+    for title, prefix, items in sections:
+        lines.append(f"{title}:")
+        for t in items:
+            star = f" (* ``{prefix}.{t.name}``)" if t.dynamic else ""
+            unit = f", {t.unit}" if t.unit else ""
+            lines.append(
+                f"    {t.field}{star} ({t.kind}, default {_default_text(t)}{unit}): {t.doc} "
+                f"Range: {t.range_text()}."
+            )
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def field_rows(config_cls) -> list[tuple[str, list[dict]]]:
+    """``(section title, rows)`` of a config class, one row dict per field (``field``,
+    ``param``, ``kind``, ``default``, ``range``, ``unit``, ``doc``), for the docs tables."""
+    out = []
+    for title, prefix, items in config_cls.__sections__:
+        rows = []
+        for t in items:
+            rows.append(
+                {
+                    "field": t.field,
+                    "param": f"{prefix}.{t.name}" if t.dynamic else "",
+                    "kind": t.kind,
+                    "default": _default_text(t),
+                    "range": t.range_text(),
+                    "unit": t.unit,
+                    "doc": t.doc,
+                }
+            )
+        out.append((title, rows))
+    return out
