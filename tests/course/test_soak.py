@@ -6,12 +6,14 @@ import gc
 import tracemalloc
 
 import numpy as np
+import pytest
 import warp as wp
 
 from track_gen.course import Course
 from track_gen.pipeline import presets
 
 
+@pytest.mark.slow
 def test_host_recipe_soak():
     E, steps = 256, 2000
     course = Course.track(
