@@ -94,7 +94,7 @@ def _gate_anchors_kernel(
         st = stage_rng(eff_seed[e], SALT_GATES)
         k_gates = wp.min(num_min + int(wp.randf(st) * float(num_max - num_min + 1)), num_max)
         total = float(closed_length(line, lb, num_points))
-        j = wp.clamp(jitter[e], 0.0, 0.45)
+        j = jitter[e]  # range: JITTER (an out-of-range value is flagged PARAM_RANGE)
         slot = total / float(k_gates)
         for k in range(k_gates):
             s = (float(k) + 0.5 + (2.0 * wp.randf(st) - 1.0) * j) * slot

@@ -39,8 +39,9 @@ def _polar_kernel(
     if active[e] == 0:
         return
     st = stage_rng(eff_seed[e], SALT_POLAR)
-    rj = wp.clamp(radial_jitter[e], 0.0, 0.85)
-    aj = wp.clamp(angular_jitter[e], 0.0, 0.45)
+    # ranges: RADIAL_JITTER, ANGULAR_JITTER (an out-of-range value is flagged PARAM_RANGE)
+    rj = radial_jitter[e]
+    aj = angular_jitter[e]
     kb = e * knots_k
     for i in range(knots_k):
         r = wp.max(1.0 + (2.0 * wp.randf(st) - 1.0) * rj, 0.1)

@@ -84,8 +84,9 @@ SIZE_2 = wp.constant(96)
 NW = 96
 #: Catmull-Rom samples per working segment for the output.
 NPSEG = wp.constant(4)
-#: Most obstacle discs per env (TrackGenConfig caps the count at 32).
-MAX_OBSTACLES = wp.constant(32)
+#: Most obstacle discs per env: the scratch capacity and the obstacle-count fields' upper bound.
+MAX_OBSTACLE_COUNT = 32
+MAX_OBSTACLES = wp.constant(MAX_OBSTACLE_COUNT)
 
 # Tuning (working units: the wall has mean radius 1).
 R_INIT = wp.constant(0.25)  # start circle radius (a quarter of the wall radius)
@@ -537,7 +538,7 @@ OBSTACLES_MIN = Tunable(
     "obstacle_count_min",
     8,
     lo=0,
-    hi=32,
+    hi=MAX_OBSTACLE_COUNT,
     config="repulsive_obstacle_count_min",
     unit="discs",
     doc="fewest obstacle discs per env.",
@@ -546,7 +547,7 @@ OBSTACLES_MAX = Tunable(
     "obstacle_count_max",
     12,
     lo=OBSTACLES_MIN,
-    hi=32,
+    hi=MAX_OBSTACLE_COUNT,
     config="repulsive_obstacle_count_max",
     unit="discs",
     doc="most obstacle discs per env.",
