@@ -12,17 +12,13 @@ from __future__ import annotations
 
 from .pipeline.stage import LAYOUT_FIELDS, N_MAX
 from .pipeline.stages import (
-    bezier,
-    checkpoint,
+    BUILTIN_SAMPLERS,
     common,
     gate_anchors,
     gate_frames,
     gate_validate,
-    hull,
     inflate,
-    polar,
     relax,
-    repulsive,
     resample,
     validate,
     voronoi,
@@ -40,8 +36,8 @@ __all__ = [
     "Z_PROFILES",
 ]
 
-#: Built-in sampler names for tracks.
-TRACK_GENERATORS = ("bezier", "checkpoint", "hull", "polar", "repulsive", "voronoi")
+#: Built-in sampler names (``generator=``), from the stage registry's built-in samplers.
+TRACK_GENERATORS = tuple(sorted(BUILTIN_SAMPLERS))
 #: Site layouts of the voronoi sampler.
 VORONOI_LAYOUTS = voronoi.SITE_LAYOUT.choices
 #: Gate orderings: along the sampler's loop, or consecutive pairs shuffled as units.
@@ -57,16 +53,10 @@ SamplerConfig = config_class(
     "SamplerConfig",
     [
         ("Selection and batching", _SAMPLER, (*LAYOUT_FIELDS, common.SCALE)),
-        ("Bezier sampler (stage bezier)", "bezier", bezier.SamplerBezier.FIELDS),
-        ("Polar sampler (stage polar)", "polar", polar.SamplerPolar.FIELDS),
-        ("Hull sampler (stage hull)", "hull", hull.SamplerHull.FIELDS),
-        ("Voronoi sampler (stage voronoi)", "voronoi", voronoi.SamplerVoronoi.FIELDS),
-        (
-            "Checkpoint sampler (stage checkpoint)",
-            "checkpoint",
-            checkpoint.SamplerCheckpoint.FIELDS,
+        *(
+            (f"{name.capitalize()} sampler (stage {name})", name, cls.FIELDS)
+            for name, cls in BUILTIN_SAMPLERS.items()
         ),
-        ("Repulsive sampler (stage repulsive)", "repulsive", repulsive.SamplerRepulsive.FIELDS),
     ],
     doc="Fields shared by every generator (tracks and gates): batching and the samplers.\n\n"
     "Shared fields are listed once, in the first section that uses them (scale is dynamic in "

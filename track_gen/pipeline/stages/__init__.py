@@ -16,13 +16,20 @@ from .resample import ResampleConstantSpacing
 from .validate import ValidateTrack
 from .voronoi import SamplerVoronoi
 
-BUILTIN_STAGES = {
+#: Built-in samplers a config selects by name (``generator=``). Their FIELDS join the flat
+#: configs (one section each), so a new built-in sampler is its module plus one line here.
+BUILTIN_SAMPLERS = {
     "bezier": SamplerBezier,
     "polar": SamplerPolar,
     "hull": SamplerHull,
     "voronoi": SamplerVoronoi,
     "checkpoint": SamplerCheckpoint,
     "repulsive": SamplerRepulsive,
+}
+
+#: Every built-in stage kind.
+BUILTIN_STAGES = {
+    **BUILTIN_SAMPLERS,
     "mix": SamplerMix,
     "centerline": SamplerCenterline,
     "resample": ResampleConstantSpacing,
@@ -35,6 +42,7 @@ BUILTIN_STAGES = {
 }
 
 __all__ = [
+    "BUILTIN_SAMPLERS",
     "BUILTIN_STAGES",
     "SamplerBezier",
     "SamplerPolar",
