@@ -59,8 +59,9 @@ SamplerConfig = config_class(
         ),
     ],
     doc="Fields shared by every generator (tracks and gates): batching and the samplers.\n\n"
-    "Shared fields are listed once, in the first section that uses them (scale is dynamic in "
-    "every sampler: ``params['<sampler>.scale']``; the corner grid serves bezier and hull).",
+    "A field read by several stages is one config field, listed in each section that reads it "
+    "(scale is dynamic in every sampler: ``params['<sampler>.scale']``; the corner grid "
+    "serves bezier and hull).",
 )
 
 TrackGenConfig = config_class(

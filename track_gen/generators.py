@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import warp as wp
+
 from .config import GateGenConfig, TrackGenConfig
 from .pipeline.presets import gates_from_config, track_from_config
 from .pipeline.program import Program
 from .pipeline.registry import Registry, default_registry
 from .pipeline.spec import PipelineSpec
-from .seeds import PerEnvSeededRNG
+from .seeds import PerEnvSeededRNG, SeedState
 
 __all__ = ["GateGenerator", "TrackGenerator"]
 
@@ -18,8 +20,8 @@ class TrackGenerator(Program):
     Args:
         config_or_spec: a :class:`TrackGenConfig` or a :class:`~track_gen.pipeline.PipelineSpec`
             (``presets.track(...)``).
-        rng: optional :class:`PerEnvSeededRNG` (the peer-compatible spelling
-            ``TrackGenerator(config, rng)``).
+        rng: optional :class:`PerEnvSeededRNG`, positionally: ``TrackGenerator(config, rng)``
+            (the spelling of the cuda-graph loop guide).
         seeds: what seeds the batch: an int ``s`` (env e gets ``s + e``), an ``[E]`` int32
             ``wp.array`` used by pointer, a :class:`PerEnvSeededRNG` or a
             :class:`~track_gen.SeedState`. Default 0.
@@ -37,11 +39,11 @@ class TrackGenerator(Program):
 
     def __init__(
         self,
-        config_or_spec,
+        config_or_spec: TrackGenConfig | GateGenConfig | PipelineSpec,
         rng: PerEnvSeededRNG | None = None,
         *,
-        seeds=None,
-        stream=None,
+        seeds: int | wp.array | PerEnvSeededRNG | SeedState | None = None,
+        stream: wp.Stream | None = None,
         registry: Registry | None = None,
     ):
         name = type(self).__name__

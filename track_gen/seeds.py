@@ -10,6 +10,7 @@ numbers, and the env index never enters.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 
 import numpy as np
 import warp as wp
@@ -153,14 +154,14 @@ class PerEnvSeededRNG:
         seeds: an int ``s`` (env ``e`` gets ``s + e``; every seed must fit int32) or a
             contiguous ``[E]`` int32 ``wp.array`` on ``device``, used by pointer (never
             copied).
-        num_envs: batch size E (``NUM_ENVS``: 1 .. 2**24).
+        num_envs: batch size E (the ``NUM_ENVS`` declaration's range).
         device: Warp device.
 
     Attributes:
         seeds_warp: ``wp.array`` int32 ``[E]``, the seeds generation reads (stable address).
     """
 
-    def __init__(self, seeds=0, num_envs: int = 1, device=None):
+    def __init__(self, seeds: int | wp.array = 0, num_envs: int = 1, device: str | None = None):
         self.num_envs = NUM_ENVS.check(num_envs, "PerEnvSeededRNG num_envs")
         self.device = wp.get_device(device)
         if is_int(seeds):
@@ -182,7 +183,11 @@ class PerEnvSeededRNG:
         """int32 ``[E]`` seeds (stable address)."""
         return self._seeds
 
-    def set_seeds_warp(self, seeds, ids=None) -> None:
+    def set_seeds_warp(
+        self,
+        seeds: int | Sequence[int] | np.ndarray | wp.array,
+        ids: Sequence[int] | np.ndarray | wp.array | None = None,
+    ) -> None:
         """Overwrite seeds in place, for every env (``ids=None``) or for ``ids``.
 
         Args:

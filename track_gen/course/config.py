@@ -16,22 +16,24 @@ class CourseConfig:
     ``Course.track(config.gen, ...)`` with the same options.
 
     Attributes:
-        mode (str, required): ``"track"`` (``"gates"`` is refused: gate courses have no preset
-            in this version).
-        gen (TrackGenConfig, required): the generator's configuration; its type must match
-            ``mode``.
-        seeds (default 0): what ``TrackGenerator(seeds=)`` takes (an int, an ``[E]`` int32
-            array, a PerEnvSeededRNG or a SeedState).
-        checkpoint_spacing (float, required): track units between checkpoints
-            (``tools.checkpoints.SPACING``: 1e-6 .. 1e6).
-        max_checkpoints (int 3 .. 65536, or None): checkpoint capacity; None chooses it.
-        collision (None, ``"segments"`` or ``"sdf"``): the band collision backend.
-        sdf_resolution (int 8 .. 4096, or None -> 128): SDF grid side (``collision="sdf"``
-            only).
-        max_boxes (int 1 .. 1024, default 1): boxes per env (needs a collision).
+        mode: required, ``"track"`` (``"gates"`` is refused: gate courses have no preset in
+            this version).
+        gen: required, the generator's ``TrackGenConfig``; its type must match ``mode``.
+        seeds: what ``TrackGenerator(seeds=)`` takes (an int, an ``[E]`` int32 array, a
+            PerEnvSeededRNG or a SeedState); default 0.
+        checkpoint_spacing: required in track mode, track units between checkpoints (the
+            ``tools.checkpoints.SPACING`` declaration).
+        max_checkpoints: checkpoint capacity (``tools.checkpoints.MAX_CHECKPOINTS``); None
+            chooses it.
+        collision: None, or the band collision backend (``tools.band_collision.METHOD``).
+        sdf_resolution: SDF grid side (``tools.band_collision.SDF_RESOLUTION``;
+            ``collision="sdf"`` only); None is 128.
+        max_boxes: boxes per env (``tools.band_collision.MAX_BOXES``; needs a collision);
+            default 1.
 
-    Each field is checked with the declaration of the component that reads it (the same rules
-    as ``Course.track``); options that do not apply to the mode raise ``ValueError``.
+    Each field is checked with the declaration of the component that reads it (ranges in
+    the Fields reference; the same rules as ``Course.track``); options that do not apply to
+    the mode raise ``ValueError``.
     """
 
     mode: str

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .spec import PipelineSpec, StageSpec
 
@@ -33,7 +35,9 @@ def track(**config_fields) -> PipelineSpec:
     return track_from_config(TrackGenConfig(**config_fields))
 
 
-def track_mix(generators, **config_fields) -> PipelineSpec:
+def track_mix(
+    generators: Mapping[str, float] | Sequence[str], **config_fields: Any
+) -> PipelineSpec:
     """A track pipeline whose envs each draw their sampler from ``generators``.
 
     Args:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import MappingProxyType
 
+import numpy as np
 import warp as wp
 
 from ..checks import INT32_MAX, check_bool, check_mask
@@ -280,7 +282,14 @@ class Program:
             device=lay.device,
         )
 
-    def enqueue(self, ctx=None, *, advance: bool = False, mask=None, stream=None) -> None:
+    def enqueue(
+        self,
+        ctx: object | None = None,
+        *,
+        advance: bool = False,
+        mask: wp.array | None = None,
+        stream: wp.Stream | None = None,
+    ) -> None:
         """Launch one regeneration on the stream without waiting (records into a capture).
 
         Args:
@@ -299,7 +308,12 @@ class Program:
         with self._guard("enqueue()"):
             self._run(advance, mask, stream or self.stream, graph=False)
 
-    def generate(self, seeds=None, advance: bool = False, mask=None) -> Track | GateSequence:
+    def generate(
+        self,
+        seeds: int | Sequence[int] | np.ndarray | None = None,
+        advance: bool = False,
+        mask: wp.array | None = None,
+    ) -> Track | GateSequence:
         """Regenerate and return :attr:`result` (the same instance every call).
 
         Args:

@@ -101,7 +101,7 @@ class PipelineSpec:
                 return s
         raise KeyError(f"no stage named {name!r}; stages: {[s.name for s in self.stages]}")
 
-    def with_randomize(self, ranges) -> PipelineSpec:
+    def with_randomize(self, ranges: Mapping[str, tuple[float, float]]) -> PipelineSpec:
         """A copy whose dynamic fields in ``ranges`` are drawn per env from (seed, epoch).
 
         Args:

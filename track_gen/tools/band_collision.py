@@ -194,10 +194,12 @@ class BandCollider:
             :meth:`refresh`, so a generator's stable ``result`` works across regenerations
             (refresh the regenerated envs).
         method: ``"segments"`` (exact, default) or ``"sdf"`` (baked signed-distance grid).
-        max_boxes: boxes per env ``B`` (int >= 1); box ``b`` of env ``e`` is row ``e*B + b``.
-        sdf_resolution: texels per side of each env's SDF grid (int >= 8; ``"sdf"`` only).
-        sdf_padding: margin around the borders' bounding box in track units (>= 0), or None
-            for 10% of its larger extent (``"sdf"`` only).
+        max_boxes: boxes per env ``B`` (``MAX_BOXES``); box ``b`` of env ``e`` is row
+            ``e*B + b``.
+        sdf_resolution: texels per side of each env's SDF grid (``SDF_RESOLUTION``;
+            ``"sdf"`` only).
+        sdf_padding: margin around the borders' bounding box in track units
+            (``SDF_PADDING``), or None for 10% of its larger extent (``"sdf"`` only).
 
     Construction allocates every buffer and refreshes all envs. Attributes (read-only):
 
@@ -381,7 +383,14 @@ class BandCollision(Component):
 
     name = "collision"
 
-    def __init__(self, method="segments", *, max_boxes=1, sdf_resolution=128, name=None):
+    def __init__(
+        self,
+        method: str = "segments",
+        *,
+        max_boxes: int = 1,
+        sdf_resolution: int = 128,
+        name: str | None = None,
+    ):
         super().__init__(name=name)
         self.method = METHOD.check(method, "BandCollision method")
         self.max_boxes = max_boxes = MAX_BOXES.check(max_boxes, "BandCollision max_boxes")

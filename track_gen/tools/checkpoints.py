@@ -267,8 +267,8 @@ class CheckpointPlacer:
     Args:
         track: the generator's :class:`~track_gen.Track` (read live by pointer: call
             :meth:`sample` after every regeneration).
-        spacing: target arc distance between checkpoints, track units (> 0).
-        max_checkpoints: per-env capacity M (int >= 3). Default: derived from
+        spacing: target arc distance between checkpoints, track units (``SPACING``).
+        max_checkpoints: per-env capacity M (``MAX_CHECKPOINTS``). Default: derived from
             ``max_loop_length``.
         max_loop_length: keyword-only bound on any track's perimeter (track units, > 0):
             ``M = max(3, ceil(max_loop_length / spacing))``. Ignored when ``max_checkpoints``
@@ -381,9 +381,9 @@ class Checkpoints(Component):
     centerline, refreshed for the regenerated envs (``on_generate``).
 
     Args:
-        spacing: track units between checkpoints (> 0).
-        max_checkpoints: per-env capacity, an int >= 3, or ``"auto"``: the longest track the
-            generator can produce, ``max(3, ceil(max_loop_length / spacing))`` with
+        spacing: track units between checkpoints (``SPACING``).
+        max_checkpoints: per-env capacity (``MAX_CHECKPOINTS``), or ``"auto"``: the longest
+            track the generator can produce, ``max(3, ceil(max_loop_length / spacing))`` with
             ``max_loop_length = (N_max + 1) * bead spacing`` (a longer loop is TRUNCATED and
             invalid), so no valid env is ever clipped.
 
@@ -394,7 +394,9 @@ class Checkpoints(Component):
 
     name = "checkpoints"
 
-    def __init__(self, spacing, max_checkpoints="auto", *, name=None):
+    def __init__(
+        self, spacing: float, max_checkpoints: int | str | None = "auto", *, name: str | None = None
+    ):
         super().__init__(name=name)
         self.spacing = SPACING.check(spacing, "Checkpoints spacing")
         if isinstance(max_checkpoints, str) and max_checkpoints == "auto":
