@@ -1,92 +1,28 @@
-"""TrackGenerator: determinism, epochs, masked regeneration, buffers and capture."""
+"""TrackGenerator, the engine side: epochs, masks, buffers, params, seeds and capture.
+
+The checks every built-in sampler must pass (determinism within and across processes, seeds
+and epochs, masked regeneration, capture, yield, shape) are in tests/pipeline/test_samplers.py.
+"""
 
 from __future__ import annotations
-
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 import warp as wp
 
-from track_gen import (
-    CaptureError,
-    FailBit,
-    NotCapturableError,
-    PerEnvSeededRNG,
-    Track,
-    TrackGenConfig,
-    TrackGenerator,
-    effective_seed,
+from track_gen import CaptureError, FailBit, PerEnvSeededRNG, TrackGenConfig, TrackGenerator
+from track_gen.pipeline import Registry, build, presets
+
+from .pipeline.loops import (
+    HostSampler,
+    assert_bitwise_equal,
+    assert_refuses_capture,
+    env_rows,
+    track_arrays,
 )
-from track_gen.pipeline import Registry, Stage, build, presets
+from .pipeline.loops import sampler_generator as make
 
-GENERATORS = ["bezier", "checkpoint", "hull", "polar", "repulsive", "voronoi"]
 E = 8
-
-
-def snapshot(track: Track) -> dict[str, np.ndarray]:
-    return {k: getattr(track, k).numpy().copy() for k in track.__dataclass_fields__}
-
-
-def rows(snap: dict, env: int, n_max: int) -> dict[str, np.ndarray]:
-    out = {}
-    for k, v in snap.items():
-        out[k] = (
-            v[env * n_max : (env + 1) * n_max]
-            if v.shape[0] != snap["count"].shape[0]
-            else v[env : env + 1]
-        )
-    return out
-
-
-def assert_bitwise_equal(a: dict, b: dict):
-    for k in a:
-        assert a[k].tobytes() == b[k].tobytes(), f"field {k} differs"
-
-
-@pytest.fixture(params=GENERATORS)
-def generator(request):
-    return request.param
-
-
-def make(generator, device, seeds=0, num_envs=E, **kw):
-    return TrackGenerator(
-        TrackGenConfig(generator=generator, num_envs=num_envs, device=device, **kw), seeds=seeds
-    )
-
-
-def test_same_inputs_identical_bytes(generator, device):
-    a = snapshot(make(generator, device, seeds=3).generate())
-    b = snapshot(make(generator, device, seeds=3).generate())
-    assert_bitwise_equal(a, b)
-    c = snapshot(make(generator, device, seeds=4).generate())
-    assert a["center"].tobytes() != c["center"].tobytes()
-
-
-def test_identical_across_processes(generator):
-    code = textwrap.dedent(f"""
-        import hashlib, warp as wp
-        wp.config.log_level = wp.LOG_WARNING
-        from track_gen import TrackGenConfig, TrackGenerator
-        t = TrackGenerator(TrackGenConfig(generator={generator!r}, num_envs=4, device="cpu"),
-                           seeds=11).generate()
-        print(hashlib.sha256(t.center.numpy().tobytes() + t.valid.numpy().tobytes()).hexdigest())
-    """)
-    out = [
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        .stdout.strip()
-        .splitlines()[-1]
-        for _ in range(2)
-    ]
-    here = TrackGenerator(
-        TrackGenConfig(generator=generator, num_envs=4, device="cpu"), seeds=11
-    ).generate()
-    import hashlib
-
-    mine = hashlib.sha256(here.center.numpy().tobytes() + here.valid.numpy().tobytes())
-    assert out[0] == out[1] == mine.hexdigest()
 
 
 def test_result_is_same_instance_and_clone_detaches(device):
@@ -109,77 +45,13 @@ def test_fresh_generator_has_no_course(device):
     assert np.isnan(r.center.numpy()).all()
 
 
-def test_nan_padding_and_shapes(generator, device):
-    gen = make(generator, device)
-    t = gen.generate()
-    n_max = gen.layout.N_max
-    count = t.count.numpy()
-    center = t.center.numpy().reshape(E, n_max, 3)
-    for e in range(E):
-        assert np.isfinite(center[e, : count[e]]).all()
-        assert np.isnan(center[e, count[e] :]).all()
-    assert t.center.dtype == wp.vec3f and t.center.shape == (E * n_max,)
-    assert t.valid.dtype == wp.int32 and t.length.dtype == wp.float32
-    np.testing.assert_array_equal(t.valid.numpy(), (t.fail_mask.numpy() == 0).astype(np.int32))
-
-
-def test_course_depends_only_on_effective_seed(generator, device):
-    """Env e's epoch-k course is rebuilt bit for bit in another slot of a fresh generator."""
-    gen = make(generator, device, seeds=100)
-    gen.generate()
-    gen.generate(advance=True)
-    gen.generate(advance=True)  # every env at epoch 2
-    snap = snapshot(gen.result)
-    env, slot = 3, 6
-    eff = effective_seed(100 + env, 2)
-    seeds = np.arange(E, dtype=np.int32) + 5000
-    seeds[slot] = eff
-    fresh = TrackGenerator(gen.config, seeds=wp.array(seeds, dtype=wp.int32, device=device))
-    other = snapshot(fresh.generate())
-    a, b = rows(snap, env, gen.layout.N_max), rows(other, slot, gen.layout.N_max)
-    for k in a:
-        if k == "generation":
-            continue  # the epoch differs: 2 there, 0 here
-        assert a[k].tobytes() == b[k].tobytes(), k
-    assert a["generation"][0] == 2 and b["generation"][0] == 0
-
-
-def test_masked_regeneration(generator, device):
-    gen = make(generator, device, seeds=7)
-    gen.generate()
-    before = snapshot(gen.result)
-    mask = gen.inputs["regen_mask"]
-    m = np.zeros(E, np.int32)
-    m[[1, 4]] = 1
-    mask.assign(m)
-    gen.generate(advance=True, mask=mask)
-    after = snapshot(gen.result)
-    n_max = gen.layout.N_max
-    for e in range(E):
-        a, b = rows(before, e, n_max), rows(after, e, n_max)
-        if m[e]:
-            assert a["center"].tobytes() != b["center"].tobytes()
-            assert b["generation"][0] == 1
-        else:
-            for k in a:
-                assert a[k].tobytes() == b[k].tobytes(), (e, k)
-    np.testing.assert_array_equal(gen.seeds.epochs.numpy(), m)
-    # the mask is read, never cleared
-    np.testing.assert_array_equal(mask.numpy(), m)
-    # a masked env's new course equals a fresh build at its effective seed
-    eff = effective_seed(7 + 4, 1)
-    fresh = TrackGenerator(gen.config, seeds=wp.array(np.full(E, eff, np.int32), device=device))
-    f = rows(snapshot(fresh.generate()), 0, n_max)
-    assert f["center"].tobytes() == rows(after, 4, n_max)["center"].tobytes()
-
-
 def test_all_zero_mask_is_exact_noop(device):
     gen = make("bezier", device)
     gen.generate()
-    before = snapshot(gen.result)
+    before = track_arrays(gen.result)
     epochs = gen.seeds.epochs.numpy().copy()
     gen.generate(advance=True, mask=gen.inputs["regen_mask"])
-    assert_bitwise_equal(before, snapshot(gen.result))
+    assert_bitwise_equal(before, track_arrays(gen.result))
     np.testing.assert_array_equal(gen.seeds.epochs.numpy(), epochs)
 
 
@@ -187,16 +59,18 @@ def test_masked_without_advance_uses_new_seeds_only_for_masked(device):
     rng = PerEnvSeededRNG(0, E, device)
     gen = TrackGenerator(TrackGenConfig(generator="polar", num_envs=E, device=device), rng)
     gen.generate()
-    before = snapshot(gen.result)
+    before = track_arrays(gen.result)
     rng.set_seeds_warp(1000)  # new seeds for every env ...
     m = np.zeros(E, np.int32)
     m[2] = 1
     gen.inputs["regen_mask"].assign(m)
     gen.generate(mask=gen.inputs["regen_mask"])  # ... but only env 2 takes its new seed
-    after = snapshot(gen.result)
+    after = track_arrays(gen.result)
     n_max = gen.layout.N_max
-    assert rows(after, 0, n_max)["center"].tobytes() == rows(before, 0, n_max)["center"].tobytes()
-    assert rows(after, 2, n_max)["center"].tobytes() != rows(before, 2, n_max)["center"].tobytes()
+    a0, b0 = env_rows(before, 0, n_max), env_rows(after, 0, n_max)
+    a2, b2 = env_rows(before, 2, n_max), env_rows(after, 2, n_max)
+    assert b0["center"].tobytes() == a0["center"].tobytes()
+    assert b2["center"].tobytes() != a2["center"].tobytes()
     assert after["generation"][2] == 0  # same epoch: generation is the epoch, not a counter
 
 
@@ -230,11 +104,11 @@ def test_generate_with_seeds_refuses_bound_array(device):
 def test_mask_validation_before_launch(device, bad, err, match):
     gen = make("polar", device)
     gen.generate()
-    before = snapshot(gen.result)
+    before = track_arrays(gen.result)
     epochs = gen.seeds.epochs.numpy().copy()
     with pytest.raises(err, match=match):
         gen.generate(advance=True, mask=bad(device))
-    assert_bitwise_equal(before, snapshot(gen.result))
+    assert_bitwise_equal(before, track_arrays(gen.result))
     np.testing.assert_array_equal(gen.seeds.epochs.numpy(), epochs)
 
 
@@ -329,62 +203,13 @@ def test_recorded_generation_replays_like_eager(device):
         gen.result.center.assign(poisoned.reshape(-1, 3))
         wp.capture_launch(cap.graph)
         eager.generate(advance=True, mask=eager.inputs["regen_mask"])
-        assert_bitwise_equal(snapshot(eager.result), snapshot(gen.result))
-
-
-class _HostStage(Stage):
-    role = "sampler"
-
-    def enqueue(self, ws, params):
-        ws.line.fill_(wp.vec2f(0.0, 0.0))
+        assert_bitwise_equal(track_arrays(eager.result), track_arrays(gen.result))
 
 
 def test_not_capturable_stage_refuses_capture(device):
     reg = Registry()
-    reg.register("test.host", _HostStage, capturable=False)
+    reg.register("test.host", HostSampler, capturable=False)
     gen = TrackGenerator(
         TrackGenConfig(generator="test.host", num_envs=2, device=device), registry=reg
     )
-    assert not gen.capturable
-    gen.generate()  # eager works
-    with wp.ScopedCapture(device=device):
-        with pytest.raises(NotCapturableError, match="test.host"):
-            gen.generate()
-
-
-# the peer library's yields at E=1024 on this machine class (default config): ours must match
-PEER_YIELD = {
-    "bezier": 0.998,
-    "checkpoint": 0.995,
-    "hull": 0.992,
-    "polar": 1.0,
-    "repulsive": 0.99,
-    "voronoi": 1.0,
-}
-
-
-@pytest.mark.parametrize("generator", GENERATORS)
-def test_yield_at_default_config(generator):
-    gen = TrackGenerator(TrackGenConfig(generator=generator, num_envs=1024, device="cpu"), seeds=0)
-    valid = gen.generate().valid.numpy()
-    assert valid.mean() >= PEER_YIELD[generator]
-
-
-def compactness(track: Track) -> np.ndarray:
-    """4*pi*A/P^2 of each valid env's centerline (1 for a circle)."""
-    E, n = track.num_envs, track.N_max
-    center = track.center.numpy().reshape(E, n, 3)
-    count, length, valid = track.count.numpy(), track.length.numpy(), track.valid.numpy()
-    out = []
-    for e in np.where(valid != 0)[0]:
-        x, y = center[e, : count[e], 0], center[e, : count[e], 1]
-        area = 0.5 * abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
-        out.append(4 * np.pi * area / length[e] ** 2)
-    return np.array(out)
-
-
-def test_no_silent_circles(generator):
-    """Every generator makes race tracks, not blobs: median compactness below 0.85."""
-    gen = TrackGenerator(TrackGenConfig(generator=generator, num_envs=64, device="cpu"), seeds=1)
-    c = compactness(gen.generate())
-    assert len(c) >= 60 and np.median(c) < 0.85
+    assert_refuses_capture(gen, "test.host", device)

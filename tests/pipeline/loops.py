@@ -6,6 +6,9 @@
 * The loop factories return float64 ``[n, 2]`` closed polylines (last point != first).
 * The oracles are plain float64 NumPy implementations of the documented behaviour of the
   stages; they are written from the docstrings, not from the kernels.
+* The generator-result helpers (host copies of a track, an env's rows, bitwise comparison,
+  centerlines, compactness, a brute-force crossing count, stage probes, a host-only sampler)
+  serve the sampler tests (test_samplers.py and test_<sampler>.py) and test_generators.py.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 import warp as wp
 
-from track_gen import FailBit, TrackGenConfig, TrackGenerator
+from track_gen import FailBit, NotCapturableError, TrackGenConfig, TrackGenerator
 from track_gen.pipeline import Registry, Stage
 
 wp.set_module_options({"enable_backward": False})
@@ -451,3 +455,131 @@ def real_rows(snap: dict, e: int, name: str = "center") -> np.ndarray:
     """The ``count`` real rows of env e, xy only for vec3 fields."""
     a = snap[name][e, : snap["count"][e]]
     return a[:, :2] if a.ndim == 2 else a
+
+
+# ----------------------------------------------------------------------------- generator results
+# Shared by the sampler tests (test_samplers.py holds the checks every sampler must pass;
+# test_<sampler>.py only what is specific to one sampler) and by test_generators.py.
+
+
+def sampler_generator(
+    name: str, device, seeds=0, num_envs: int = 8, registry: Registry | None = None, **config
+) -> TrackGenerator:
+    """A :class:`TrackGenerator` of sampler ``name`` built from a flat config."""
+    cfg = TrackGenConfig(generator=name, num_envs=num_envs, device=device, **config)
+    return TrackGenerator(cfg, seeds=seeds, registry=registry)
+
+
+def probed_generator(name: str, stage_cls: type, device, **kw) -> tuple[TrackGenerator, type]:
+    """A generator of sampler ``name`` whose stage is a subclass of ``stage_cls`` that keeps
+    its last instance in ``.last``, so that a test can read the stage's scratch arrays after
+    a generation. Returns the generator and that subclass."""
+
+    class Probe(stage_cls):
+        last = None
+
+        def allocate(self, ws) -> None:
+            super().allocate(ws)
+            type(self).last = self
+
+    reg = Registry()
+    reg.register(name, Probe, replace=True)
+    return sampler_generator(name, device, registry=reg, **kw), Probe
+
+
+class HostSampler(Stage):
+    """A sampler whose ``enqueue`` runs host code: register it with ``capturable=False``."""
+
+    role = "sampler"
+
+    def enqueue(self, ws, params) -> None:
+        ws.line.fill_(wp.vec2f(0.0, 0.0))
+
+
+def assert_refuses_capture(gen: TrackGenerator, stage_name: str, device) -> None:
+    """``gen`` has a stage that is not capturable: it runs eagerly, refuses a graph capture."""
+    assert not gen.capturable
+    gen.generate()  # eager works
+    with wp.ScopedCapture(device=device):
+        with pytest.raises(NotCapturableError, match=stage_name):
+            gen.generate()
+
+
+def track_arrays(track) -> dict[str, np.ndarray]:
+    """Host copies of every field of a :class:`~track_gen.Track`, flat as stored."""
+    return {k: getattr(track, k).numpy().copy() for k in track.__dataclass_fields__}
+
+
+def env_rows(arrays: dict, env: int, n_max: int) -> dict[str, np.ndarray]:
+    """Env ``env``'s rows of :func:`track_arrays`: ``n_max`` rows of a per-bead field, one
+    row of a per-env field."""
+    num_envs = arrays["count"].shape[0]
+    return {
+        k: v[env : env + 1] if v.shape[0] == num_envs else v[env * n_max : (env + 1) * n_max]
+        for k, v in arrays.items()
+    }
+
+
+def assert_bitwise_equal(a: dict, b: dict, skip=(), where="") -> None:
+    """Every field of ``a`` (but ``skip``) has the same bytes in ``b``."""
+    for k in a:
+        if k not in skip:
+            assert a[k].tobytes() == b[k].tobytes(), f"{where} field {k} differs"
+
+
+def centerlines(track) -> list[np.ndarray]:
+    """Each env's real centerline beads (``count`` rows) as float64 ``[count, 2]``."""
+    c = track.center.numpy().reshape(track.num_envs, track.N_max, 3)
+    n = track.count.numpy()
+    return [c[e, : n[e], :2].astype(np.float64) for e in range(track.num_envs)]
+
+
+def compactness(track) -> np.ndarray:
+    """``4 pi A / P^2`` of each env's centerline (1 for a circle), P the track's length."""
+    length = track.length.numpy().astype(np.float64)
+    return np.array(
+        [
+            4.0 * np.pi * abs(shoelace_area(p)) / length[e] ** 2
+            for e, p in enumerate(centerlines(track))
+        ]
+    )
+
+
+def proper_crossings(p: np.ndarray, rel_tol: float = 1e-6) -> int:
+    """Proper crossings between non-adjacent segments of the closed polyline ``p``, brute
+    force. An orientation within ``rel_tol * (longest segment)^2`` of zero counts as
+    touching, not crossing; ``rel_tol=0`` counts every strict straddle."""
+    n = len(p)
+    a, b = p, np.roll(p, -1, axis=0)
+    d = b - a
+    tol = rel_tol * np.max(np.linalg.norm(d, axis=1)) ** 2
+
+    def orient(o, u, q):  # cross(u, q - o), broadcast [n, 1] x [1, n]
+        return u[..., 0] * (q[..., 1] - o[..., 1]) - u[..., 1] * (q[..., 0] - o[..., 0])
+
+    ai, di = a[:, None], d[:, None]
+    aj, bj, dj = a[None], b[None], d[None]
+    o1, o2 = orient(ai, di, aj), orient(ai, di, bj)
+    o3, o4 = orient(aj, dj, ai), orient(aj, dj, b[:, None])
+    s1 = ((o1 > tol) & (o2 < -tol)) | ((o1 < -tol) & (o2 > tol))
+    s2 = ((o3 > tol) & (o4 < -tol)) | ((o3 < -tol) & (o4 > tol))
+    idx = np.arange(n)
+    gap = np.abs(idx[:, None] - idx[None])
+    far = (gap >= 2) & (gap <= n - 2)
+    return int(np.sum(s1 & s2 & far) // 2)
+
+
+def assert_sampler_loops(name: str, device, extent: float = 1.44, tol: float = 0.1, **options):
+    """Relax off, so that the beads follow the sampler's loop: under ``options`` (16 envs,
+    seeds 5, N_max 1024) every env's loop must be finite, longer than 8 beads, free of
+    crossings, counter-clockwise, and its longest bounding-box side ``extent`` (``1.44 *
+    scale``) up to about one spacing."""
+    gen = sampler_generator(
+        name, device, seeds=5, num_envs=16, relax_enable=False, N_max=1024, **options
+    )
+    for e, p in enumerate(centerlines(gen.generate())):
+        assert np.isfinite(p).all() and len(p) > 8, e
+        assert proper_crossings(p) == 0, e
+        assert shoelace_area(p) > 0.0, e
+        ext = p.max(axis=0) - p.min(axis=0)
+        assert abs(ext.max() - extent) < tol, e

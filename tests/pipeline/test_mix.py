@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import warp as wp
 
-from track_gen import NotCapturableError, TrackGenConfig, TrackGenerator, effective_seed
-from track_gen.pipeline import Registry, Stage, presets
+from track_gen import TrackGenConfig, TrackGenerator, effective_seed
+from track_gen.pipeline import Registry, presets
+
+from .loops import HostSampler, assert_refuses_capture
 
 E = 16
 
@@ -95,20 +97,8 @@ def test_refused_mixes():
         presets.track_mix("bezier", num_envs=2)
 
 
-class _HostSampler(Stage):
-    role = "sampler"
-
-    def enqueue(self, ws, params):
-        ws.line.fill_(wp.vec2f(0.0, 0.0))
-
-
 def test_mix_with_a_host_sampler_is_not_capturable(device):
     reg = Registry()
-    reg.register("test.host_sampler", _HostSampler, capturable=False)
+    reg.register("test.host_sampler", HostSampler, capturable=False)
     spec = presets.track_mix(["polar", "test.host_sampler"], num_envs=2, device=device)
-    gen = TrackGenerator(spec, registry=reg)
-    assert not gen.capturable
-    gen.generate()
-    with wp.ScopedCapture(device=device):
-        with pytest.raises(NotCapturableError, match="test.host_sampler"):
-            gen.generate()
+    assert_refuses_capture(TrackGenerator(spec, registry=reg), "test.host_sampler", device)
