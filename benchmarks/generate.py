@@ -12,7 +12,7 @@ compile, CUDA graph recording), then ``--calls`` timed ``generate(advance=True)`
 building new courses, followed by ``wp.synchronize_device``. ms/call is their median.
 The quality columns pool every timed batch (``calls * E`` tracks): yield is the valid fraction,
 the FailBit columns count tracks with that bit set, count is the mean bead count, sweeps the
-mean XPBD relaxation sweeps and sep_ovf the total dropped separation candidates
+mean relaxation sweeps and sep_ovf the total dropped separation candidates
 (``generator.diagnostics``; "-" when the pipeline has no such counter).
 """
 
