@@ -205,25 +205,21 @@ class ProgressTracker:
                 f"{type(checkpoints).__name__}"
             )
         cs = checkpoints
-        E = cs.count.shape[0]
+        for name in ("position", "left", "right", "tangent", "up_half", "count"):
+            if not isinstance(getattr(cs, name), wp.array):
+                raise TypeError(f"checkpoints.{name} must be a wp.array")
+        E = cs.count.shape[0] if cs.count.ndim == 1 else 0
         device = cs.position.device
-        if cs.count.dtype != wp.int32 or cs.count.ndim != 1 or E < 1:
-            raise ValueError("checkpoints.count must be a non-empty [E] int32 array")
         rows = cs.position.shape[0]
-        if rows % E != 0 or rows == 0:
+        if E < 1 or rows == 0 or rows % E != 0:
             raise ValueError(
-                f"checkpoints.position has {rows} rows, not a positive multiple of E = {E}"
+                f"checkpoints.position has {rows} rows for {E} envs: expected a positive "
+                "multiple of E (a CheckpointSet)"
             )
+        check_array("checkpoints.count", cs.count, wp.int32, E, device)
         for name in ("position", "left", "right", "tangent", "up_half"):
-            a = getattr(cs, name)
             dtype = wp.float32 if name == "up_half" else wp.vec3f
-            if a.dtype != dtype or a.shape != (rows,) or a.device != device:
-                raise ValueError(
-                    f"checkpoints.{name} must be {wp.types.type_repr(dtype)} [{rows}] on "
-                    f"{device}, got {wp.types.type_repr(a.dtype)} {a.shape} on {a.device}"
-                )
-        if cs.count.device != device:
-            raise ValueError(f"checkpoints.count is on {cs.count.device}, expected {device}")
+            check_array(f"checkpoints.{name}", getattr(cs, name), dtype, rows, device)
         if valid is not None:
             check_array(
                 "valid", valid, wp.int32, E, device, "pass the generator's result.valid or None"
