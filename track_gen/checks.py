@@ -24,6 +24,7 @@ import warp as wp
 __all__ = [
     "INT32_MAX",
     "INT32_MIN",
+    "as_float",
     "check_array",
     "check_bool",
     "check_choice",
@@ -32,6 +33,7 @@ __all__ = [
     "check_int",
     "check_mask",
     "check_seed_values",
+    "host_values",
     "is_bool",
     "is_int",
     "is_number",
@@ -93,15 +95,26 @@ def check_int(name: str, value, lo=None, hi=None, hint: str = "") -> int:
     return v
 
 
-def check_float(
-    name: str, value, lo=None, hi=None, lo_open=False, hi_open=False, hint: str = ""
-) -> float:
-    """``value`` as a finite Python float in the range (ints are accepted)."""
+def as_float(name: str, value, hint: str = "") -> float:
+    """``value`` (a number) as a Python float; a number beyond float64 (``10**400``) is a
+    ValueError, a non-number a TypeError."""
     if not is_number(value):
         raise TypeError(
             f"{name} must be a number, got {type(value).__name__} {value!r}{_tail(hint)}"
         )
-    v = float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(
+            f"{name} = {value!r} is out of range: beyond the float64 range{_tail(hint)}"
+        ) from None
+
+
+def check_float(
+    name: str, value, lo=None, hi=None, lo_open=False, hi_open=False, hint: str = ""
+) -> float:
+    """``value`` as a finite Python float in the range (ints are accepted)."""
+    v = as_float(name, value, hint)
     rule = range_text(lo, hi, lo_open, hi_open)
     if not math.isfinite(v):
         raise ValueError(f"{name} = {value!r} is out of range: must be finite, {rule}{_tail(hint)}")
@@ -163,27 +176,53 @@ def check_mask(mask, num_envs: int, device, name: str = "mask", hint: str = "") 
     check_array(name, mask, wp.int32, num_envs, device, hint)
 
 
-def _host_values(name: str, values) -> np.ndarray:
+def host_values(name: str, values, kind: str) -> np.ndarray:
+    """A 1-D host array of ``values`` (a sequence, NumPy array or ``wp.array``), element by
+    element: ``kind="int"`` gives int64 (object for ints beyond int64: the caller's range
+    check refuses them), ``kind="float"`` gives float64.
+
+    Refused: bools anywhere (TypeError, even mixed with numbers), elements of another kind
+    (floats where ints are needed: TypeError), nested or multi-dimensional values
+    (ValueError: one value per env), numbers beyond float64 (ValueError).
+    """
+    want = "integers" if kind == "int" else "numbers"
     if isinstance(values, wp.array):
         values = values.numpy()
-    if isinstance(values, (str, bytes)) or is_bool(values):
-        raise TypeError(f"{name} must be integers, got {type(values).__name__} {values!r}")
-    try:
-        host = np.asarray(values)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array-like of integers: {exc}") from None
-    if host.dtype == object:
-        items = host.reshape(-1).tolist()
-        if not all(is_int(v) for v in items):
-            bad = next(v for v in items if not is_int(v))
-            raise TypeError(f"{name} must be integers, got {type(bad).__name__} {bad!r}")
-        host = np.array([int(v) for v in items], dtype=object)
-    elif host.dtype.kind not in "iu":
+    if isinstance(values, (str, bytes)) or is_bool(values) or is_number(values) or values is None:
         raise TypeError(
-            f"{name} must be integers, got {host.dtype} values: pass ints (e.g. "
-            "np.int32 or np.int64 arrays), not floats or bools"
+            f"{name} must be a sequence of {want} (one per env), got {type(values).__name__} "
+            f"{values!r}"
         )
-    return host.reshape(-1)
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise ValueError(
+                f"{name} has shape {values.shape}: pass a 1-D sequence (one value per env)"
+            )
+        if values.dtype.kind == "b" or (kind == "int" and values.dtype.kind not in "iu"):
+            raise TypeError(f"{name} must be {want}, got {values.dtype} values")
+        if values.dtype.kind not in "iuf":
+            items = values.tolist()
+        else:
+            return values.astype(np.int64 if kind == "int" else np.float64)
+    else:
+        try:
+            items = list(values)
+        except TypeError:
+            raise TypeError(
+                f"{name} must be a sequence of {want}, got {type(values).__name__}"
+            ) from None
+    check = is_int if kind == "int" else is_number
+    for v in items:
+        if isinstance(v, (list, tuple, np.ndarray)):
+            raise ValueError(f"{name} holds a nested value {v!r}: pass one value per env")
+        if not check(v):
+            raise TypeError(f"{name} must be {want}, got {type(v).__name__} {v!r}")
+    if kind == "int":
+        ints = [int(v) for v in items]
+        if all(-(2**63) <= v < 2**63 for v in ints):
+            return np.array(ints, dtype=np.int64)
+        return np.array(ints, dtype=object)
+    return np.array([as_float(name, v) for v in items], dtype=np.float64)
 
 
 def check_seed_values(name: str, values, count: int) -> np.ndarray:
@@ -192,7 +231,7 @@ def check_seed_values(name: str, values, count: int) -> np.ndarray:
     Seeds are integers in the int32 range: floats, bools, NaN and values that would wrap
     (``2**32 + 5``) are refused rather than coerced.
     """
-    host = _host_values(name, values)
+    host = host_values(name, values, "int")
     if host.shape[0] != count:
         raise ValueError(f"{name} has {host.shape[0]} entries, expected {count} (one per env)")
     if host.size:
@@ -208,7 +247,7 @@ def check_seed_values(name: str, values, count: int) -> np.ndarray:
 
 def check_env_ids(name: str, ids, num_envs: int) -> np.ndarray:
     """``ids`` as unique int64 env indices in ``[0, num_envs)``."""
-    host = _host_values(name, ids)
+    host = host_values(name, ids, "int")
     if host.size:
         lo, hi = int(min(host.tolist())), int(max(host.tolist()))
         if lo < 0 or hi >= num_envs:

@@ -97,7 +97,6 @@ GateGenConfig = config_class(
     doc="Configuration of a batch of drone-racing gate courses (frozen, checked).\n\n"
     "Every SamplerConfig field (the gates are placed along the same samplers' loops), plus the "
     "gate fields.",
-    checks=(gate_anchors.check_altitudes,),
     namespace={
         "N_max": property(
             lambda self: self.max_gates,

@@ -33,9 +33,9 @@ import numpy as np
 from .checks import (
     INT32_MAX,
     INT32_MIN,
+    as_float,
     check_bool,
     check_choice,
-    check_float,
     check_int,
     is_number,
     range_text,
@@ -174,8 +174,10 @@ class Tunable:
         if kind == "choice":
             return check_choice(owner, value, self.choices)
         if kind == "name":
-            if not isinstance(value, str) or not value:
+            if not isinstance(value, str):
                 raise TypeError(f"{owner} must be a non-empty str, got {value!r}")
+            if not value:
+                raise ValueError(f"{owner} = '' is out of range: must be a non-empty str")
             return value
         if kind == "device":
             if not isinstance(value, str):
@@ -199,13 +201,22 @@ class Tunable:
                     f"{owner} = {v!r} is out of range: must be {range_text(lo_text, hi_text)}"
                 )
         else:
-            v = check_float(owner, value)
+            v = as_float(owner, value)
             lo_open = self._lo_open(write)
-            if (lo is not None and (v <= lo if lo_open else v < lo)) or (
-                hi is not None and (v >= hi if self.hi_open else v > hi)
-            ):
-                rule = range_text(lo_text, hi_text, lo_open, self.hi_open)
+            rule = range_text(lo_text, hi_text, lo_open, self.hi_open)
+            if not math.isfinite(v):
+                raise ValueError(f"{owner} = {value!r} is out of range: must be finite, {rule}")
+            if _outside(v, lo, hi, lo_open, self.hi_open):
                 raise ValueError(f"{owner} = {value!r} is out of range: must be {rule}")
+            if self.dynamic:
+                v32 = float(_float32(np.float64(v)))
+                if not math.isfinite(v32) or _outside(
+                    v32, _f32(lo), _f32(hi), lo_open, self.hi_open
+                ):
+                    raise ValueError(
+                        f"{owner} = {value!r} is out of range: it is stored as float32 "
+                        f"{v32!r}, which must be {rule}"
+                    )
         if self.rule is not None and lookup is not None:
             err = self.rule(v, lookup)
             if err:
@@ -214,19 +225,22 @@ class Tunable:
 
     def check_host_array(self, values: np.ndarray, owner: str, write: bool = True) -> None:
         """Vectorized :meth:`check` of a host float array (a per-env params write): names the
-        first env whose value is NaN, inf or out of range."""
+        first env whose value is NaN, inf or out of range, as float64 or as the float32 the
+        device stores (the device check's view)."""
         lo, hi = self.bounds()
         lo_open = self._lo_open(write)
         v = np.asarray(values, dtype=np.float64)
-        bad = ~np.isfinite(v)
-        bad |= (v <= lo) if lo_open else (v < lo)
-        bad |= (v >= hi) if self.hi_open else (v > hi)
+        v32 = _float32(v).astype(np.float64)
+        bad = ~np.isfinite(v) | ~np.isfinite(v32)
+        with np.errstate(invalid="ignore"):
+            bad |= _outside(v, lo, hi, lo_open, self.hi_open)
+            bad |= _outside(v32, _f32(lo), _f32(hi), lo_open, self.hi_open)
         if bad.any():
             e = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"{owner}: env {e} has {v[e]!r}, out of range: every value must be finite, "
-                f"{range_text(lo, hi, lo_open, self.hi_open)} ({int(bad.sum())} env(s) out of "
-                "range; nothing was written)"
+                f"{owner}: env {e} has {v[e]!r} (float32 {v32[e]!r}), out of range: every "
+                f"value must be finite, {range_text(lo, hi, lo_open, self.hi_open)} "
+                f"({int(bad.sum())} env(s) out of range; nothing was written)"
             )
 
     def device_bounds(self) -> tuple[float, float, int]:
@@ -237,6 +251,25 @@ class Tunable:
 
     def __repr__(self) -> str:
         return f"Tunable({self.name!r}, {self.default!r}, {self.range_text()})"
+
+
+def _outside(v, lo, hi, lo_open: bool, hi_open: bool):
+    """True (elementwise for arrays) where ``v`` is outside the range; None bounds are open."""
+    out = False
+    if lo is not None:
+        out = out | ((v <= lo) if lo_open else (v < lo))
+    if hi is not None:
+        out = out | ((v >= hi) if hi_open else (v > hi))
+    return out
+
+
+def _float32(v):
+    with np.errstate(over="ignore"):
+        return np.asarray(v, dtype=np.float64).astype(np.float32)
+
+
+def _f32(b):
+    return None if b is None else float(_float32(b))
 
 
 def _infer_kind(default, choices) -> str:
@@ -294,22 +327,30 @@ def resolve_values(
             f"{owner}: unknown option(s) {sorted(map(str, unknown))}; accepted options: "
             f"{sorted(known) or 'none'}"
         )
-    out: dict[str, Any] = {}
+    raw: dict[str, Any] = {}
+    where: dict[str, str] = {}
+    for t in fields:
+        if t.name in options:
+            # normalized first (kind and own bounds); cross-field bounds below
+            raw[t.name] = t.check(options[t.name], f"{owner} option {t.name!r}")
+            where[t.name] = f"{owner} option {t.name!r}"
+        elif config is not None and hasattr(config, t.field):
+            raw[t.name] = getattr(config, t.field)
+            where[t.name] = f"{type(config).__name__}.{t.field} (with {owner}'s options)"
+        else:
+            raw[t.name] = t.default
+            where[t.name] = f"{owner} default of {t.name!r}"
 
     def lookup(t: Tunable):
-        if t.name in out:
-            return out[t.name]
+        if t.name in raw:
+            return raw[t.name]
         if config is not None and hasattr(config, t.field):
             return getattr(config, t.field)
         return t.default
 
-    for t in fields:
-        if t.name in options:
-            out[t.name] = t.check(options[t.name], f"{owner} option {t.name!r}", lookup)
-        elif config is not None and hasattr(config, t.field):
-            out[t.name] = getattr(config, t.field)
-        else:
-            out[t.name] = t.check(t.default, f"{owner} default of {t.name!r}", lookup)
+    # every value again with every other resolved value: an option may break a bound or a
+    # rule of another field (max_corners >= min_corners, num_sites >= control_points)
+    out = {t.name: t.check(raw[t.name], where[t.name], lookup) for t in fields}
     return Values(out)
 
 
@@ -324,7 +365,6 @@ def config_class(
     *,
     base: type | None = None,
     doc: str = "",
-    checks: Iterable[Callable] = (),
     namespace: dict | None = None,
 ) -> type:
     """A frozen dataclass with one field per declaration of ``groups``.
@@ -336,7 +376,6 @@ def config_class(
             tunable listed twice (a field shared by several stages) becomes one field.
         base: a config class made by this function whose fields come first.
         doc: the class docstring's summary; the field list is appended from the declarations.
-        checks: extra ``check(config)`` callables run after every field check.
         namespace: methods and properties of the class.
 
     The class checks and normalizes every field in ``__post_init__`` (NumPy scalars become
@@ -359,7 +398,6 @@ def config_class(
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise ValueError(f"{name}: fields {sorted(dup)} are declared by two tunables")
-    all_checks = tuple(getattr(base, "__checks__", ())) + tuple(checks)
     renamed = {old: t.field for t in tunables for old in t.renamed_from}
 
     def post_init(self):
@@ -373,8 +411,6 @@ def config_class(
             v = t.check(getattr(self, t.field), f"{cls_name}.{t.field}", lookup)
             by_field[t.field] = v
             object.__setattr__(self, t.field, v)
-        for check in type(self).__checks__:
-            check(self)
 
     def replace(self, **changes):
         """A copy with ``changes`` applied (checked again)."""
@@ -386,7 +422,6 @@ def config_class(
         replace=replace,
         __tunables__=tunables,
         __sections__=tuple(sections),
-        __checks__=all_checks,
     )
     fields = [
         (t.field, _annotation(t), dataclasses.field(default=t.default, metadata={"tunable": t}))

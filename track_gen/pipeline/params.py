@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import numpy as np
 import warp as wp
 
-from ..checks import check_array, is_number
+from ..checks import as_float, check_array, host_values, is_number
 from ..exec import is_capturing
 from ..results import FailBit
 from ..seeds import stage_rng
@@ -202,13 +202,7 @@ class Params(Mapping):
                 f"{owner} takes a number, [{self._num_envs}] host values or a [{self._num_envs}] "
                 f"float32 wp.array, got {type(value).__name__} {value!r}"
             )
-        try:
-            host = np.asarray(value)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{owner}: values must be numbers: {exc}") from None
-        if host.dtype.kind not in "iuf":
-            raise TypeError(f"{owner}: values must be numbers, got {host.dtype} values")
-        host = host.astype(np.float64).reshape(-1)
+        host = host_values(owner, value, "float")
         if host.shape[0] != self._num_envs:
             raise ValueError(f"{owner}: expected {self._num_envs} values, got {host.shape[0]}")
         spec.check_host_array(host, owner)
@@ -314,7 +308,7 @@ def as_range(name: str, lo_hi) -> tuple[float, float]:
     lo, hi = lo_hi
     if not (is_number(lo) and is_number(hi)):
         raise TypeError(f"randomizer {name!r}: expected a (lo, hi) pair of numbers, got {lo_hi!r}")
-    lo, hi = float(lo), float(hi)
+    lo, hi = as_float(f"randomizer {name!r} lo", lo), as_float(f"randomizer {name!r} hi", hi)
     if not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi:
         raise ValueError(f"randomizer {name!r} = ({lo}, {hi}): need finite lo <= hi")
     return lo, hi

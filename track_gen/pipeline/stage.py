@@ -34,7 +34,7 @@ NUM_POINTS = Tunable(
     "num_points",
     256,
     lo=16,
-    hi=65536,
+    hi=16384,
     unit="points",
     doc="resolution of the sampler's closed centerline, before constant-spacing resampling.",
 )
@@ -42,10 +42,10 @@ N_MAX = Tunable(
     "N_max",
     384,
     lo=8,
-    hi=65536,
+    hi=16384,
     unit="beads",
     doc="per-env bead capacity; a loop needing more beads is truncated and marked invalid "
-    "(FailBit.TRUNCATED).",
+    "(FailBit.TRUNCATED). The relaxation's neighbour search costs O(N_max^2) per env.",
 )
 #: Fields every generator's config has (the track config adds N_max).
 LAYOUT_FIELDS = (GENERATOR, NUM_ENVS, DEVICE, NUM_POINTS)

@@ -237,14 +237,22 @@ Z_BASE = Tunable(
     unit="track units",
     doc="base altitude (flat and random_walk).",
 )
+
+
+def _not_above_z_max(value, lookup):
+    z_max = lookup(Z_MAX)
+    return f"must be <= z_max = {z_max!r}" if value > z_max else None
+
+
 Z_MIN = Tunable(
     "z_min",
     0.0,
     lo=-1.0e6,
     hi=1.0e6,
     dynamic=True,
+    rule=_not_above_z_max,
     unit="track units",
-    doc="lowest altitude (<= z_max).",
+    doc="lowest altitude (<= z_max at construction; the kernel orders the pair).",
 )
 Z_MAX = Tunable(
     "z_max", 0.0, lo=-1.0e6, hi=1.0e6, dynamic=True, unit="track units", doc="highest altitude."
@@ -258,15 +266,6 @@ Z_MAX_STEP = Tunable(
     unit="grade",
     doc="random-walk steps are U(-1, 1) * z_max_step per unit of plan distance.",
 )
-
-
-def check_altitudes(config) -> None:
-    """``z_min <= z_max`` (a config-level rule of the altitude fields)."""
-    if config.z_min > config.z_max:
-        raise ValueError(
-            f"{type(config).__name__}.z_min = {config.z_min!r} is out of range: must be <= "
-            f"z_max = {config.z_max!r}"
-        )
 
 
 _ORDER_CODES = {"ccw": 0, "random_pairs": 1}

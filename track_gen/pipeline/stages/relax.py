@@ -373,7 +373,7 @@ BAND = Tunable(
     None,
     kind="int",
     lo=1,
-    hi=65536,
+    hi=16384,
     optional=True,
     config="relax_band",
     unit="beads",

@@ -214,7 +214,7 @@ def _voronoi_kernel(
                     best_cost = cost
                     best = s
         if best < 0:
-            best = i  # no finite cost (a non-finite field value): keep the index in bounds
+            best = 0  # no finite cost (a non-finite field value): keep the index in bounds
         anchors[ab + i] = sites[sb + best]
         sites_polar[sb + best] = wp.vec2f(-1.0, 0.0)
     # ---- angular order: star-shaped around the origin, hence simple
