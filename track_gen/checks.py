@@ -177,8 +177,9 @@ def check_mask(mask, num_envs: int, device, name: str = "mask", hint: str = "") 
 
 
 def host_values(name: str, values, kind: str) -> np.ndarray:
-    """A 1-D host array of ``values`` (a sequence, NumPy array or ``wp.array``), element by
-    element: ``kind="int"`` gives int64 (object for ints beyond int64: the caller's range
+    """A 1-D host array of ``values`` (a list, tuple, range, NumPy array or ``wp.array``; a
+    mapping, set or other iterable is a TypeError), element by element: ``kind="int"``
+    gives int64 (object for ints beyond int64: the caller's range
     check refuses them), ``kind="float"`` gives float64.
 
     Refused: bools anywhere (TypeError, even mixed with numbers), elements of another kind
@@ -193,6 +194,11 @@ def host_values(name: str, values, kind: str) -> np.ndarray:
             f"{name} must be a sequence of {want} (one per env), got {type(values).__name__} "
             f"{values!r}"
         )
+    if not isinstance(values, (list, tuple, range, np.ndarray)):
+        raise TypeError(
+            f"{name} must be a list, tuple, NumPy array or wp.array of {want} (one per env), "
+            f"got {type(values).__name__}"
+        )
     if isinstance(values, np.ndarray):
         if values.ndim != 1:
             raise ValueError(
@@ -205,12 +211,7 @@ def host_values(name: str, values, kind: str) -> np.ndarray:
         else:
             return values.astype(np.int64 if kind == "int" else np.float64)
     else:
-        try:
-            items = list(values)
-        except TypeError:
-            raise TypeError(
-                f"{name} must be a sequence of {want}, got {type(values).__name__}"
-            ) from None
+        items = list(values)
     check = is_int if kind == "int" else is_number
     for v in items:
         if isinstance(v, (list, tuple, np.ndarray)):

@@ -401,15 +401,19 @@ def config_class(
     renamed = {old: t.field for t in tunables for old in t.renamed_from}
 
     def post_init(self):
-        by_field = {}
+        cls_name = type(self).__name__
+        tunables = type(self).__tunables__
+        # pass 1: each field's kind and own bounds (normalized: NumPy scalars -> Python);
+        # pass 2: the bounds and rules that read another field, all fields now checked
+        by_field = {
+            t.field: t.check(getattr(self, t.field), f"{cls_name}.{t.field}") for t in tunables
+        }
 
         def lookup(t: Tunable):
-            return by_field[t.field] if t.field in by_field else getattr(self, t.field)
+            return by_field[t.field]
 
-        cls_name = type(self).__name__
-        for t in type(self).__tunables__:
-            v = t.check(getattr(self, t.field), f"{cls_name}.{t.field}", lookup)
-            by_field[t.field] = v
+        for t in tunables:
+            v = t.check(by_field[t.field], f"{cls_name}.{t.field}", lookup)
             object.__setattr__(self, t.field, v)
 
     def replace(self, **changes):

@@ -1,5 +1,6 @@
-"""Position-based relaxation (``stages/relax.py``) through the public API: it must turn a pinched loop
-into a valid one, leave a large circle a circle, and report its sweeps and cache overflow."""
+"""Position-based relaxation (``stages/relax.py``) through the public API: it must turn a
+pinched loop into a valid one, leave a large circle a circle, and report its sweeps and cache
+overflow."""
 
 from __future__ import annotations
 

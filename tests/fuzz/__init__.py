@@ -1,0 +1,1 @@
+"""Hypothesis fuzz suite: every public input, drawn from the declarations (bounded run time)."""

@@ -1,0 +1,545 @@
+"""Shared strategies and oracles of the fuzz suite, drawn from the :class:`Tunable` declarations.
+
+Each value strategy mixes fixed edge cases (the bounds, just outside them, far outside:
+``2**31``, ``2**32 + 1``, ``10**9``, ``10**400`` (beyond float64), ``1e30``, NaN, inf,
+``1e-30``, ``1e-50`` (0 in float32); wrong kinds: str, bool, None, a float for an int; NumPy
+scalars, which must be accepted when in range) with values drawn inside the declared range,
+outside it, and, for dynamic fields, within a few float32 steps of each bound.
+:func:`expected_error` is the oracle of the one error rule (``track_gen/checks.py``):
+TypeError for the wrong kind, ValueError for a value of the right kind outside its range (a
+number beyond float64 included; a dynamic field's value also as the float32 the device
+stores), None for an accepted value. :func:`expected_host_values` is the oracle of host value
+sequences (params arrays, seeds, ids).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import partial
+
+import numpy as np
+import warp as wp
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from track_gen import GateGenConfig, TrackGenConfig
+from track_gen.tunable import Tunable
+
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+
+CONFIGS = (TrackGenConfig, GateGenConfig)
+
+#: Samplers a config alone can build (``mix`` needs stage options, ``centerline`` an input).
+SAMPLERS = ("bezier", "polar", "hull", "voronoi", "checkpoint", "repulsive")
+
+
+#: Examples per test in the "ci" profile (tests/conftest.py), the unit of :func:`examples`.
+CI_EXAMPLES = 40
+
+
+def examples(n: int) -> int:
+    """``n`` examples under the "ci" profile, scaled with the loaded profile's budget (the
+    "dev" profile, ``HYPOTHESIS_PROFILE=dev``, explores 7.5 times more)."""
+    return max(1, n * settings().max_examples // CI_EXAMPLES)
+
+
+# ------------------------------------------------------------------------------ declarations
+def default_lookup(t: Tunable):
+    """Another field's value when every field keeps its default."""
+    return t.default
+
+
+def bounds(t: Tunable, lookup=default_lookup) -> tuple:
+    """Numeric ``(lo, hi)`` of ``t`` with field references resolved through ``lookup``."""
+    return t.bounds(lookup)
+
+
+def section_prefix(cls, field: str) -> str:
+    """The stage name of the config section that first lists ``field``."""
+    for _title, prefix, items in cls.__sections__:
+        if any(t.field == field for t in items):
+            return prefix
+    raise KeyError(field)
+
+
+def tunable(cls, field: str) -> Tunable:
+    for t in cls.__tunables__:
+        if t.field == field:
+            return t
+    raise KeyError(field)
+
+
+# ------------------------------------------------------------------------------ oracle
+def is_bool(v) -> bool:
+    return isinstance(v, (bool, np.bool_))
+
+
+def is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not is_bool(v)
+
+
+def is_number(v) -> bool:
+    return is_int(v) or isinstance(v, (float, np.floating))
+
+
+def to_float(value) -> float | None:
+    """``float(value)``, or None for a number beyond float64 (``10**400``)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
+def _inside(x: float, lo, hi, lo_open: bool, hi_open: bool) -> bool:
+    if not math.isfinite(x):
+        return False
+    if lo is not None and (x <= lo if lo_open else x < lo):
+        return False
+    if hi is not None and (x >= hi if hi_open else x > hi):
+        return False
+    return True
+
+
+def as_float32(x: float) -> float:
+    """``x`` rounded to float32 (inf beyond the float32 range), as a Python float."""
+    with np.errstate(over="ignore"):
+        return float(np.float32(x))
+
+
+def in_float_range(t: Tunable, x: float, lo, hi, write: bool = False) -> bool:
+    """``x`` inside ``t``'s range as float64 and, for a dynamic field, as the float32 the
+    device stores (rounded bounds, the same exclusive sides)."""
+    lo_open = t.lo_open or (write and t.write_lo_open)
+    if not _inside(x, lo, hi, lo_open, t.hi_open):
+        return False
+    if t.dynamic:
+        lo32 = None if lo is None else as_float32(lo)
+        hi32 = None if hi is None else as_float32(hi)
+        return _inside(as_float32(x), lo32, hi32, lo_open, t.hi_open)
+    return True
+
+
+def normalized(t: Tunable, value):
+    """The Python value an accepted ``value`` is stored as."""
+    if value is None:
+        return None
+    if t.kind == "int":
+        return int(value)
+    if t.kind == "float":
+        return float(value)
+    if t.kind == "bool":
+        return bool(value)
+    return value
+
+
+def expected_error(t: Tunable, value, lookup=default_lookup, write: bool = False):
+    """TypeError / ValueError a check of ``value`` against ``t`` must raise, or None.
+
+    ``lookup(tunable)`` gives the other fields' values (their bounds and ``t``'s rule); None
+    checks the kind and the numeric bounds only (a field reference is unbounded, no rule), as
+    the first check of a stage option does. ``write=True``: a params write after construction
+    (``write_lo_open``)."""
+    kind = t.kind
+    if value is None:
+        return None if (t.optional or kind == "device") else TypeError
+    if kind == "bool":
+        return None if is_bool(value) else TypeError
+    if kind in ("choice", "name", "device"):
+        if not isinstance(value, str):
+            return TypeError
+        if kind == "choice":
+            return None if value in t.choices else ValueError
+        if kind == "name":
+            return None if value else ValueError
+        return None
+    lo, hi = bounds(t, lookup)
+    if kind == "int":
+        if not is_int(value):
+            return TypeError
+        v = int(value)
+        if not ((lo is None or v >= lo) and (hi is None or v <= hi)):
+            return ValueError
+    else:
+        if not is_number(value):
+            return TypeError
+        v = to_float(value)
+        if v is None or not in_float_range(t, v, lo, hi, write):
+            return ValueError
+    if t.rule is not None and lookup is not None and t.rule(v, lookup):
+        return ValueError
+    return None
+
+
+def expected_config_error(cls, kwargs: dict) -> tuple[type | None, str | None]:
+    """``(error, field)`` of ``cls(**kwargs)``: every field is checked alone first (kind and
+    numeric bounds, declaration order), then every field again with every other (normalized)
+    value, for the bounds and rules that read another field."""
+    checked: dict = {}
+    for t in cls.__tunables__:
+        value = kwargs.get(t.field, t.default)
+        err = expected_error(t, value, None)
+        if err is not None:
+            return err, t.field
+        checked[t.field] = normalized(t, value)
+
+    def lookup(o: Tunable):
+        return checked[o.field]
+
+    for t in cls.__tunables__:
+        err = expected_error(t, checked[t.field], lookup)
+        if err is not None:
+            return err, t.field
+    return None, None
+
+
+def expected_options_error(fields, options: dict, config) -> tuple[type | None, str | None]:
+    """``(error, name)`` of a stage built with ``options`` over ``config``: every option is
+    checked alone first (kind and numeric bounds), then every field of the stage with every
+    other resolved value (option, else the config's field, else the default)."""
+    raw: dict = {}
+    for t in fields:
+        if t.name in options:
+            err = expected_error(t, options[t.name], None)
+            if err is not None:
+                return err, t.name
+            raw[t.name] = normalized(t, options[t.name])
+        elif hasattr(config, t.field):
+            raw[t.name] = getattr(config, t.field)
+        else:
+            raw[t.name] = t.default
+
+    def lookup(o: Tunable):
+        if o.name in raw:
+            return raw[o.name]
+        return getattr(config, o.field) if hasattr(config, o.field) else o.default
+
+    for t in fields:
+        err = expected_error(t, raw[t.name], lookup)
+        if err is not None:
+            return err, t.name
+    return None, None
+
+
+def float32_survives(t: Tunable, value) -> bool:
+    """True when the device check (its construction range, ``write_lo_open`` aside) passes
+    ``value`` as the float32 the device stores."""
+    if not t.dynamic or value is None:
+        return True
+    x = to_float(value)
+    if x is None:
+        return False
+    lo, hi, flags = t.device_bounds()
+    return _inside(as_float32(x), as_float32(lo), as_float32(hi), bool(flags & 1), bool(flags & 2))
+
+
+def expected_host_values(values, kind: str) -> tuple[type | None, list | None]:
+    """``(error, elements)`` of a host value sequence (a params array, seeds, ids) for
+    ``kind="int"`` or ``"float"``: one value per env, each an int (``kind="int"``) or a number;
+    a bool anywhere or an element of another kind is a TypeError, a nested or
+    multi-dimensional value a ValueError, a number beyond float64 a ValueError; an empty
+    sequence is empty; a mapping or a set (no env order) is a TypeError. A ``wp.array`` is read
+    as its NumPy array."""
+    if isinstance(values, wp.array):
+        values = values.numpy()
+    if isinstance(values, (str, bytes)) or is_bool(values) or is_number(values) or values is None:
+        return TypeError, None
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            return ValueError, None
+        if values.dtype.kind == "b" or (kind == "int" and values.dtype.kind not in "iu"):
+            return TypeError, None
+        if values.dtype.kind in "iuf":
+            return None, [int(v) if kind == "int" else float(v) for v in values.tolist()]
+        items = values.tolist()
+    elif isinstance(values, (list, tuple, range)):
+        items = list(values)
+    else:
+        return TypeError, None  # a mapping, a set or another iterable: no env order
+    check = is_int if kind == "int" else is_number
+    for v in items:
+        if isinstance(v, (list, tuple, np.ndarray)):
+            return ValueError, None
+        if not check(v):
+            return TypeError, None
+    if kind == "int":
+        return None, [int(v) for v in items]
+    floats = [to_float(v) for v in items]
+    if any(f is None for f in floats):
+        return ValueError, None
+    return None, floats
+
+
+# ------------------------------------------------------------------------------ values
+_FAR_INTS = (
+    2**31,
+    2**31 - 1,
+    -(2**31),
+    -(2**31) - 1,
+    2**32,
+    2**32 + 1,
+    10**9,
+    -(10**9),
+    2**40,
+    2**63,
+    2**64 + 1,
+    2**1024,  # the first int beyond float64
+    10**400,
+    -(10**400),
+    -1,
+    0,
+)
+_FAR_FLOATS = (
+    1e30,
+    -1e30,
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    1e-30,
+    -1e-30,
+    1e308,
+    5e-324,
+    0.0,
+    -0.0,
+    2.0**31,
+    1e9,
+    1e-50,  # 0.0 in float32
+    -1e-50,
+    7e-46,  # just under half the smallest float32 subnormal: 0.0 in float32
+    1e-45,  # the smallest float32 subnormal (1.4e-45) in float32
+    3.5e38,  # inf in float32
+)
+_WRONG_KINDS = (
+    "",
+    "5",
+    "bezier",
+    b"x",
+    True,
+    False,
+    None,
+    [1],
+    [True, 1],
+    [[1]],
+    [],
+    (1.0,),
+    {"v": 1},
+    1j,
+    object(),
+)
+
+
+def _nudge(x: float, direction: float) -> float:
+    return float(np.nextafter(float(x), direction))
+
+
+def special_values(t: Tunable, lookup=default_lookup) -> list:
+    """Fixed edge cases of ``t``: bounds, just outside, far outside, wrong kinds, NumPy."""
+    out: list = list(_WRONG_KINDS) + list(_FAR_INTS) + list(_FAR_FLOATS)
+    kind = t.kind
+    if kind in ("int", "float"):
+        lo, hi = bounds(t, lookup)
+        if kind == "int":
+            mid = (lo + hi) // 2
+            out += [lo, hi, lo - 1, hi + 1, lo + 1, hi - 1, mid]
+            out += [float(lo), float(mid), np.float32(mid), np.float64(mid)]
+            out += [np.int64(lo), np.int32(mid), np.uint16(min(mid, 65535)), np.int64(hi + 1)]
+            out += [np.int8(min(max(lo, -128), 127)), np.bool_(True)]
+        else:
+            mid = (lo + hi) / 2.0
+            out += [lo, hi, mid, _nudge(lo, -math.inf), _nudge(hi, math.inf)]
+            out += [_nudge(lo, math.inf), _nudge(hi, -math.inf), lo - 1.0, hi + 1.0]
+            out += [np.float32(mid), np.float64(mid), np.float16(0.5) if lo <= 0.5 <= hi else mid]
+            out += [np.float64(np.nan), np.float32(np.inf), np.bool_(False)]
+            if float(lo).is_integer() and float(hi).is_integer():
+                out += [int(math.ceil(mid)), np.int64(math.ceil(mid))]
+            if lo <= 1 <= hi:
+                out += [1, np.int32(1)]
+            if t.dynamic:
+                out += float32_steps(t, lookup)
+    elif kind == "bool":
+        out += [True, False, np.bool_(True), np.bool_(False), 0, 1, 1.0, "True"]
+    elif kind == "choice":
+        out += list(t.choices) + [np.str_(t.choices[0]), t.choices[0].upper(), "nope", " "]
+        out += [c + " " for c in t.choices[:1]]
+    elif kind == "name":
+        out += list(SAMPLERS) + ["nope", np.str_("polar"), "acme.none", 3]
+    elif kind == "device":
+        out += ["cpu", None, "tpu", "cuda:99", 0, np.str_("cpu")]
+    if t.optional:
+        out.append(None)
+    return out
+
+
+def float32_steps(t: Tunable, lookup=default_lookup) -> list[float]:
+    """Floats around each bound of a dynamic field as the device sees it: the float32
+    neighbours of the bound and the float64 values a quarter and a half float32 step from
+    it (a tie rounds to even), on both sides."""
+    out: list[float] = []
+    for b in bounds(t, lookup):
+        b32 = np.float32(b)
+        for direction in (-np.inf, np.inf):
+            n = float(np.nextafter(b32, np.float32(direction)))
+            step = n - float(b32)
+            out += [n, float(b32) + step / 2, float(b32) + step / 4, float(b) + step / 2]
+    return out
+
+
+def in_range(t: Tunable, lookup=default_lookup) -> st.SearchStrategy:
+    """Values of the right kind inside the declared range (NumPy scalars included; a dynamic
+    field's value inside as float32 too)."""
+    kind = t.kind
+    if kind == "bool":
+        return st.sampled_from([True, False, np.bool_(True), np.bool_(False)])
+    if kind == "choice":
+        return st.sampled_from(list(t.choices))
+    if kind == "name":
+        return st.sampled_from(list(SAMPLERS))
+    if kind == "device":
+        return st.sampled_from(["cpu", None])
+    lo, hi = bounds(t, lookup)
+    if kind == "int":
+        ints = st.integers(lo, hi)
+        return st.one_of(ints, ints.map(np.int64), ints.map(np.int32))
+    floats = st.floats(
+        lo, hi, exclude_min=t.lo_open, exclude_max=t.hi_open, allow_nan=False, allow_infinity=False
+    )
+    if lo > 0:  # log-uniform too, so tiny and huge magnitudes both appear
+        logs = st.floats(math.log(lo), math.log(hi)).map(math.exp).filter(lambda x: lo <= x <= hi)
+        floats = st.one_of(floats, logs)
+    if t.dynamic:  # inside as float32 too (an exclusive bound refuses what rounds onto it)
+        floats = floats.filter(lambda x: in_float_range(t, x, lo, hi))
+    return st.one_of(floats, floats.map(np.float64))
+
+
+def out_of_range(t: Tunable, lookup=default_lookup) -> st.SearchStrategy:
+    """Values of the right kind outside the declared range."""
+    beyond_float64 = st.tuples(st.integers(2**1024, 10**400), st.sampled_from([1, -1])).map(
+        lambda p: p[0] * p[1]
+    )
+    if t.kind == "int":
+        lo, hi = bounds(t, lookup)
+        return st.one_of(
+            st.integers(max_value=lo - 1), st.integers(min_value=hi + 1), beyond_float64
+        )
+    if t.kind == "float":
+        lo, hi = bounds(t, lookup)
+        below = st.floats(max_value=lo, exclude_max=not t.lo_open, allow_nan=False)
+        above = st.floats(min_value=hi, exclude_min=not t.hi_open, allow_nan=False)
+        return st.one_of(below, above, st.just(float("nan")), beyond_float64)
+    if t.kind == "choice":
+        return st.text(max_size=12).filter(lambda s: s not in t.choices)
+    return st.nothing()
+
+
+def float32_edges(t: Tunable, lookup=default_lookup) -> st.SearchStrategy:
+    """For a dynamic field: floats within a float32 step of each bound (in range as float64,
+    on or past the bound as float32, or not), and tiny magnitudes (0.0 in float32)."""
+    if not t.dynamic:
+        return st.nothing()
+    parts = []
+    for b in bounds(t, lookup):
+        b32 = np.float32(b)
+        down = float(np.nextafter(b32, np.float32(-np.inf)))
+        up = float(np.nextafter(b32, np.float32(np.inf)))
+        parts.append(st.floats(down, up))
+    parts.append(st.floats(-1e-40, 1e-40))
+    return st.one_of(parts)
+
+
+def values(t: Tunable, lookup=default_lookup) -> st.SearchStrategy:
+    """Edge cases, in-range, out-of-range and float32-edge values of ``t``."""
+    return st.one_of(
+        st.sampled_from(special_values(t, lookup)),
+        in_range(t, lookup),
+        out_of_range(t, lookup),
+        float32_edges(t, lookup),
+    )
+
+
+# ------------------------------------------------------------------------------ ints / seeds
+#: Ints around every boundary a seed or an index can cross.
+boundary_ints = st.one_of(
+    st.sampled_from(
+        [0, 1, -1, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**32, 2**32 + 5, 2**40, -(2**40)]
+        + [2**63, -(2**63) - 1, 2**64 + 1, 10**400, -(10**400)]
+    ),
+    st.integers(INT32_MIN - 3, INT32_MIN + 3),
+    st.integers(INT32_MAX - 3, INT32_MAX + 3),
+    st.integers(-(2**63), 2**63 - 1),
+    st.integers(-1000, 1000),
+)
+#: Non-int scalars that must be refused with TypeError where ints are needed.
+non_int_scalars = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(
+        [True, False, np.bool_(True), 1.0, 1.9, float("nan"), np.float32(3), "7", None, 1j]
+    ),
+)
+
+
+# ------------------------------------------------------------------------------ arrays
+_OTHER_DTYPES = (
+    wp.int32,
+    wp.int64,
+    wp.uint32,
+    wp.int8,
+    wp.float32,
+    wp.float64,
+    wp.vec2f,
+    wp.vec3f,
+    wp.vec3d,
+    wp.vec4f,
+    wp.quatf,
+    wp.transformf,
+)
+
+
+def other_device(device):
+    """A device other than ``device`` (None when this machine has only one)."""
+    name = str(wp.get_device(device))
+    for d in wp.get_devices():
+        if str(d) != name:
+            return str(d)
+    return None
+
+
+def wrong_arrays(E: int, dtype, device) -> list[tuple[str, type, Callable]]:
+    """``(label, expected error, factory)`` of wp.arrays that are not a contiguous ``[E]``
+    ``dtype`` array on ``device``: another dtype (TypeError), another shape, a non-contiguous
+    view or another device (ValueError)."""
+    cases: list[tuple[str, type, Callable]] = []
+    for d in _OTHER_DTYPES:
+        if d != dtype:
+            cases.append(
+                (f"dtype {wp.types.type_repr(d)}", TypeError, partial(wp.zeros, E, d, device))
+            )
+    for shape in ((E + 1,), (E - 1,), (0,), (2 * E,), (E, 1), (1, E), (E, 2)):
+        cases.append((f"shape {shape}", ValueError, partial(wp.zeros, shape, dtype, device)))
+    cases.append(
+        ("non-contiguous", ValueError, lambda: wp.zeros(2 * E, dtype=dtype, device=device)[::2])
+    )
+    other = other_device(device)
+    if other is not None:
+        cases.append((f"device {other}", ValueError, partial(wp.zeros, E, dtype, other)))
+    return cases
+
+
+def non_array_objects(E: int) -> list:
+    """Objects that are not wp.arrays (TypeError wherever a wp.array is required)."""
+    return [
+        None,
+        0,
+        1,
+        True,
+        1.5,
+        "mask",
+        b"\x01" * E,
+        [1] * E,
+        [0] * E,
+        tuple([1] * E),
+        np.ones(E, np.int32),
+        np.zeros((E, 3), np.float32),
+        {"e": 1},
+        object(),
+    ]
