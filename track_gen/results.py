@@ -12,6 +12,8 @@ __all__ = ["FailBit", "GateSequence", "Track"]
 
 wp.set_module_options({"enable_backward": False})
 
+_NAN = wp.constant(float("nan"))
+
 
 class FailBit(enum.IntFlag):
     """Why an env is invalid (``fail_mask[e]``); ``valid[e] == (fail_mask[e] == 0)``.
@@ -100,13 +102,24 @@ def _commit_track_kernel(
     if active[e] == 0:
         return
     base = e * n_max
-    for i in range(n_max):
+    # every row is rewritten (a stale or poisoned row cannot survive a regeneration): the
+    # real rows are copied, the padding written NaN without reading it
+    rows = wp.clamp(count[e], 0, n_max)
+    for i in range(rows):
         outer_out[base + i] = outer[base + i]
         center_out[base + i] = center[base + i]
         inner_out[base + i] = inner[base + i]
         tangent_out[base + i] = tangent[base + i]
         normal_out[base + i] = normal[base + i]
         arclen_out[base + i] = arclen[base + i]
+    nan3 = wp.vec3f(_NAN, _NAN, _NAN)
+    for i in range(rows, n_max):
+        outer_out[base + i] = nan3
+        center_out[base + i] = nan3
+        inner_out[base + i] = nan3
+        tangent_out[base + i] = nan3
+        normal_out[base + i] = nan3
+        arclen_out[base + i] = _NAN
     length_out[e] = length[e]
     count_out[e] = count[e]
     m, v = _merge_bits(fail_mask[e], fail[e], valid[e])
@@ -150,7 +163,9 @@ def _commit_gates_kernel(
     if active[e] == 0:
         return
     base = e * max_gates
-    for i in range(max_gates):
+    # every row is rewritten: the real rows copied, the padding written NaN
+    rows = wp.clamp(count[e], 0, max_gates)
+    for i in range(rows):
         position_out[base + i] = position[base + i]
         tangent_out[base + i] = tangent[base + i]
         forward_out[base + i] = forward[base + i]
@@ -158,6 +173,15 @@ def _commit_gates_kernel(
         half_size_out[base + i] = half_size[base + i]
         left_out[base + i] = left[base + i]
         right_out[base + i] = right[base + i]
+    nan3 = wp.vec3f(_NAN, _NAN, _NAN)
+    for i in range(rows, max_gates):
+        position_out[base + i] = nan3
+        tangent_out[base + i] = nan3
+        forward_out[base + i] = nan3
+        orientation_out[base + i] = wp.quatf(_NAN, _NAN, _NAN, _NAN)
+        half_size_out[base + i] = _NAN
+        left_out[base + i] = nan3
+        right_out[base + i] = nan3
     count_out[e] = count[e]
     m, v = _merge_bits(fail_mask[e], fail[e], valid[e])
     fail_mask_out[e] = m
@@ -227,7 +251,9 @@ class Track:
 
     def commit(self, staged: Track, active: wp.array, fail: wp.array, epoch: wp.array) -> None:
         """Copy the active envs' rows of ``staged`` into this result; ``fail_mask`` gains the
-        ``fail`` bits, ``valid`` drops where any bit is set, ``generation = epoch``."""
+        ``fail`` bits, ``valid`` drops where any bit is set, ``generation = epoch``.
+
+        Rows below the env's new count are copied; the padding is written NaN."""
         E = self.num_envs
         wp.launch(
             _commit_track_kernel,

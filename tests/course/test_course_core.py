@@ -349,3 +349,37 @@ def test_enqueue_generate_records_into_a_capture(device):
     before = course.result.center.numpy().copy()
     course.generate()  # no seeds: every env rebuilt from its (seed, epoch)
     assert course.result.center.numpy().tobytes() == before.tobytes()
+
+
+class Flaky(Component):
+    """Raises in on_generate while ``fail`` is set (after the generator committed)."""
+
+    name = "acme.flaky"
+
+    def __init__(self):
+        super().__init__()
+        self.fail = False
+
+    def on_generate(self, ctx, mask):
+        if self.fail:
+            raise RuntimeError("acme.flaky failed")
+
+
+def test_component_raising_in_the_body_marks_the_course_stale(device):
+    flaky = Flaky()
+    course = Course(gen(device), [Toy(Log()), flaky])
+    pos = wp.zeros(E, dtype=wp.vec3f, device=device)
+    course.bind(position=pos)
+    mask = course.inputs["regen_mask"]
+    mask.assign(np.array([1, 0, 0, 0], np.int32))
+    flaky.fail = True
+    with pytest.raises(RuntimeError, match="acme.flaky failed"):
+        course.regenerate(mask=mask, advance=True)
+    # the generator committed env 0 but a component did not follow: refuse until a full one
+    for call in (course.step, course.reset, lambda: course.regenerate(mask=mask)):
+        with pytest.raises(RuntimeError, match="course.regenerate"):
+            call()
+    flaky.fail = False
+    course.regenerate()
+    course.step()
+    course.regenerate(mask=mask, advance=True)
