@@ -154,11 +154,6 @@ class Params(Mapping):
         if name not in self._arrays:
             raise KeyError(f"no dynamic parameter {name!r}; parameters: {sorted(self._arrays)}")
 
-    def check_value(self, name: str, value, write: bool = False) -> float:
-        """Raise like a write of ``value`` would, without writing; returns the float."""
-        self._key(name)
-        return self._specs[name].check(value, f"params[{name!r}]", write=write)
-
     def enqueue_check(self, active: wp.array, fail: wp.array) -> None:
         """Launch the device check: ``FailBit.PARAM_RANGE`` for every active env with a
         dynamic value outside its declared range (no-op without dynamic fields)."""

@@ -194,13 +194,8 @@ class Program:
         self.randomizers = Randomizers(self.params, dict(spec.randomize))
         self._stages = []
         for stage in stages:
-            stage_params = {}
-            for q, _, _ in stage.dynamic_fields():
-                stage_params[q] = self.params[q]
-                if q.startswith(stage.name + "."):
-                    stage_params[q[len(stage.name) + 1 :]] = self.params[q]
             stage.allocate(self._ws)
-            self._stages.append((stage, stage_params))
+            self._stages.append((stage, stage.param_arrays(self.params)))
         self._regen_mask = budget.zeros(E, wp.int32, "regen_mask")
         self._no_mask = budget.zeros(1, wp.int32, "empty mask")
         self.inputs = MappingProxyType({"regen_mask": self._regen_mask, **self._ws.inputs})

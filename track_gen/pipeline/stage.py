@@ -231,6 +231,17 @@ class Stage:
             if t.dynamic
         ]
 
+    def param_arrays(self, params) -> dict:
+        """The ``params`` argument of :meth:`enqueue`: each of :meth:`dynamic_fields`' arrays
+        from ``params`` (a mapping by public name), by public name and, for the stage's own
+        fields, by field name."""
+        out = {}
+        for q, _, _ in self.dynamic_fields():
+            out[q] = params[q]
+            if q.startswith(self.name + "."):
+                out[q[len(self.name) + 1 :]] = params[q]
+        return out
+
     def host_stages(self) -> list[str]:
         """Names of contained stages registered with ``capturable=False`` (composites)."""
         return []

@@ -160,14 +160,7 @@ class SamplerMix(Stage):
     def enqueue(self, ws: Workspace, params: dict) -> None:
         E = ws.layout.num_envs
         if self._child_params is None:
-            self._child_params = []
-            for child in self.children:
-                d = {}
-                for q, _, _ in child.dynamic_fields():
-                    d[q] = params[q]
-                    if q.startswith(child.name + "."):
-                        d[q[len(child.name) + 1 :]] = params[q]
-                self._child_params.append(d)
+            self._child_params = [child.param_arrays(params) for child in self.children]
         wp.launch(
             _choose_kernel,
             E,
