@@ -49,6 +49,12 @@ class GraphCache:
         self.graphs: dict = {}
         self._warned = False
 
+    @staticmethod
+    def variant(advance: bool, mask) -> tuple:
+        """The key of a regeneration variant: ``advance`` and the mask's address (a recorded
+        graph reads the mask by pointer); ``variant(False, None)`` is the full regeneration."""
+        return (advance, None if mask is None else mask.ptr)
+
     def run(self, key: Hashable, body: Callable[[], None], device, stream=None):
         """Replay the graph of ``key`` (recording ``body`` first); returns it, or None when
         ``body`` ran eagerly because the cache is full."""

@@ -327,31 +327,35 @@ def resolve_values(
             f"{owner}: unknown option(s) {sorted(map(str, unknown))}; accepted options: "
             f"{sorted(known) or 'none'}"
         )
-    raw: dict[str, Any] = {}
-    where: dict[str, str] = {}
+    items = []
     for t in fields:
         if t.name in options:
-            # normalized first (kind and own bounds); cross-field bounds below
-            raw[t.name] = t.check(options[t.name], f"{owner} option {t.name!r}")
-            where[t.name] = f"{owner} option {t.name!r}"
+            items.append((t, options[t.name], f"{owner} option {t.name!r}"))
         elif config is not None and hasattr(config, t.field):
-            raw[t.name] = getattr(config, t.field)
-            where[t.name] = f"{type(config).__name__}.{t.field} (with {owner}'s options)"
+            where = f"{type(config).__name__}.{t.field} (with {owner}'s options)"
+            items.append((t, getattr(config, t.field), where))
         else:
-            raw[t.name] = t.default
-            where[t.name] = f"{owner} default of {t.name!r}"
+            items.append((t, t.default, f"{owner} default of {t.name!r}"))
+
+    def outside(t: Tunable):
+        return getattr(config, t.field) if hasattr(config, t.field) else t.default
+
+    # an option may break a bound or a rule of another field (max_corners >= min_corners)
+    values = check_together(items, outside)
+    return Values({t.name: v for (t, _, _), v in zip(items, values, strict=True)})
+
+
+def check_together(items, outside: Callable | None = None) -> list:
+    """Check ``(tunable, value, owner)`` items as one set of fields: each value alone first
+    (its kind and own bounds; NumPy scalars become Python values), then each again with every
+    other (normalized) value, for the bounds and rules that read another field. ``outside(t)``
+    gives a field the items do not hold. Returns the normalized values, in order."""
+    alone = {id(t): t.check(value, owner) for t, value, owner in items}
 
     def lookup(t: Tunable):
-        if t.name in raw:
-            return raw[t.name]
-        if config is not None and hasattr(config, t.field):
-            return getattr(config, t.field)
-        return t.default
+        return alone[id(t)] if id(t) in alone else outside(t)
 
-    # every value again with every other resolved value: an option may break a bound or a
-    # rule of another field (max_corners >= min_corners, num_sites >= control_points)
-    out = {t.name: t.check(raw[t.name], where[t.name], lookup) for t in fields}
-    return Values(out)
+    return [t.check(alone[id(t)], owner, lookup) for t, _, owner in items]
 
 
 def _annotation(t: Tunable):
@@ -403,17 +407,8 @@ def config_class(
     def post_init(self):
         cls_name = type(self).__name__
         tunables = type(self).__tunables__
-        # pass 1: each field's kind and own bounds (normalized: NumPy scalars -> Python);
-        # pass 2: the bounds and rules that read another field, all fields now checked
-        by_field = {
-            t.field: t.check(getattr(self, t.field), f"{cls_name}.{t.field}") for t in tunables
-        }
-
-        def lookup(t: Tunable):
-            return by_field[t.field]
-
-        for t in tunables:
-            v = t.check(by_field[t.field], f"{cls_name}.{t.field}", lookup)
+        items = [(t, getattr(self, t.field), f"{cls_name}.{t.field}") for t in tunables]
+        for t, v in zip(tunables, check_together(items), strict=True):
             object.__setattr__(self, t.field, v)
 
     def replace(self, **changes):

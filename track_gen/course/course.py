@@ -189,7 +189,7 @@ class Course:
     def graph(self):
         """The course's graph of the full regeneration (CUDA, after the first call), else
         None."""
-        return self._graphs.graphs.get((False, None))
+        return self._graphs.graphs.get(GraphCache.variant(False, None))
 
     def _utility(self, name):
         comp = self._ctx.components.get(name)
@@ -233,12 +233,11 @@ class Course:
                 "course took it over): use that course"
             )
 
-    def _check_mask(self, mask, name: str = "mask") -> None:
+    def _check_mask(self, mask) -> None:
         check_mask(
             mask,
             self.generator.layout.num_envs,
             self.device,
-            name,
             hint="use course.inputs['regen_mask'] or course.inputs['reset_mask']",
         )
 
@@ -395,7 +394,7 @@ class Course:
         )
         with self._guard("regenerate()"):
             if use_graph:
-                key = (advance, None if mask is None else mask.ptr)
+                key = GraphCache.variant(advance, mask)
                 self._graphs.run(key, lambda: self._body(advance, mask), self.device, self.stream)
             else:
                 with stream_scope(self.stream):

@@ -350,7 +350,7 @@ class Program:
             with stream_scope(stream):
                 self._body(advance, mask)
             return
-        key = (advance, None if mask is None else mask.ptr)
+        key = GraphCache.variant(advance, mask)
         self._graphs.run(key, lambda: self._body(advance, mask), dev, stream)
 
     def __repr__(self) -> str:
