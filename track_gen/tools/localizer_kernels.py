@@ -1,0 +1,315 @@
+"""Kernels of :mod:`track_gen.tools.localizer` (private: use :class:`TrackLocalizer`).
+
+Every kernel runs one thread per env (``e = wp.tid()``) or per (env, row) pair
+(``e, i = wp.tid()``); every loop bound is clamped to the line's ``N_max`` so a bad count or a
+non-finite input can never index out of bounds.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+wp.set_module_options({"enable_backward": False})
+
+_NAN = wp.constant(float("nan"))
+_INF = wp.constant(float("inf"))
+#: Below this plan-view length a unit chord counts as vertical (left axis falls back to +y).
+_VERTICAL_EPS = wp.constant(1.0e-6)
+
+
+@wp.func
+def _finite3(p: wp.vec3f) -> bool:
+    return wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(p[2])
+
+
+@wp.func
+def _next(i: int, n: int) -> int:
+    j = i + 1
+    if j >= n:
+        j = 0
+    return j
+
+
+@wp.func
+def _segment_sq(p: wp.vec3f, a: wp.vec3f, b: wp.vec3f) -> wp.vec2f:
+    """``(squared distance from p to segment a-b, clamped parameter u)``; NaN for a zero-length
+    (or non-finite) segment, which never wins a ``<`` comparison."""
+    d = b - a
+    dd = wp.dot(d, d)
+    if not (dd > 0.0):
+        return wp.vec2f(_NAN, _NAN)
+    w = p - a
+    u = wp.clamp(wp.dot(w, d) / dd, 0.0, 1.0)
+    q = w - u * d
+    return wp.vec2f(wp.dot(q, q), u)
+
+
+@wp.func
+def _left_axis(t: wp.vec3f) -> wp.vec3f:
+    """Horizontal left axis ``normalize(cross(z, t)) = normalize(-t.y, t.x, 0)``; +y for a
+    vertical ``t``."""
+    h = wp.vec3f(-t[1], t[0], 0.0)
+    hl = wp.length(h)
+    if hl > _VERTICAL_EPS:
+        return h / hl
+    return wp.vec3f(0.0, 1.0, 0.0)
+
+
+@wp.func
+def _write_none(
+    e: int,
+    memory_inout: wp.array(dtype=wp.int32),
+    s_out: wp.array(dtype=wp.float32),
+    n_out: wp.array(dtype=wp.float32),
+    n_up_out: wp.array(dtype=wp.float32),
+    distance_out: wp.array(dtype=wp.float32),
+    segment_out: wp.array(dtype=wp.int32),
+    closest_out: wp.array(dtype=wp.vec3f),
+    tangent_out: wp.array(dtype=wp.vec3f),
+):
+    nan3 = wp.vec3f(_NAN, _NAN, _NAN)
+    memory_inout[e] = -1
+    s_out[e] = _NAN
+    n_out[e] = _NAN
+    n_up_out[e] = _NAN
+    distance_out[e] = _NAN
+    segment_out[e] = -1
+    closest_out[e] = nan3
+    tangent_out[e] = nan3
+
+
+@wp.kernel
+def _locate_kernel(
+    # inputs
+    position: wp.array(dtype=wp.vec3f),
+    center: wp.array(dtype=wp.vec3f),
+    arclen: wp.array(dtype=wp.float32),
+    length: wp.array(dtype=wp.float32),
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    n_max: int,
+    window: int,
+    # outputs
+    memory_inout: wp.array(dtype=wp.int32),
+    s_out: wp.array(dtype=wp.float32),
+    n_out: wp.array(dtype=wp.float32),
+    n_up_out: wp.array(dtype=wp.float32),
+    distance_out: wp.array(dtype=wp.float32),
+    segment_out: wp.array(dtype=wp.int32),
+    closest_out: wp.array(dtype=wp.vec3f),
+    tangent_out: wp.array(dtype=wp.vec3f),
+):
+    e = wp.tid()
+    n = wp.clamp(count[e], 0, n_max)
+    p = position[e]
+    if valid[e] == 0 or n < 2 or not _finite3(p):
+        _write_none(
+            e,
+            memory_inout,
+            s_out,
+            n_out,
+            n_up_out,
+            distance_out,
+            segment_out,
+            closest_out,
+            tangent_out,
+        )
+        return
+    base = e * n_max
+    best = int(-1)
+    best_d2 = float(_INF)
+    best_u = float(0.0)
+    full = int(1)
+    last = memory_inout[e]
+    span = 2 * window + 1
+    if window > 0 and span < n and last >= 0 and last < n:
+        # warm: segments last-W .. last+W (mod n) only
+        start = last - window
+        if start < 0:
+            start = start + n
+        best_j = int(-1)
+        i = int(start)
+        a = center[base + i]
+        for j in range(span):
+            nxt = _next(i, n)
+            b = center[base + nxt]
+            r = _segment_sq(p, a, b)
+            if r[0] < best_d2 or (r[0] == best_d2 and i < best):
+                best = i
+                best_d2 = r[0]
+                best_u = r[1]
+                best_j = j
+            a = b
+            i = nxt
+        if best_j > 0 and best_j < span - 1:
+            bound = float(window) * length[e] / float(n)
+            if wp.sqrt(best_d2) <= bound:
+                full = 0
+    if full != 0:
+        best = int(-1)
+        best_d2 = float(_INF)
+        a = center[base]
+        for i in range(n):
+            b = center[base + _next(i, n)]
+            r = _segment_sq(p, a, b)
+            if r[0] < best_d2:
+                best = i
+                best_d2 = r[0]
+                best_u = r[1]
+            a = b
+    if best < 0:
+        # every segment is degenerate or non-finite
+        _write_none(
+            e,
+            memory_inout,
+            s_out,
+            n_out,
+            n_up_out,
+            distance_out,
+            segment_out,
+            closest_out,
+            tangent_out,
+        )
+        return
+    nxt = _next(best, n)
+    a = center[base + best]
+    d = center[base + nxt] - a
+    q = a + best_u * d
+    t = wp.normalize(d)
+    left = _left_axis(t)
+    up = wp.normalize(wp.cross(t, left))
+    total = length[e]
+    a0 = arclen[base + best]
+    a1 = total
+    if nxt != 0:
+        a1 = arclen[base + nxt]
+    s = a0 + best_u * (a1 - a0)
+    s = s - total * wp.floor(s / total)
+    if s >= total or s < 0.0:
+        s = 0.0  # float rounding at the seam
+    rel = p - q
+    memory_inout[e] = best
+    s_out[e] = s
+    n_out[e] = wp.dot(rel, left)
+    n_up_out[e] = wp.dot(rel, up)
+    distance_out[e] = wp.length(rel)
+    segment_out[e] = best
+    closest_out[e] = q
+    tangent_out[e] = t
+
+
+@wp.kernel
+def _curvature_kernel(
+    # inputs
+    mask: wp.array(dtype=wp.int32),
+    center: wp.array(dtype=wp.vec3f),
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    n_max: int,
+    # outputs
+    curvature_out: wp.array(dtype=wp.float32),
+    memory_out: wp.array(dtype=wp.int32),
+):
+    e, i = wp.tid()
+    if mask[e] == 0:
+        return
+    if i == 0:
+        memory_out[e] = -1
+    row = e * n_max + i
+    n = wp.clamp(count[e], 0, n_max)
+    if valid[e] == 0 or n < 2 or i >= n:
+        curvature_out[row] = _NAN
+        return
+    base = e * n_max
+    prev = i - 1
+    if prev < 0:
+        prev = n - 1
+    c = center[row]
+    a = c - center[base + prev]
+    b = center[base + _next(i, n)] - c
+    cr = wp.cross(a, b)
+    angle = wp.atan2(wp.length(cr), wp.dot(a, b))
+    mean = 0.5 * (wp.length(a) + wp.length(b))
+    k = float(0.0)
+    if mean > 0.0:
+        k = angle / mean
+    if cr[2] < 0.0:
+        k = -k
+    curvature_out[row] = k
+
+
+@wp.kernel
+def _reset_kernel(
+    # inputs
+    mask: wp.array(dtype=wp.int32),
+    # outputs
+    memory_out: wp.array(dtype=wp.int32),
+):
+    e = wp.tid()
+    if mask[e] != 0:
+        memory_out[e] = -1
+
+
+@wp.kernel
+def _curvature_at_kernel(
+    # inputs
+    s: wp.array(dtype=wp.float32),
+    curvature: wp.array(dtype=wp.float32),
+    arclen: wp.array(dtype=wp.float32),
+    length: wp.array(dtype=wp.float32),
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    n_max: int,
+    k_per_env: int,
+    # outputs
+    out: wp.array(dtype=wp.float32),
+):
+    e, k = wp.tid()
+    row = e * k_per_env + k
+    n = wp.clamp(count[e], 0, n_max)
+    total = length[e]
+    q = s[row]
+    if valid[e] == 0 or n < 2 or not wp.isfinite(q) or not wp.isfinite(total) or total <= 0.0:
+        out[row] = _NAN
+        return
+    q = q - total * wp.floor(q / total)
+    if q >= total or q < 0.0:
+        q = 0.0
+    base = e * n_max
+    # the last bead i with arclen[i] <= q (bead 0 when none)
+    lo = int(0)
+    hi = n - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if arclen[base + mid] <= q:
+            lo = mid
+        else:
+            hi = mid - 1
+    nxt = _next(lo, n)
+    a0 = arclen[base + lo]
+    a1 = total
+    if nxt != 0:
+        a1 = arclen[base + nxt]
+    t = float(0.0)
+    if a1 - a0 > 0.0:
+        t = wp.clamp((q - a0) / (a1 - a0), 0.0, 1.0)
+    out[row] = (1.0 - t) * curvature[base + lo] + t * curvature[base + nxt]
+
+
+@wp.kernel
+def _speed_profile_kernel(
+    # inputs
+    curvature: wp.array(dtype=wp.float32),
+    max_lateral_accel: float,
+    max_speed: float,
+    # outputs
+    out: wp.array(dtype=wp.float32),
+):
+    row = wp.tid()
+    k = wp.abs(curvature[row])
+    if not wp.isfinite(k):
+        out[row] = _NAN
+    elif k > 0.0:
+        out[row] = wp.min(max_speed, wp.sqrt(max_lateral_accel / k))
+    else:
+        out[row] = max_speed
