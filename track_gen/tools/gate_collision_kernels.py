@@ -1,0 +1,278 @@
+"""Kernels of the gate colliders (see :mod:`track_gen.tools.gate_collision`).
+
+Posts (plan-view discs) against oriented boxes, one thread per box; frames (four boxes per
+gate, in the gate's frame) against spheres, one thread per env. Refreshes run one thread per
+env. Every loop over an env's gates is bounded by ``max_gates`` (counts are clamped).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+import warp as wp
+
+from .band_collision_kernels import _make_box
+
+wp.set_module_options({"enable_backward": False})
+
+
+class FrameMember(IntEnum):
+    """Member ids of a gate frame (``FrameContact.member``)."""
+
+    LEFT = 0  # +y side of the opening (the gate's left)
+    RIGHT = 1  # -y side
+    TOP = 2  # +z side
+    BOTTOM = 3  # -z side
+
+
+_NAN = wp.constant(float("nan"))
+_BIG = wp.constant(3.0e38)
+_LEFT = wp.constant(int(FrameMember.LEFT))
+_TOP = wp.constant(int(FrameMember.TOP))
+_BOTTOM = wp.constant(int(FrameMember.BOTTOM))
+
+
+@wp.func
+def _usable_gates(
+    count: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32), e: int, g_max: int
+) -> int:
+    """count[e] clamped to [0, max_gates] for a valid env, else 0."""
+    n = wp.clamp(count[e], 0, g_max)
+    if valid[e] == 0:
+        n = 0
+    return n
+
+
+@wp.func
+def _finite3(v: wp.vec3f) -> bool:
+    return wp.isfinite(v[0]) and wp.isfinite(v[1]) and wp.isfinite(v[2])
+
+
+# ----------------------------------------------------------------------------- posts
+
+
+@wp.kernel
+def _posts_kernel(
+    # inputs
+    mask: wp.array(dtype=wp.int32),
+    left: wp.array(dtype=wp.vec3f),
+    right: wp.array(dtype=wp.vec3f),
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    g_max: int,
+    # outputs
+    num_posts_out: wp.array(dtype=wp.int32),
+    posts_out: wp.array(dtype=wp.vec2f),
+):
+    e = wp.tid()
+    if mask[e] == 0:
+        return
+    n = _usable_gates(count, valid, e, g_max)
+    num_posts_out[e] = 2 * n
+    nan2 = wp.vec2f(_NAN, _NAN)
+    base = e * g_max
+    for g in range(g_max):
+        a = nan2
+        b = nan2
+        if g < n:
+            pl = left[base + g]
+            pr = right[base + g]
+            a = wp.vec2f(pl[0], pl[1])
+            b = wp.vec2f(pr[0], pr[1])
+        posts_out[2 * (base + g)] = a
+        posts_out[2 * (base + g) + 1] = b
+
+
+@wp.kernel
+def _disc_query_kernel(
+    # inputs
+    num_posts: wp.array(dtype=wp.int32),
+    posts: wp.array(dtype=wp.vec2f),
+    g_max: int,
+    nbox: int,
+    radius: float,
+    position: wp.array(dtype=wp.vec3f),
+    orientation: wp.array(dtype=wp.quatf),
+    half_extents: wp.array(dtype=wp.vec2f),
+    # outputs
+    hit_out: wp.array(dtype=wp.int32),
+    post_out: wp.array(dtype=wp.int32),
+    distance_out: wp.array(dtype=wp.float32),
+    nearest_out: wp.array(dtype=wp.vec2f),
+):
+    tid = wp.tid()
+    e = tid // nbox
+    n = wp.clamp(num_posts[e], 0, 2 * g_max)
+    bx = _make_box(position[tid], orientation[tid], half_extents[tid])
+    best = float(_BIG)
+    k_best = int(-1)
+    if bx.ok == 1:
+        base = 2 * e * g_max
+        for k in range(n):
+            r = posts[base + k] - bx.p
+            ox = wp.max(wp.abs(wp.dot(r, bx.ax)) - bx.h[0], 0.0)
+            oy = wp.max(wp.abs(wp.dot(r, bx.ay)) - bx.h[1], 0.0)
+            d2 = ox * ox + oy * oy
+            # strict: ties keep the lowest post; a NaN post never wins, an overflowing
+            # distance (a far box) still names a post
+            if d2 < best or (k_best < 0 and not wp.isnan(d2)):
+                best = d2
+                k_best = k
+    if k_best < 0:
+        hit_out[tid] = 0
+        post_out[tid] = -1
+        distance_out[tid] = _NAN
+        nearest_out[tid] = wp.vec2f(_NAN, _NAN)
+        return
+    dist = wp.sqrt(best) - radius
+    hit_out[tid] = wp.where(dist <= 0.0, 1, 0)
+    post_out[tid] = k_best
+    distance_out[tid] = dist
+    nearest_out[tid] = posts[2 * e * g_max + k_best]
+
+
+# ----------------------------------------------------------------------------- frames
+
+
+@wp.kernel
+def _frames_kernel(
+    # inputs
+    mask: wp.array(dtype=wp.int32),
+    position: wp.array(dtype=wp.vec3f),
+    orientation: wp.array(dtype=wp.quatf),
+    half_size: wp.array(dtype=wp.float32),
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    g_max: int,
+    # outputs
+    num_gates_out: wp.array(dtype=wp.int32),
+    frame_out: wp.array(dtype=wp.vec4f),
+    rotation_out: wp.array(dtype=wp.mat33f),
+):
+    e = wp.tid()
+    if mask[e] == 0:
+        return
+    n = _usable_gates(count, valid, e, g_max)
+    num_gates_out[e] = n
+    base = e * g_max
+    nan4 = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
+    nanm = wp.mat33f(_NAN, _NAN, _NAN, _NAN, _NAN, _NAN, _NAN, _NAN, _NAN)
+    for g in range(g_max):
+        fr = nan4
+        rot = nanm
+        if g < n:
+            c = position[base + g]
+            q = orientation[base + g]
+            h = wp.abs(half_size[base + g])
+            ln = wp.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+            if ln > 1.0e-30 and wp.isfinite(ln) and _finite3(c) and wp.isfinite(h):
+                qn = wp.quatf(q[0] / ln, q[1] / ln, q[2] / ln, q[3] / ln)
+                # the rotation's columns are the gate axes in world: its transpose maps
+                # world offsets into the gate frame
+                rot = wp.transpose(wp.quat_to_matrix(qn))
+                fr = wp.vec4f(c[0], c[1], c[2], h)
+        frame_out[base + g] = fr
+        rotation_out[base + g] = rot
+
+
+@wp.func
+def _member_center(m: int, h: float, th: float) -> wp.vec3f:
+    """Centre of member m in the gate frame."""
+    off = h + 0.5 * th
+    if m == _LEFT:
+        return wp.vec3f(0.0, off, 0.0)
+    if m == _TOP:
+        return wp.vec3f(0.0, 0.0, off)
+    if m == _BOTTOM:
+        return wp.vec3f(0.0, 0.0, -off)
+    return wp.vec3f(0.0, -off, 0.0)
+
+
+@wp.func
+def _member_half(m: int, h: float, th: float, dp: float) -> wp.vec3f:
+    """Half extents of member m (posts for left/right, bars for top/bottom)."""
+    if m >= _TOP:
+        return wp.vec3f(0.5 * dp, h + th, 0.5 * th)
+    return wp.vec3f(0.5 * dp, 0.5 * th, h + th)
+
+
+@wp.kernel
+def _frame_query_kernel(
+    # inputs
+    num_gates: wp.array(dtype=wp.int32),
+    frame: wp.array(dtype=wp.vec4f),
+    rotation: wp.array(dtype=wp.mat33f),
+    g_max: int,
+    thickness: float,
+    depth: float,
+    agent_radius: float,
+    position: wp.array(dtype=wp.vec3f),
+    # outputs
+    hit_out: wp.array(dtype=wp.int32),
+    gate_out: wp.array(dtype=wp.int32),
+    member_out: wp.array(dtype=wp.int32),
+    distance_out: wp.array(dtype=wp.float32),
+    nearest_out: wp.array(dtype=wp.vec3f),
+    normal_out: wp.array(dtype=wp.vec3f),
+):
+    e = wp.tid()
+    n = wp.clamp(num_gates[e], 0, g_max)
+    p = position[e]
+    base = e * g_max
+    best = float(_BIG)
+    g_best = int(-1)
+    m_best = int(-1)
+    o_best = wp.vec3f(0.0)  # agent minus closest point, gate frame
+    near_best = wp.vec3f(0.0)  # closest point, gate frame
+    if _finite3(p):
+        for g in range(n):
+            fr = frame[base + g]
+            h = fr[3]
+            rel = p - wp.vec3f(fr[0], fr[1], fr[2])
+            # bounding sphere of the frame: skip a gate that cannot be nearer (the slack
+            # keeps the rounding of the bound from skipping a nearer member)
+            ho = h + thickness
+            rb = wp.sqrt(0.25 * depth * depth + 2.0 * ho * ho)
+            dc = wp.length(rel)
+            if dc - rb > best + 1.0e-5 * (dc + rb):
+                continue
+            q = rotation[base + g] * rel
+            for m in range(4):
+                d = q - _member_center(m, h, thickness)
+                hm = _member_half(m, h, thickness, depth)
+                cl = wp.vec3f(
+                    wp.clamp(d[0], -hm[0], hm[0]),
+                    wp.clamp(d[1], -hm[1], hm[1]),
+                    wp.clamp(d[2], -hm[2], hm[2]),
+                )
+                o = d - cl
+                dist = wp.length(o)
+                if dist < best or (g_best < 0 and not wp.isnan(dist)):
+                    best = dist
+                    g_best = g
+                    m_best = m
+                    o_best = o
+                    near_best = q - o
+    if g_best < 0:
+        nan3 = wp.vec3f(_NAN, _NAN, _NAN)
+        hit_out[e] = 0
+        gate_out[e] = -1
+        member_out[e] = -1
+        distance_out[e] = _NAN
+        nearest_out[e] = nan3
+        normal_out[e] = nan3
+        return
+    fr = frame[base + g_best]
+    to_world = wp.transpose(rotation[base + g_best])
+    dist = best - agent_radius
+    hit_out[e] = wp.where(dist <= 0.0, 1, 0)
+    gate_out[e] = g_best
+    member_out[e] = m_best
+    distance_out[e] = dist
+    if best > 0.0:
+        nearest_out[e] = wp.vec3f(fr[0], fr[1], fr[2]) + to_world * near_best
+        normal_out[e] = to_world * (o_best / best)
+    else:
+        # the centre is inside the member: it is its own closest point, no direction
+        nearest_out[e] = p
+        normal_out[e] = wp.vec3f(_NAN, _NAN, _NAN)
