@@ -56,10 +56,16 @@ def test_config_checks(kw, err, match):
 
 
 def test_config_refuses_wrong_family():
-    with pytest.raises(ValueError, match="gates"):
-        CourseConfig(mode="gates", gen=GateGenConfig(num_envs=2, gate_width=0.1))
+    with pytest.raises(TypeError, match="GateGenConfig in gates mode"):
+        CourseConfig(mode="gates", gen=TrackGenConfig(num_envs=2))
+    with pytest.raises(TypeError, match="TrackGenConfig"):
+        CourseConfig(mode="track", gen=GateGenConfig(num_envs=2, gate_width=0.1))
     with pytest.raises(TypeError, match="TrackGenConfig"):
         CourseConfig(mode="track", gen=object(), checkpoint_spacing=0.6)
+    with pytest.raises(ValueError, match="does not apply to mode='track'"):
+        CourseConfig(
+            mode="track", gen=TrackGenConfig(num_envs=2), checkpoint_spacing=0.6, post_radius=0.1
+        )
 
 
 def test_sdf_course_masked_regeneration_keeps_unmasked_bakes(device):

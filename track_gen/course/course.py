@@ -16,7 +16,14 @@ from ..exec import GraphCache, UseGuard, is_capturing, require_not_capturing, st
 from ..pipeline.spec import PipelineSpec
 from .component import Component, ComponentContext, order_components
 from .config import CourseConfig
-from .presets import track_components
+from .presets import (
+    build_source,
+    check_gate_width,
+    check_source,
+    from_config,
+    gates_components,
+    track_components,
+)
 from .result import StepResult
 
 __all__ = ["Course"]
@@ -28,24 +35,15 @@ COMMON_INPUTS = ("position", "orientation", "half_extents", "box_position")
 
 
 def _check_generator(generator) -> None:
-    if isinstance(generator, (TrackGenConfig, PipelineSpec)) and not isinstance(
-        generator, GateGenConfig
-    ):
-        family = getattr(generator, "family", "track")
-        fix = (
-            "build a GateGenerator(spec) and pass it with your components"
-            if family == "gates"
-            else "use Course.track(...) to build one"
+    if isinstance(generator, (TrackGenConfig, GateGenConfig, PipelineSpec)):
+        family = getattr(generator, "family", None) or (
+            "gates" if isinstance(generator, GateGenConfig) else "track"
         )
+        preset = "Course.gates(...)" if family == "gates" else "Course.track(...)"
         raise TypeError(
             f"Course(generator, ...) takes a built generator, got a "
-            f"{type(generator).__name__}: {fix}"
-        )
-    if isinstance(generator, GateGenConfig):
-        raise TypeError(
-            "Course(generator, ...) takes a built generator, got a GateGenConfig: build a "
-            "GateGenerator(config) and pass it with your components (gate courses have no "
-            "preset in this version)"
+            f"{type(generator).__name__}: use {preset} to build one (or build the generator "
+            "yourself and pass it with your components)"
         )
     for attr in ("result", "layout", "enqueue", "inputs"):
         if not hasattr(generator, attr):
@@ -85,7 +83,7 @@ class Course:
                 raise TypeError("pass either a generator or config=, not both")
             if components:
                 raise TypeError("config= builds its own components: pass none")
-            generator, components = _from_config(config)
+            generator, components = from_config(config)
         _check_generator(generator)
         if (
             isinstance(components, Component)
@@ -156,7 +154,45 @@ class Course:
             max_checkpoints=max_checkpoints,
             extra=extra,
         )
-        generator = _build_source(source, "track", TrackGenerator, seeds, stream)
+        check_source(source, "track", seeds, stream)
+        generator = build_source(source, "track", TrackGenerator, seeds, stream)
+        return cls(generator, components, stream=stream, prepare=prepare)
+
+    @classmethod
+    def gates(
+        cls,
+        source,
+        *,
+        collision=None,
+        samples_per_gate=8,
+        localize_window=None,
+        extra=(),
+        seeds=None,
+        stream=None,
+        prepare: bool = True,
+    ):
+        """A gate course: ``checkpoints`` (``tools.GateCheckpoints()``), ``centerline``
+        (``tools.CenterlineFromGates(samples_per_gate)``), ``progress``, ``collision`` (when
+        given: ``tools.DiscCollision(r)`` for a post radius ``r > 0``, or the component you
+        pass), ``localizer`` (``tools.Localizer(warm_window=localize_window,
+        source="centerline")``), then ``extra``.
+
+        Every check is made before any generator is built, the gate-width rule included: the
+        construction ``gate_frames.gate_width`` of the config, spec or built generator must be
+        > 0 (a width-0 gate can never be passed), or, when a randomizer draws the width, its
+        construction lo must be > 0.
+        """
+        from ..generators import GateGenerator
+
+        components = gates_components(
+            collision=collision,
+            samples_per_gate=samples_per_gate,
+            localize_window=localize_window,
+            extra=extra,
+        )
+        check_source(source, "gates", seeds, stream)
+        check_gate_width(source)
+        generator = build_source(source, "gates", GateGenerator, seeds, stream)
         return cls(generator, components, stream=stream, prepare=prepare)
 
     @classmethod
@@ -164,7 +200,7 @@ class Course:
         """``Course(config=config)``: build the generator and components a
         :class:`CourseConfig` describes (through ``cls(generator, components, ...)``, so a
         subclass's ``__init__`` runs)."""
-        generator, components = _from_config(config)
+        generator, components = from_config(config)
         return cls(generator, components, stream=stream, prepare=prepare)
 
     # -------------------------------------------------------------- properties
@@ -464,53 +500,3 @@ class Course:
 
     def __repr__(self) -> str:
         return f"Course({self.generator!r}, components={list(self._ctx.components)})"
-
-
-def _build_source(source, family, generator_cls, seeds, stream):
-    """The generator a preset drives: built from a config or spec, or used as is."""
-    other = (
-        "a GateGenerator with Course(generator, components): gate courses have no preset in "
-        "this version"
-        if family == "track"
-        else "Course.track(...)"
-    )
-    if isinstance(source, (TrackGenConfig, GateGenConfig, PipelineSpec)):
-        src_family = getattr(source, "family", None) or (
-            "gates" if isinstance(source, GateGenConfig) else "track"
-        )
-        if src_family != family:
-            raise TypeError(f"a {src_family} source goes to {other}")
-        return generator_cls(source, seeds=seeds, stream=stream)
-    if hasattr(source, "layout") and hasattr(source, "enqueue"):
-        if seeds is not None or stream is not None:
-            raise TypeError(
-                "seeds= and stream= configure the generator the preset builds; "
-                "a built generator already has them"
-            )
-        if getattr(source.spec, "family", family) != family:
-            raise TypeError(f"a {source.spec.family} generator goes to {other}")
-        return source
-    raise TypeError(
-        f"source must be a config, a PipelineSpec or a built generator, got {type(source).__name__}"
-    )
-
-
-def _from_config(config):
-    from ..generators import TrackGenerator
-    from ..tools.band_collision import BandCollision
-
-    if not isinstance(config, CourseConfig):
-        raise TypeError(f"config must be a CourseConfig, got {type(config).__name__}")
-    collision = None
-    if config.collision is not None:
-        collision = BandCollision(
-            config.collision,
-            max_boxes=config.max_boxes,
-            sdf_resolution=config.sdf_resolution or 128,
-        )
-    components = track_components(
-        checkpoint_spacing=config.checkpoint_spacing,
-        collision=collision,
-        max_checkpoints=config.max_checkpoints,
-    )
-    return TrackGenerator(config.gen, seeds=config.seeds), components

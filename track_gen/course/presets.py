@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
+from ..config import GateGenConfig, TrackGenConfig
+from ..pipeline.spec import PipelineSpec
 from .component import Component, order_components
+from .config import CourseConfig
 
-__all__ = ["track_components"]
+__all__ = [
+    "build_source",
+    "check_gate_width",
+    "check_source",
+    "from_config",
+    "gates_components",
+    "track_components",
+]
 
 
 def _check_sequence(name: str, value) -> list:
@@ -19,6 +30,22 @@ def _check_sequence(name: str, value) -> list:
             f"{name} must be a sequence of components (a list or tuple), got {type(value).__name__}"
         )
     return list(value)
+
+
+def _collision_component(collision):
+    """A component passed in the ``collision`` slot, which must be named ``"collision"``."""
+    if getattr(collision, "name", None) != "collision":
+        raise ValueError(
+            f"the collision slot takes a component named 'collision', got "
+            f"{getattr(collision, 'name', None)!r}: put a collision under another name in extra="
+        )
+    return collision
+
+
+def _is_component(value) -> bool:
+    return isinstance(value, Component) or (
+        not isinstance(value, (str, bytes, numbers.Number)) and hasattr(value, "step")
+    )
 
 
 def track_components(*, checkpoint_spacing, collision=None, max_checkpoints=None, extra=()):
@@ -46,11 +73,6 @@ def track_components(*, checkpoint_spacing, collision=None, max_checkpoints=None
     ]
     if collision is None:
         pass
-    elif isinstance(collision, bool):
-        raise TypeError(
-            f"collision = {collision!r}: pass None, 'segments', 'sdf' or a "
-            "component named 'collision'"
-        )
     elif isinstance(collision, str):
         if collision not in METHOD.choices:
             raise ValueError(
@@ -59,17 +81,180 @@ def track_components(*, checkpoint_spacing, collision=None, max_checkpoints=None
         from ..tools.band_collision import BandCollision
 
         comps.append(BandCollision(collision))
-    elif isinstance(collision, Component) or hasattr(collision, "step"):
-        if getattr(collision, "name", None) != "collision":
-            raise ValueError(
-                f"the collision slot takes a component named 'collision', got "
-                f"{getattr(collision, 'name', None)!r}: put a collision under "
-                "another name in extra="
-            )
-        comps.append(collision)
+    elif _is_component(collision):
+        comps.append(_collision_component(collision))
     else:
         raise TypeError(
             f"collision = {collision!r}: pass None, 'segments', 'sdf' or a "
             "component named 'collision'"
         )
     return order_components(comps + extra)
+
+
+def gates_components(*, collision=None, samples_per_gate=8, localize_window=None, extra=()):
+    """``checkpoints``, ``centerline``, ``progress``, ``collision`` (when given),
+    ``localizer``, then ``extra``, ordered.
+
+    Raises before anything is built: ``collision`` None, a post radius (a number in the range
+    of ``tools.gate_collision.POST_RADIUS``: > 0) or a component named ``"collision"`` (a
+    bool or a string is refused); ``samples_per_gate`` an int >= 2
+    (``tools.course_line.SAMPLES_PER_GATE``); ``localize_window`` None or an int >= 1
+    (``tools.localizer.WARM_WINDOW``); ``extra`` a sequence; duplicate names, unknown reads,
+    cycles and attached components.
+    """
+    from ..tools.checkpoints import GateCheckpoints
+    from ..tools.course_line import SAMPLES_PER_GATE, CenterlineFromGates
+    from ..tools.gate_collision import POST_RADIUS, DiscCollision
+    from ..tools.localizer import WARM_WINDOW, Localizer
+    from ..tools.progress import Progress
+
+    samples_per_gate = SAMPLES_PER_GATE.check(samples_per_gate, "samples_per_gate")
+    localize_window = WARM_WINDOW.check(localize_window, "localize_window")
+    extra = _check_sequence("extra", extra)
+    slot = []
+    if collision is None:
+        pass
+    elif isinstance(collision, (bool, str, bytes)):
+        raise TypeError(
+            f"collision = {collision!r}: pass None, a post radius (a number > 0) or a "
+            "component named 'collision' (tools.FrameCollision(...))"
+        )
+    elif isinstance(collision, numbers.Real):
+        radius = POST_RADIUS.check(collision, "collision (the post radius)")
+        slot.append(DiscCollision(radius))
+    elif _is_component(collision):
+        slot.append(_collision_component(collision))
+    else:
+        raise TypeError(
+            f"collision = {collision!r}: pass None, a post radius (a number > 0) or a "
+            "component named 'collision' (tools.FrameCollision(...))"
+        )
+    comps = [
+        GateCheckpoints(),
+        CenterlineFromGates(samples_per_gate),
+        Progress(),
+        *slot,
+        Localizer(warm_window=localize_window, source="centerline"),
+    ]
+    return order_components(comps + extra)
+
+
+def _source_family(source) -> str | None:
+    """``"track"`` / ``"gates"`` of a config, spec or built generator (None: unknown)."""
+    if isinstance(source, GateGenConfig):
+        return "gates"
+    if isinstance(source, TrackGenConfig):
+        return "track"
+    if isinstance(source, PipelineSpec):
+        return source.family
+    spec = getattr(source, "spec", None)
+    family = getattr(spec, "family", None)
+    if family is None:
+        family = getattr(getattr(source, "layout", None), "family", None)
+    return family
+
+
+def check_source(source, family, seeds, stream) -> None:
+    """The preset's source rules (the family, and seeds= / stream= only with a config or
+    spec), checked before anything is built."""
+    other = "Course.gates(...)" if family == "track" else "Course.track(...)"
+    if isinstance(source, (TrackGenConfig, GateGenConfig, PipelineSpec)):
+        src_family = _source_family(source)
+        if src_family != family:
+            raise TypeError(f"a {src_family} source goes to {other}")
+        return
+    if hasattr(source, "layout") and hasattr(source, "enqueue"):
+        if seeds is not None or stream is not None:
+            raise TypeError(
+                "seeds= and stream= configure the generator the preset builds; "
+                "a built generator already has them"
+            )
+        src_family = _source_family(source) or family
+        if src_family != family:
+            raise TypeError(f"a {src_family} generator goes to {other}")
+        return
+    raise TypeError(
+        f"source must be a config, a PipelineSpec or a built generator, got {type(source).__name__}"
+    )
+
+
+def check_gate_width(source) -> None:
+    """Course.gates' width rule on the construction ``gate_frames.gate_width``: > 0, or a
+    randomizer's construction lo > 0 when one draws it (ValueError otherwise)."""
+    if isinstance(source, GateGenConfig):
+        config, stages, randomize = source, None, {}
+    else:
+        spec = source if isinstance(source, PipelineSpec) else getattr(source, "spec", None)
+        if not isinstance(spec, PipelineSpec):
+            return  # a producer of your own: no gate_frames stage to read
+        config, stages, randomize = spec.config, spec.stages, dict(spec.randomize)
+    options = {}
+    name = "gate_frames"
+    if stages is not None:
+        frames = [st for st in stages if st.kind == "gate_frames"]
+        if not frames:
+            return  # no gate_frames stage: the widths come from elsewhere
+        name, options = frames[0].name, frames[0].options
+    key = f"{name}.gate_width"
+    if key in randomize:
+        lo, hi = randomize[key]
+        if not lo > 0.0:
+            raise ValueError(
+                f"with_randomize({{{key!r}: ({lo!r}, {hi!r})}}): Course.gates needs the "
+                "randomized gate width's construction lo > 0 (a width-0 gate can never be "
+                "passed): raise lo"
+            )
+        return
+    width = options.get("gate_width", getattr(config, "gate_width", None))
+    if width is not None and not float(width) > 0.0:
+        raise ValueError(
+            f"gate_width = {width!r}: Course.gates refuses a construction gate width of 0 (a "
+            "width-0 gate can never be passed): pass one, e.g. presets.gates(..., "
+            f"gate_width=0.1), or randomize it with with_randomize({{{key!r}: (lo, hi)}}), "
+            "lo > 0"
+        )
+
+
+def build_source(source, family, generator_cls, seeds, stream):
+    """The generator a preset drives: built from a config or spec, or used as is (the
+    source was checked by :func:`_check_source`)."""
+    if isinstance(source, (TrackGenConfig, GateGenConfig, PipelineSpec)):
+        return generator_cls(source, seeds=seeds, stream=stream)
+    return source
+
+
+def from_config(config):
+    """The generator and components a :class:`CourseConfig` describes (the preset's rules)."""
+    if not isinstance(config, CourseConfig):
+        raise TypeError(f"config must be a CourseConfig, got {type(config).__name__}")
+    if config.mode == "gates":
+        from ..generators import GateGenerator
+        from ..tools.gate_collision import FrameCollision
+
+        collision = config.post_radius
+        if config.frame_collision is not None:
+            collision = FrameCollision(*config.frame_collision)
+        components = gates_components(
+            collision=collision,
+            samples_per_gate=config.samples_per_gate,
+            localize_window=config.localize_window,
+        )
+        check_gate_width(config.gen)
+        return GateGenerator(config.gen, seeds=config.seeds), components
+
+    from ..generators import TrackGenerator
+    from ..tools.band_collision import BandCollision
+
+    collision = None
+    if config.collision is not None:
+        collision = BandCollision(
+            config.collision,
+            max_boxes=config.max_boxes,
+            sdf_resolution=config.sdf_resolution or 128,
+        )
+    components = track_components(
+        checkpoint_spacing=config.checkpoint_spacing,
+        collision=collision,
+        max_checkpoints=config.max_checkpoints,
+    )
+    return TrackGenerator(config.gen, seeds=config.seeds), components

@@ -1,29 +1,61 @@
 """Runtime tools that work on generated courses: course components and their utilities.
 
 Components (``Component`` subclasses, used by :class:`track_gen.course.Course`):
-``Checkpoints``, ``Progress``, ``BandCollision``. Utilities they wrap: ``CheckpointPlacer``
-(-> ``CheckpointSet``), ``ProgressTracker`` (-> ``ProgressEvents``), ``BandCollider``
-(-> ``BandContact``). The component contract (``Component``, ``ComponentContext``,
-``InputSpec``, ``order_components``) lives in :mod:`track_gen.course` and is re-exported here.
+
+* track courses: ``Checkpoints``, ``Progress``, ``BandCollision``, ``Localizer``;
+* gate courses: ``GateCheckpoints``, ``CenterlineFromGates``, ``Progress``, ``DiscCollision``
+  or ``FrameCollision``, ``Localizer(source="centerline")``.
+
+Utilities they wrap: ``CheckpointPlacer`` (-> ``CheckpointSet``), ``ProgressTracker``
+(-> ``ProgressEvents``), ``BandCollider`` (-> ``BandContact``), ``CourseLineBuilder``
+(-> ``CourseLine``), ``TrackLocalizer`` (-> ``TrackFrame``), ``DiscCollider``
+(-> ``DiscContact``), ``FrameCollider`` (-> ``FrameContact``). The component contract
+(``Component``, ``ComponentContext``, ``InputSpec``, ``order_components``) lives in
+:mod:`track_gen.course` and is re-exported here.
 """
 
 from ..course.component import Component, ComponentContext, InputSpec, order_components
 from .band_collision import BandCollider, BandCollision, BandContact
-from .checkpoints import CheckpointPlacer, Checkpoints, CheckpointSet
+from .checkpoints import CheckpointPlacer, Checkpoints, CheckpointSet, GateCheckpoints
+from .course_line import CenterlineFromGates, CourseLine, CourseLineBuilder
+from .gate_collision import (
+    DiscCollider,
+    DiscCollision,
+    DiscContact,
+    FrameCollider,
+    FrameCollision,
+    FrameContact,
+    FrameMember,
+)
+from .localizer import Localizer, TrackFrame, TrackLocalizer
 from .progress import Progress, ProgressEvents, ProgressTracker
 
 __all__ = [
     "BandCollider",
     "BandCollision",
     "BandContact",
+    "CenterlineFromGates",
     "CheckpointPlacer",
     "CheckpointSet",
     "Checkpoints",
     "Component",
     "ComponentContext",
+    "CourseLine",
+    "CourseLineBuilder",
+    "DiscCollider",
+    "DiscCollision",
+    "DiscContact",
+    "FrameCollider",
+    "FrameCollision",
+    "FrameContact",
+    "FrameMember",
+    "GateCheckpoints",
     "InputSpec",
+    "Localizer",
     "Progress",
     "ProgressEvents",
     "ProgressTracker",
+    "TrackFrame",
+    "TrackLocalizer",
     "order_components",
 ]

@@ -25,7 +25,14 @@ from ..tunable import Tunable
 
 wp.set_module_options({"enable_backward": False})
 
-__all__ = ["MAX_CHECKPOINTS", "SPACING", "CheckpointPlacer", "CheckpointSet", "Checkpoints"]
+__all__ = [
+    "MAX_CHECKPOINTS",
+    "SPACING",
+    "CheckpointPlacer",
+    "CheckpointSet",
+    "Checkpoints",
+    "GateCheckpoints",
+]
 
 #: ``up_half`` of a track cross-section: no vertical limit.
 UNBOUNDED_UP_HALF = 1.0e30
@@ -423,3 +430,28 @@ class Checkpoints(Component):
 
     def on_generate(self, ctx, mask) -> None:
         self.utility.sample(mask)
+
+
+class GateCheckpoints(Component):
+    """Course component ``"checkpoints"`` of a gate course: one checkpoint per gate, the gate
+    itself (its plane, its square opening of half-size ``half_size`` in both axes of the
+    plane, passed along ``forward``).
+
+    ``result`` is :meth:`CheckpointSet.from_gates` of the generator's result: it aliases the
+    gate arrays (no copy), so every regeneration, masked or not, is seen at once and an
+    unmasked env's checkpoints stay bitwise its gates. ``utility`` is None (nothing is
+    placed). :class:`~track_gen.tools.progress.Progress` reads it as in track mode, counting
+    a pass only through the opening.
+    """
+
+    name = "checkpoints"
+
+    def attach(self, ctx) -> None:
+        result = ctx.generator.result
+        if not isinstance(result, GateSequence):
+            raise TypeError(
+                "GateCheckpoints needs a gate generator (its result a GateSequence), got a "
+                f"{type(result).__name__}: a track course places its checkpoints with "
+                "tools.Checkpoints(spacing)"
+            )
+        self.result = CheckpointSet.from_gates(result)
