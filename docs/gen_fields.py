@@ -101,11 +101,21 @@ def _components():
     """``(tunable, [(callable, label, keyword)])`` of every course component field."""
     from track_gen.course import Course, CourseConfig
     from track_gen.seeds import NUM_ENVS, PerEnvSeededRNG
+    from track_gen import tools
     from track_gen.tools import BandCollider, BandCollision, CheckpointPlacer, Checkpoints
     from track_gen.tools.band_collision import MAX_BOXES, METHOD, SDF_PADDING, SDF_RESOLUTION
     from track_gen.tools.checkpoints import MAX_CHECKPOINTS, SPACING
+    from track_gen.tools.course_line import SAMPLES_PER_GATE
+    from track_gen.tools.gate_collision import (
+        AGENT_RADIUS,
+        FRAME_DEPTH,
+        FRAME_THICKNESS,
+        POST_RADIUS,
+    )
+    from track_gen.tools.localizer import WARM_WINDOW
 
     track = (Course.track, "Course.track")
+    gates = (Course.gates, "Course.gates")
     cc = (CourseConfig, "CourseConfig")
     return [
         (
@@ -152,6 +162,57 @@ def _components():
             ],
         ),
         (SDF_PADDING, [(BandCollider, "BandCollider", "sdf_padding")]),
+        (
+            SAMPLES_PER_GATE,
+            [
+                (tools.CenterlineFromGates, "CenterlineFromGates", "samples_per_gate"),
+                (tools.CourseLineBuilder, "CourseLineBuilder", "samples_per_gate"),
+                (*gates, "samples_per_gate"),
+                (*cc, "samples_per_gate"),
+            ],
+        ),
+        (
+            WARM_WINDOW,
+            [
+                (tools.Localizer, "Localizer", "warm_window"),
+                (tools.TrackLocalizer, "TrackLocalizer", "warm_window"),
+                (*gates, "localize_window"),
+                (*cc, "localize_window"),
+            ],
+        ),
+        (
+            POST_RADIUS,
+            [
+                (tools.DiscCollision, "DiscCollision", "radius"),
+                (tools.DiscCollider, "DiscCollider", "radius"),
+                (*gates, "collision"),
+                (*cc, "post_radius"),
+            ],
+        ),
+        (
+            FRAME_THICKNESS,
+            [
+                (tools.FrameCollision, "FrameCollision", "thickness"),
+                (tools.FrameCollider, "FrameCollider", "thickness"),
+                (*cc, "frame_collision"),
+            ],
+        ),
+        (
+            FRAME_DEPTH,
+            [
+                (tools.FrameCollision, "FrameCollision", "depth"),
+                (tools.FrameCollider, "FrameCollider", "depth"),
+                (*cc, "frame_collision"),
+            ],
+        ),
+        (
+            AGENT_RADIUS,
+            [
+                (tools.FrameCollision, "FrameCollision", "agent_radius"),
+                (tools.FrameCollider, "FrameCollider", "agent_radius"),
+                (*cc, "frame_collision"),
+            ],
+        ),
         (NUM_ENVS, [(PerEnvSeededRNG, "PerEnvSeededRNG", "num_envs")]),
     ]
 
@@ -213,7 +274,8 @@ def render() -> str:
         "",
         "Declared beside the course components and utilities of `track_gen.tools` (and the "
         "seeds), checked with the same rules wherever they are passed: to the component, to "
-        "its utility, to `Course.track` or to `CourseConfig` ([Courses](../course.md)).",
+        "its utility, to `Course.track` / `Course.gates` or to `CourseConfig` "
+        "([Courses](../course.md), [Gate courses in the sim loop](../gates-course.md)).",
         "",
     ]
     lines += _component_table()

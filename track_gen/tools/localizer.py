@@ -59,6 +59,7 @@ from ..exec import require_not_capturing
 from ..pipeline.stage import AllocationBudget
 from ..results import GateSequence, Track
 from ..tunable import Tunable
+from .course_line import CourseLine
 from .localizer_kernels import (
     _curvature_at_kernel,
     _curvature_kernel,
@@ -201,7 +202,7 @@ class TrackLocalizer:
       (the last answer), -1 for none (the next locate is a full search).
     """
 
-    def __init__(self, line, *, warm_window: int | None = None):
+    def __init__(self, line: Track | CourseLine, *, warm_window: int | None = None):
         E, n_max, device = _check_line(line)
         self.warm_window = WARM_WINDOW.check(warm_window, "TrackLocalizer warm_window")
         require_not_capturing(device, "TrackLocalizer construction")
