@@ -12,7 +12,14 @@ import warp as wp
 
 from .errors import CaptureError
 
-__all__ = ["GraphCache", "UseGuard", "is_capturing", "require_not_capturing", "stream_scope"]
+__all__ = [
+    "GraphCache",
+    "UseGuard",
+    "check_stream",
+    "is_capturing",
+    "require_not_capturing",
+    "stream_scope",
+]
 
 
 def is_capturing(device) -> bool:
@@ -28,6 +35,24 @@ def require_not_capturing(device, what: str) -> None:
             "allocates buffers or reads the device. Call it before wp.ScopedCapture / "
             "torch.cuda.graph."
         )
+
+
+def check_stream(stream, device, name: str = "stream"):
+    """``stream`` as a default stream for work on ``device``: None, or a ``wp.Stream`` of that
+    CUDA device (TypeError for another kind, ValueError on the CPU or another device)."""
+    if stream is None:
+        return None
+    if not isinstance(stream, wp.Stream):
+        raise TypeError(f"{name} must be a wp.Stream or None, got {type(stream).__name__}")
+    device = wp.get_device(device)
+    if device.is_cpu:
+        raise ValueError(f"{name}= is only meaningful on a CUDA device; the CPU has no streams")
+    if stream.device != device:
+        raise ValueError(
+            f"{name} belongs to {stream.device}, the generator runs on {device}: pass a stream "
+            "of that device"
+        )
+    return stream
 
 
 def stream_scope(stream):

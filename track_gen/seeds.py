@@ -233,11 +233,14 @@ class SeedState:
         self._user = None
 
     @classmethod
-    def create(cls, seeds, num_envs: int, device) -> SeedState:
-        """Build from what ``TrackGenerator(seeds=)`` takes: int, [E] int32 array, rng, state."""
-        device = wp.get_device(device)
+    def check(cls, seeds, num_envs: int, device=None) -> None:
+        """Every check :meth:`create` makes, without allocating anything (``device`` None:
+        the device is not compared)."""
+        device = None if device is None else wp.get_device(device)
         if isinstance(seeds, SeedState):
-            if seeds.seeds.shape[0] != num_envs or seeds.seeds.device != device:
+            if seeds.seeds.shape[0] != num_envs or (
+                device is not None and seeds.seeds.device != device
+            ):
                 raise ValueError(
                     "seeds: the SeedState's batch size or device differs from the "
                     f"generator's ({num_envs} envs on {device})"
@@ -249,29 +252,46 @@ class SeedState:
                     "SeedState would advance the same epochs. Pass its seed array "
                     "(state.seeds) or its rng instead: each generator keeps its own epochs"
                 )
+            return
+        if seeds is None:
+            return
+        if isinstance(seeds, PerEnvSeededRNG):
+            if seeds.num_envs != num_envs or (device is not None and seeds.device != device):
+                raise ValueError(
+                    f"seeds: the PerEnvSeededRNG has {seeds.num_envs} envs on {seeds.device}, "
+                    f"the generator {num_envs} envs on {device}; build the rng to match"
+                )
+            return
+        if is_int(seeds):
+            _int_seeds("seeds", seeds, np.arange(num_envs))
+            return
+        if isinstance(seeds, wp.array):
+            check_array("seeds", seeds, wp.int32, num_envs, device or seeds.device)
+            return
+        raise TypeError(
+            "seeds must be an int, a [E] int32 wp.array, a PerEnvSeededRNG or a SeedState, "
+            f"got {type(seeds).__name__} {seeds!r}"
+        )
+
+    @classmethod
+    def create(cls, seeds, num_envs: int, device) -> SeedState:
+        """Build from what ``TrackGenerator(seeds=)`` takes: int, [E] int32 array, rng, state
+        (checked by :meth:`check` first)."""
+        device = wp.get_device(device)
+        cls.check(seeds, num_envs, device)
+        if isinstance(seeds, SeedState):
             return seeds
         epochs = wp.zeros(num_envs, dtype=wp.int32, device=device)
         if seeds is None:
             seeds = 0
         if isinstance(seeds, PerEnvSeededRNG):
-            if seeds.num_envs != num_envs or seeds.device != device:
-                raise ValueError(
-                    f"seeds: the PerEnvSeededRNG has {seeds.num_envs} envs on {seeds.device}, "
-                    f"the generator {num_envs} envs on {device}; build the rng to match"
-                )
             return cls(seeds.seeds_warp, epochs, seeds, owned=False)
         if is_int(seeds):
             arr = wp.array(
                 _int_seeds("seeds", seeds, np.arange(num_envs)), dtype=wp.int32, device=device
             )
             return cls(arr, epochs, None, owned=True)
-        if isinstance(seeds, wp.array):
-            arr = check_array("seeds", seeds, wp.int32, num_envs, device)
-            return cls(arr, epochs, None, owned=False)
-        raise TypeError(
-            "seeds must be an int, a [E] int32 wp.array, a PerEnvSeededRNG or a SeedState, "
-            f"got {type(seeds).__name__} {seeds!r}"
-        )
+        return cls(seeds, epochs, None, owned=False)
 
     def claim(self, user) -> None:
         """Record the generator this state belongs to (see the class docs)."""

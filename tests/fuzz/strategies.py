@@ -543,3 +543,53 @@ def non_array_objects(E: int) -> list:
         {"e": 1},
         object(),
     ]
+
+
+# ------------------------------------------------------------------------------ gate courses
+#: Float32 values an agent's state may hold: any float32, and the edges drawn often (NaN,
+#: +-inf, +-1e38, +-the float32 max, -0.0, the smallest subnormal).
+agent_floats = st.one_of(
+    st.floats(width=32, allow_nan=True, allow_infinity=True),
+    st.sampled_from(
+        [float("nan"), float("inf"), float("-inf"), 1e38, -1e38, 3.4028235e38, -3.4028235e38]
+        + [-0.0, 0.0, 1e-45, -1e-45, 0.05, -0.05]
+    ),
+)
+
+
+def agent_rows(rows: int, width: int) -> st.SearchStrategy:
+    """``[rows, width]`` float32 host arrays of :data:`agent_floats` (a vec3f / quatf / vec2f
+    input of ``rows`` entries)."""
+    row = st.tuples(*([agent_floats] * width))
+    return st.lists(row, min_size=rows, max_size=rows).map(
+        lambda r: np.asarray(r, np.float32).reshape(rows, width)
+    )
+
+
+#: Any scalar argument: the fixed wrong kinds, far ints and floats, NumPy scalars.
+any_scalar = st.sampled_from(
+    list(_WRONG_KINDS)
+    + list(_FAR_INTS)
+    + list(_FAR_FLOATS)
+    + [np.float32(0.5), np.float64(2.0), np.int64(3), np.int32(0), np.bool_(True)]
+    + [np.float64(np.nan), np.float32(np.inf), np.float16(0.25)]
+)
+
+
+def mask_contents(E: int) -> st.SearchStrategy:
+    """``[E]`` int32 mask contents: zeros and arbitrary values (negative, huge) in every
+    proportion (the all-zero mask included)."""
+    item = st.one_of(
+        st.just(0),
+        st.integers(INT32_MIN, INT32_MAX),
+        st.sampled_from([1, -1, INT32_MIN, INT32_MAX]),
+    )
+    return st.lists(item, min_size=E, max_size=E).map(lambda v: np.asarray(v, np.int32))
+
+
+def refused_masks(E: int, device) -> list[tuple[str, type, Callable]]:
+    """``(label, expected error, factory)`` of every kind of refused ``[E]`` int32 mask (None,
+    meaning every env, is not among them)."""
+    objects = [o for o in non_array_objects(E) if o is not None]
+    cases = [(f"{type(o).__name__} {o!r:.20}", TypeError, lambda o=o: o) for o in objects]
+    return cases + wrong_arrays(E, wp.int32, device)

@@ -83,6 +83,9 @@ class Component:
         source: name of the component whose result this one reads (implies ``after``).
         INPUTS: the :class:`InputSpec` s this component reads.
         requires: names of components that must be in the course.
+        families: the generator families it attaches to (``("track",)``, ``("gates",)``), or
+            None for any: a preset checks it (:meth:`check_family`) before it builds a
+            generator.
 
     Lifecycle (all hooks receive the :class:`ComponentContext`):
         attach(ctx): allocate buffers once (construction, outside any capture).
@@ -101,6 +104,7 @@ class Component:
     source: ClassVar[str | None] = None
     INPUTS: ClassVar[tuple[InputSpec, ...]] = ()
     requires: ClassVar[tuple[str, ...]] = ()
+    families: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self, *, name: str | None = None, after=None, source: str | None = None):
         if name is not None:
@@ -152,6 +156,15 @@ class Component:
         """Reset runtime state of the masked envs (None: all)."""
 
     # --- helpers -------------------------------------------------------------------------
+    def check_family(self, family: str) -> None:
+        """Raise TypeError when this component cannot attach to a ``family`` generator
+        (``"track"`` or ``"gates"``; see ``families``)."""
+        if self.families is not None and family not in self.families:
+            raise TypeError(
+                f"{self!r} attaches to {' or '.join(self.families)} courses only, not to a "
+                f"{family} course"
+            )
+
     @property
     def steps(self) -> bool:
         """True when the component overrides :meth:`step` (an entry of ``StepResult``)."""
@@ -188,7 +201,8 @@ def order_components(components) -> list:
 
     An already-ordered list is kept as is; otherwise a component moves just behind what it
     reads. Raises TypeError / ValueError for a bad name, a duplicate, an attached component,
-    an unknown read or a cycle, before anything is attached.
+    an unknown read, a missing ``requires``, one input declared with two (dtype, slots), or a
+    cycle, before anything is attached.
     """
     comps = list(components)
     for c in comps:
@@ -197,6 +211,7 @@ def order_components(components) -> list:
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ValueError(f"two components named {dup}: names are unique within a course")
+    declared: dict[str, tuple] = {}
     for c in comps:
         if getattr(c, "_ctx", None) is not None:
             raise ValueError(
@@ -207,6 +222,17 @@ def order_components(components) -> list:
                 raise ValueError(
                     f"{c!r} runs after / reads {r!r}, which is not a component of this course "
                     f"(components: {names})"
+                )
+        for r in getattr(c, "requires", ()):
+            if r not in names:
+                raise ValueError(f"{c!r} requires a component named {r!r} (components: {names})")
+        for spec in getattr(c, "INPUTS", ()):
+            have = declared.setdefault(spec.name, (spec.dtype, spec.slots, c))
+            if (have[0], have[1]) != (spec.dtype, spec.slots):
+                raise ValueError(
+                    f"input {spec.name!r} is declared twice with different (dtype, slots): "
+                    f"({wp.types.type_repr(have[0])}, {have[1]}) by {have[2]!r} and "
+                    f"({wp.types.type_repr(spec.dtype)}, {spec.slots}) by {c!r}"
                 )
     done: list = []
     placed: set[str] = set()

@@ -22,7 +22,8 @@ class CourseConfig:
         gen: required, the generator's config: a ``TrackGenConfig`` in track mode, a
             ``GateGenConfig`` in gates mode.
         seeds: what the generator's ``seeds=`` takes (an int, an ``[E]`` int32 array, a
-            PerEnvSeededRNG or a SeedState); default 0.
+            PerEnvSeededRNG or a SeedState; checked here, the device when the course is
+            built); default 0.
 
     Track mode:
         checkpoint_spacing: required, track units between checkpoints
@@ -64,6 +65,8 @@ class CourseConfig:
     localize_window: int | None = None
 
     def __post_init__(self):
+        from ..seeds import SeedState
+
         if not isinstance(self.mode, str):
             raise TypeError(
                 f"CourseConfig.mode must be a str ('track' or 'gates'), got {self.mode!r}"
@@ -76,6 +79,7 @@ class CourseConfig:
             raise ValueError(
                 f"CourseConfig.mode = {self.mode!r} is out of range: must be 'track' or 'gates'"
             )
+        SeedState.check(self.seeds, self.gen.num_envs)
 
     def _set(self, name, value) -> None:
         object.__setattr__(self, name, value)
@@ -83,7 +87,8 @@ class CourseConfig:
     def _refuse(self, names, mode) -> None:
         defaults = {f.name: f.default for f in fields(self)}
         for name in names:
-            if getattr(self, name) != defaults[name]:
+            value, default = getattr(self, name), defaults[name]
+            if not (value is default or (type(value) is type(default) and value == default)):
                 raise ValueError(
                     f"CourseConfig.{name} = {getattr(self, name)!r} does not apply to "
                     f"mode={mode!r}: leave it at {defaults[name]!r}"
@@ -179,3 +184,6 @@ class CourseConfig:
             "localize_window",
             WARM_WINDOW.check(self.localize_window, "CourseConfig.localize_window"),
         )
+        from .presets import check_gate_width
+
+        check_gate_width(self.gen)

@@ -10,15 +10,20 @@ from types import MappingProxyType
 import warp as wp
 
 from ..checks import check_array, check_bool, check_mask
-from ..config import GateGenConfig, TrackGenConfig
 from ..errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
-from ..exec import GraphCache, UseGuard, is_capturing, require_not_capturing, stream_scope
-from ..pipeline.spec import PipelineSpec
+from ..exec import (
+    GraphCache,
+    UseGuard,
+    check_stream,
+    is_capturing,
+    require_not_capturing,
+    stream_scope,
+)
 from .component import Component, ComponentContext, order_components
 from .config import CourseConfig
 from .presets import (
     build_source,
-    check_gate_width,
+    check_generator,
     check_source,
     from_config,
     gates_components,
@@ -32,25 +37,6 @@ __all__ = ["Course"]
 MAX_COURSE_GRAPHS = 16
 #: Input names every course accepts (ignored when no component declares them).
 COMMON_INPUTS = ("position", "orientation", "half_extents", "box_position")
-
-
-def _check_generator(generator) -> None:
-    if isinstance(generator, (TrackGenConfig, GateGenConfig, PipelineSpec)):
-        family = getattr(generator, "family", None) or (
-            "gates" if isinstance(generator, GateGenConfig) else "track"
-        )
-        preset = "Course.gates(...)" if family == "gates" else "Course.track(...)"
-        raise TypeError(
-            f"Course(generator, ...) takes a built generator, got a "
-            f"{type(generator).__name__}: use {preset} to build one (or build the generator "
-            "yourself and pass it with your components)"
-        )
-    for attr in ("result", "layout", "enqueue", "inputs"):
-        if not hasattr(generator, attr):
-            raise TypeError(
-                f"Course(generator, ...): {type(generator).__name__} lacks "
-                f"{attr!r}; pass a TrackGenerator, a GateGenerator or a Program"
-            )
 
 
 class Course:
@@ -84,7 +70,7 @@ class Course:
             if components:
                 raise TypeError("config= builds its own components: pass none")
             generator, components = from_config(config)
-        _check_generator(generator)
+        check_generator(generator)
         if (
             isinstance(components, Component)
             or not isinstance(components, Sequence)
@@ -98,8 +84,7 @@ class Course:
         device = generator.layout.device
         require_not_capturing(device, "Course construction")
         prepare = check_bool("prepare", prepare)
-        if stream is not None and device.is_cpu:
-            raise ValueError("stream= is only meaningful on a CUDA device")
+        check_stream(stream, device)
         self.generator = generator
         self.stream = stream if stream is not None else getattr(generator, "stream", None)
         self._guard = UseGuard("Course")
@@ -154,7 +139,7 @@ class Course:
             max_checkpoints=max_checkpoints,
             extra=extra,
         )
-        check_source(source, "track", seeds, stream)
+        check_source(source, "track", seeds, stream, prepare, components)
         generator = build_source(source, "track", TrackGenerator, seeds, stream)
         return cls(generator, components, stream=stream, prepare=prepare)
 
@@ -190,8 +175,7 @@ class Course:
             localize_window=localize_window,
             extra=extra,
         )
-        check_source(source, "gates", seeds, stream)
-        check_gate_width(source)
+        check_source(source, "gates", seeds, stream, prepare, components)
         generator = build_source(source, "gates", GateGenerator, seeds, stream)
         return cls(generator, components, stream=stream, prepare=prepare)
 

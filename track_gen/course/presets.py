@@ -5,7 +5,11 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 
+import warp as wp
+
+from ..checks import check_bool
 from ..config import GateGenConfig, TrackGenConfig
+from ..exec import check_stream
 from ..pipeline.spec import PipelineSpec
 from .component import Component, order_components
 from .config import CourseConfig
@@ -88,7 +92,16 @@ def track_components(*, checkpoint_spacing, collision=None, max_checkpoints=None
             f"collision = {collision!r}: pass None, 'segments', 'sdf' or a "
             "component named 'collision'"
         )
-    return order_components(comps + extra)
+    return _ordered(comps, extra)
+
+
+def _ordered(comps: list, extra: list) -> list:
+    """``order_components(comps + extra)``, its errors naming the argument they come from."""
+    try:
+        return order_components(comps + extra)
+    except (TypeError, ValueError) as err:
+        where = "extra" if extra else "collision"
+        raise type(err)(f"{where}: {err}") from None
 
 
 def gates_components(*, collision=None, samples_per_gate=8, localize_window=None, extra=()):
@@ -136,7 +149,7 @@ def gates_components(*, collision=None, samples_per_gate=8, localize_window=None
         *slot,
         Localizer(warm_window=localize_window, source="centerline"),
     ]
-    return order_components(comps + extra)
+    return _ordered(comps, extra)
 
 
 def _source_family(source) -> str | None:
@@ -154,28 +167,77 @@ def _source_family(source) -> str | None:
     return family
 
 
-def check_source(source, family, seeds, stream) -> None:
-    """The preset's source rules (the family, and seeds= / stream= only with a config or
-    spec), checked before anything is built."""
+def check_generator(generator, name: str = "Course(generator, ...)") -> None:
+    """A built generator's surface (``result``, ``layout``, ``enqueue``, ``inputs``), checked
+    before a course uses it: TypeError naming what is missing (a config or a spec names the
+    preset that builds one)."""
+    if isinstance(generator, (TrackGenConfig, GateGenConfig, PipelineSpec)):
+        family = _source_family(generator)
+        preset = "Course.gates(...)" if family == "gates" else "Course.track(...)"
+        raise TypeError(
+            f"{name} takes a built generator, got a {type(generator).__name__}: use {preset} "
+            "to build one (or build the generator yourself and pass it with your components)"
+        )
+    kind = type(generator).__name__
+    fix = "pass a TrackGenerator, a GateGenerator or a Program"
+    for attr in ("result", "layout", "enqueue", "inputs"):
+        if not hasattr(generator, attr):
+            raise TypeError(f"{name}: {kind} lacks {attr!r}; {fix}")
+    layout = generator.layout
+    if not isinstance(getattr(layout, "device", None), wp.Device) or not isinstance(
+        getattr(layout, "num_envs", None), int
+    ):
+        raise TypeError(f"{name}: {kind}.layout lacks a Warp device and an int num_envs; {fix}")
+    for attr in ("valid", "generation"):
+        if not isinstance(getattr(generator.result, attr, None), wp.array):
+            raise TypeError(f"{name}: {kind}.result lacks the wp.array {attr!r}; {fix}")
+    if not callable(generator.enqueue):
+        raise TypeError(f"{name}: {kind}.enqueue is not callable; {fix}")
+    if not callable(getattr(generator.inputs, "get", None)) or not isinstance(
+        generator.inputs.get("regen_mask"), wp.array
+    ):
+        raise TypeError(f"{name}: {kind}.inputs lacks the wp.array 'regen_mask'; {fix}")
+
+
+def check_source(source, family, seeds, stream, prepare, components) -> None:
+    """Every rule of a preset's source, made before anything is built: ``prepare`` a bool;
+    the source's kind and family; ``seeds=`` / ``stream=`` (checked as the generator will
+    check them) only with a config or a spec; the gate-width rule (gates); and each
+    component's generator family (:meth:`Component.check_family`)."""
+    check_bool("prepare", prepare)
     other = "Course.gates(...)" if family == "track" else "Course.track(...)"
     if isinstance(source, (TrackGenConfig, GateGenConfig, PipelineSpec)):
         src_family = _source_family(source)
         if src_family != family:
-            raise TypeError(f"a {src_family} source goes to {other}")
-        return
-    if hasattr(source, "layout") and hasattr(source, "enqueue"):
+            raise TypeError(f"source: a {src_family} source goes to {other}")
+        config = source.config if isinstance(source, PipelineSpec) else source
+        from ..pipeline.program import _resolve_device
+        from ..seeds import SeedState
+
+        device = _resolve_device(config)
+        SeedState.check(seeds, config.num_envs, device)
+        check_stream(stream, device)
+    elif hasattr(source, "layout") and hasattr(source, "enqueue"):
         if seeds is not None or stream is not None:
             raise TypeError(
                 "seeds= and stream= configure the generator the preset builds; "
-                "a built generator already has them"
+                "a built generator (source) already has them"
             )
+        check_generator(source, "source")
         src_family = _source_family(source) or family
         if src_family != family:
-            raise TypeError(f"a {src_family} generator goes to {other}")
-        return
-    raise TypeError(
-        f"source must be a config, a PipelineSpec or a built generator, got {type(source).__name__}"
-    )
+            raise TypeError(f"source: a {src_family} generator goes to {other}")
+    else:
+        raise TypeError(
+            "source must be a config, a PipelineSpec or a built generator, got "
+            f"{type(source).__name__}"
+        )
+    if family == "gates":
+        check_gate_width(source)
+    for comp in components:
+        check = getattr(comp, "check_family", None)
+        if callable(check):
+            check(family)
 
 
 def check_gate_width(source) -> None:
@@ -217,7 +279,7 @@ def check_gate_width(source) -> None:
 
 def build_source(source, family, generator_cls, seeds, stream):
     """The generator a preset drives: built from a config or spec, or used as is (the
-    source was checked by :func:`_check_source`)."""
+    source was checked by :func:`check_source`)."""
     if isinstance(source, (TrackGenConfig, GateGenConfig, PipelineSpec)):
         return generator_cls(source, seeds=seeds, stream=stream)
     return source

@@ -10,7 +10,14 @@ import warp as wp
 
 from ..checks import INT32_MAX, check_bool, check_mask
 from ..errors import NotCapturableError
-from ..exec import GraphCache, UseGuard, is_capturing, require_not_capturing, stream_scope
+from ..exec import (
+    GraphCache,
+    UseGuard,
+    check_stream,
+    is_capturing,
+    require_not_capturing,
+    stream_scope,
+)
 from ..results import GateSequence, Track
 from ..seeds import PerEnvSeededRNG, SeedState, effective_seed_wp
 from .params import Params, Randomizers
@@ -140,8 +147,8 @@ class Program:
             raise TypeError("pass the seeds either as rng or as seeds=, not both")
         if rng is not None and not isinstance(rng, PerEnvSeededRNG):
             raise TypeError(f"rng must be a PerEnvSeededRNG, got {type(rng).__name__}")
-        if stream is not None and device.is_cpu:
-            raise ValueError("stream= is only meaningful on a CUDA device; the CPU has no streams")
+        check_stream(stream, device)
+        SeedState.check(rng if rng is not None else seeds, cfg.num_envs, device)
         if registry is not None and not isinstance(registry, Registry):
             raise TypeError(f"registry must be a Registry, got {type(registry).__name__}")
         registry = registry or default_registry()

@@ -382,6 +382,7 @@ class BandCollision(Component):
     """
 
     name = "collision"
+    families = ("track",)
 
     def __init__(
         self,

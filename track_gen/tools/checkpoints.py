@@ -400,6 +400,7 @@ class Checkpoints(Component):
     """
 
     name = "checkpoints"
+    families = ("track",)
 
     def __init__(
         self, spacing: float, max_checkpoints: int | str | None = "auto", *, name: str | None = None
@@ -445,6 +446,7 @@ class GateCheckpoints(Component):
     """
 
     name = "checkpoints"
+    families = ("gates",)
 
     def attach(self, ctx) -> None:
         result = ctx.generator.result

@@ -348,6 +348,7 @@ class CenterlineFromGates(Component):
     """
 
     name = "centerline"
+    families = ("gates",)
 
     def __init__(self, samples_per_gate: int = 8, *, name: str | None = None):
         super().__init__(name=name)

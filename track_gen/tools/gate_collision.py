@@ -127,12 +127,38 @@ def _radius(value, owner: str) -> float:
     return POST_RADIUS.check(value, owner)
 
 
+#: GateSequence arrays a collider reads: per-gate rows ``[E*max_gates]`` and per-env ``[E]``.
+_GATE_ROWS = {
+    "position": wp.vec3f,
+    "orientation": wp.quatf,
+    "half_size": wp.float32,
+    "left": wp.vec3f,
+    "right": wp.vec3f,
+}
+_GATE_ENVS = {"count": wp.int32, "valid": wp.int32}
+
+
 def _gates(value, owner: str) -> GateSequence:
+    """``value`` checked as a GateSequence: its type, then every array a collider reads
+    (dtype, shape, one device), so a kernel never reads out of bounds."""
     if not isinstance(value, GateSequence):
         raise TypeError(
             f"{owner} must be a GateSequence (a GateGenerator's result), got "
             f"{type(value).__name__}: a track's road is tested with tools.BandCollider"
         )
+    count = value.count
+    if not isinstance(count, wp.array) or count.ndim != 1 or count.shape[0] < 1:
+        raise TypeError(f"{owner}.count must be an int32 [E] wp.array, got {count!r}")
+    E, device = count.shape[0], count.device
+    for name, dtype in _GATE_ENVS.items():
+        check_array(f"{owner}.{name}", getattr(value, name), dtype, E, device)
+    rows = value.position.shape[0] if isinstance(value.position, wp.array) else 0
+    if rows == 0 or rows % E != 0:
+        raise ValueError(
+            f"{owner}.position has {rows} rows for {E} envs: expected E * max_gates rows"
+        )
+    for name, dtype in _GATE_ROWS.items():
+        check_array(f"{owner}.{name}", getattr(value, name), dtype, rows, device)
     return value
 
 
@@ -353,6 +379,7 @@ class DiscCollision(Component):
     """
 
     name = "collision"
+    families = ("gates",)
 
     def __init__(self, radius: float, *, max_boxes: int = 1, name: str | None = None):
         super().__init__(name=name)
@@ -489,6 +516,7 @@ class FrameCollision(Component):
     """
 
     name = "collision"
+    families = ("gates",)
     INPUTS = (InputSpec("position", wp.vec3f, doc="agent centres, track units"),)
 
     def __init__(

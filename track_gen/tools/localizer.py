@@ -51,6 +51,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
 import warp as wp
 
 from ..checks import check_array, check_float, check_mask
@@ -85,6 +86,11 @@ WARM_WINDOW = Tunable(
 )
 
 _LINE_ARRAYS = ("center", "arclen", "length", "count", "valid")
+#: Bounds of speed_profile's arguments: the smallest positive normal float32 and a ceiling
+#: whose square roots and ratios stay finite in float32.
+_F32_TINY = float(np.finfo(np.float32).tiny)
+_SPEED_HI = 1.0e30
+
 _GATE_HINT = (
     "a gate course has no centerline of its own: add tools.CenterlineFromGates() and pass "
     "source='centerline'"
@@ -312,11 +318,12 @@ class TrackLocalizer:
         (float32 ``[E*N]``) and returned; NaN past ``count`` and for an invalid env.
 
         Args:
-            max_lateral_accel: finite > 0, track units / s^2.
-            max_speed: finite > 0, track units / s.
+            max_lateral_accel: track units / s^2, in ``[1.18e-38, 1e30]`` (positive as the
+                float32 the kernel reads; larger values would overflow it).
+            max_speed: track units / s, in the same range.
         """
-        a = check_float("max_lateral_accel", max_lateral_accel, lo=0.0, lo_open=True)
-        v = check_float("max_speed", max_speed, lo=0.0, lo_open=True)
+        a = check_float("max_lateral_accel", max_lateral_accel, lo=_F32_TINY, hi=_SPEED_HI)
+        v = check_float("max_speed", max_speed, lo=_F32_TINY, hi=_SPEED_HI)
         rows = self.num_envs * self.N_max
         check_array("out", out, wp.float32, rows, self.device, "one row per bead (E * N_max)")
         wp.launch(
@@ -352,6 +359,12 @@ class Localizer(Component):
     ):
         super().__init__(name=name, source=source)
         self.warm_window = WARM_WINDOW.check(warm_window, "Localizer warm_window")
+
+    def check_family(self, family: str) -> None:
+        """Without a ``source`` the localizer reads the generator's own centerline, which a
+        gate course does not have (ValueError naming the fix)."""
+        if self.source is None and family == "gates":
+            raise ValueError(f"Localizer(): {_GATE_HINT}")
 
     def attach(self, ctx) -> None:
         if self.source is None:
