@@ -16,6 +16,7 @@ CASES = {
     "capture_loop.py": ["--steps", "5", "--num-envs", "8"],
     "custom_generator.py": ["--num-envs", "8"],
     "host_autoreset.py": ["--steps", "150", "--num-envs", "16"],
+    "drone_gates_loop.py": ["--steps", "400", "--num-envs", "16"],
 }
 
 
