@@ -1,13 +1,27 @@
-"""Course timings: step (segments, sdf), sdf bake, regenerate (masked, full).
+"""Course timings: track or gate courses (step, regenerate), and the localizer's warm search.
 
 Run from the repository root:
 
     PYTHONPATH=. python benchmarks/course.py --device cpu --E 1024
     PYTHONPATH=. python benchmarks/course.py --device cuda:0 --E 8192
+    PYTHONPATH=. python benchmarks/course.py --mode gates --device cpu
 
-Each figure is the median of --calls synchronized calls after a warm-up. "masked" regenerates
-1% of the envs (advance=True); "full" every env. On the CPU a masked call costs in proportion
-to the masked envs (every kernel skips unmasked envs).
+--mode track (the default): step (segments, sdf), sdf bake, regenerate (masked, full).
+--mode gates: a Course.gates(presets.gates(gate_width=0.1), collision=0.02, localize_window=8)
+course: generate (the full regeneration body, regenerate(advance=True)), step (progress +
+post collision + localizer, agents on the course line) and a masked regeneration.
+
+Localizer section (on with --mode gates, off with --mode track; --localizer /
+--no-localizer override): TrackLocalizer.locate with a warm window (warm_window=8) against a
+full search, on E tracks with N_max=384 whose lines really have close to 384 segments
+(scale=LOCATE_SCALE; invalid envs are regenerated until every env is valid, and the mean
+count is printed), agents moving smoothly along the line (half a bead per locate, ping-pong,
+off the line by a third of the half width), so the warm path is the one exercised.
+
+Each figure is the median of --calls synchronized calls after a warm-up (a localizer call is
+one pass over the agents' path, divided by its length). "masked" regenerates 1% of the envs
+(advance=True); "full" every env. On the CPU a masked call costs in proportion to the masked
+envs (every kernel skips unmasked envs).
 """
 
 from __future__ import annotations
@@ -20,8 +34,15 @@ import time
 import numpy as np
 import warp as wp
 
+from track_gen import TrackGenerator
 from track_gen.course import Course
 from track_gen.pipeline import presets
+from track_gen.tools import TrackLocalizer
+
+#: Localizer section: the bead capacity, the track scale that fills it (default spacing), the
+#: warm half-window, and the agents' path (locates per pass, beads per locate).
+LOCATE_N_MAX, LOCATE_SCALE, LOCATE_WINDOW = 384, 4.4, 8
+PATH_FRAMES, PATH_STEP = 32, 0.5
 
 
 def timed(fn, device, calls: int) -> float:
@@ -36,16 +57,15 @@ def timed(fn, device, calls: int) -> float:
     return statistics.median(out)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--device", default=None)
-    ap.add_argument("--E", type=int, default=None, help="default 1024 (cpu), 8192 (cuda)")
-    ap.add_argument("--calls", type=int, default=10)
-    args = ap.parse_args(argv)
-    wp.config.log_level = wp.LOG_WARNING
-    device = wp.get_device(args.device) if args.device else wp.get_preferred_device()
-    E = args.E or (8192 if device.is_cuda else 1024)
-    print(f"# course: device {device}, E {E}, calls {args.calls}", flush=True)
+def masked_one_percent(course) -> tuple[wp.array, int]:
+    regen = course.inputs["regen_mask"]
+    m = np.zeros(course.result.count.shape[0], np.int32)
+    m[::100] = 1
+    regen.assign(m)
+    return regen, int(m.sum())
+
+
+def track_section(device, E: int, calls: int) -> None:
     for method in ("segments", "sdf"):
         course = Course.track(
             presets.track(num_envs=E, device=str(device)),
@@ -61,23 +81,133 @@ def main(argv=None) -> int:
         quat = wp.full(E, wp.quat_identity(), dtype=wp.quatf, device=device)
         he = wp.full(E, wp.vec2f(0.02, 0.01), dtype=wp.vec2f, device=device)
         course.bind(position=pos, orientation=quat, half_extents=he)
-        step_ms = timed(course.step, device, args.calls)
+        step_ms = timed(course.step, device, calls)
         row = f"{method:<9} step {step_ms:8.3f} ms"
         if method == "sdf":
-            bake_ms = timed(course.collision.refresh, device, max(args.calls // 2, 1))
+            bake_ms = timed(course.collision.refresh, device, max(calls // 2, 1))
             row += f"   bake (all envs) {bake_ms:8.1f} ms"
         print(row, flush=True)
-    regen = course.inputs["regen_mask"]
-    m = np.zeros(E, np.int32)
-    m[::100] = 1
-    regen.assign(m)
-    masked = timed(lambda: course.regenerate(mask=regen, advance=True), device, args.calls)
-    full = timed(lambda: course.regenerate(advance=True), device, max(args.calls // 2, 1))
+    regen, k = masked_one_percent(course)
+    masked = timed(lambda: course.regenerate(mask=regen, advance=True), device, calls)
+    full = timed(lambda: course.regenerate(advance=True), device, max(calls // 2, 1))
     print(
-        f"regenerate (sdf course): masked {int(m.sum())} envs {masked:8.1f} ms   "
-        f"full {full:8.1f} ms",
+        f"regenerate (sdf course): masked {k} envs {masked:8.1f} ms   full {full:8.1f} ms",
         flush=True,
     )
+
+
+def gates_section(device, E: int, calls: int) -> None:
+    course = Course.gates(
+        presets.gates(num_envs=E, device=str(device), gate_width=0.1),
+        collision=0.02,
+        localize_window=8,
+        seeds=0,
+    )
+    full = timed(lambda: course.regenerate(advance=True), device, max(calls // 2, 1))
+    line = course.course_line.line
+    center = line.center.numpy().reshape(E, line.N_max, 3)
+    pos = wp.array(np.nan_to_num(center[:, 3]), dtype=wp.vec3f, device=device)  # on the line
+    quat = wp.full(E, wp.quat_identity(), dtype=wp.quatf, device=device)
+    he = wp.full(E, wp.vec2f(0.01, 0.01), dtype=wp.vec2f, device=device)
+    course.bind(position=pos, orientation=quat, half_extents=he)
+    step_ms = timed(course.step, device, calls)
+    regen, k = masked_one_percent(course)
+    masked = timed(lambda: course.regenerate(mask=regen, advance=True), device, calls)
+    valid = (course.result.valid.numpy() != 0).mean()
+    print(
+        f"gates: generate (full body) {full:8.1f} ms   step (progress + posts + localizer) "
+        f"{step_ms:8.3f} ms   regenerate masked {k} envs {masked:8.1f} ms   "
+        f"(valid {valid:.3f}, max_gates {course.result.max_gates})",
+        flush=True,
+    )
+
+
+def agent_path(track, E: int) -> list[np.ndarray]:
+    """Agent positions per locate: half a bead further along the line each time, a third of
+    the half width to its left, out and back (a smooth path, the warm path's case)."""
+    n_max = LOCATE_N_MAX
+    count = track.count.numpy()
+    center = track.center.numpy().reshape(E, n_max, 3)
+    normal = track.normal.numpy().reshape(E, n_max, 3)
+    offset = np.float32(track_half_width(track) / 3.0)
+    env = np.arange(E)
+    start = (env * 37) % np.maximum(count, 1)
+    frames = []
+    for k in range(PATH_FRAMES):
+        u = start + k * PATH_STEP
+        i = np.floor(u).astype(np.int64)
+        t = (u - i)[:, None].astype(np.float32)
+        a, b = i % count, (i + 1) % count
+        p = (1 - t) * center[env, a] + t * center[env, b] + offset * normal[env, a]
+        frames.append(p.astype(np.float32))
+    return frames + frames[::-1]
+
+
+def track_half_width(track) -> float:
+    return float(np.nanmedian(np.linalg.norm(track.outer.numpy() - track.center.numpy(), axis=1)))
+
+
+def localizer_section(device, E: int, calls: int) -> None:
+    spec = presets.track(num_envs=E, device=str(device), N_max=LOCATE_N_MAX, scale=LOCATE_SCALE)
+    gen = TrackGenerator(spec, seeds=0)
+    gen.generate()
+    for _ in range(30):  # regenerate invalid (mostly truncated) envs: every env answers
+        bad = gen.result.valid.numpy() == 0
+        if not bad.any():
+            break
+        gen.inputs["regen_mask"].assign(bad.astype(np.int32))
+        gen.generate(advance=True, mask=gen.inputs["regen_mask"])
+    track = gen.result
+    valid = track.valid.numpy() != 0
+    count = track.count.numpy()
+    path = [wp.array(p, dtype=wp.vec3f, device=device) for p in agent_path(track, E)]
+    warm = TrackLocalizer(track, warm_window=LOCATE_WINDOW)
+    full = TrackLocalizer(track, warm_window=None)
+
+    def run(loc):
+        for p in path:
+            loc.locate(p)
+
+    agree = []
+    for p in path:
+        a = warm.locate(p).segment.numpy().copy()
+        b = full.locate(p).segment.numpy()
+        agree.append((a == b)[valid].mean())
+    warm_ms = timed(lambda: run(warm), device, calls) / len(path)
+    full_ms = timed(lambda: run(full), device, calls) / len(path)
+    print(
+        f"localizer: E {E}, N_max {LOCATE_N_MAX}, mean count {count[valid].mean():.1f} "
+        f"(min {count[valid].min()}, max {count[valid].max()}, valid {valid.mean():.3f})\n"
+        f"  locate warm (warm_window={LOCATE_WINDOW}) {warm_ms:8.3f} ms   full search "
+        f"{full_ms:8.3f} ms   full / warm {full_ms / warm_ms:6.1f}x   "
+        f"(same segment {np.mean(agree):.4f})",
+        flush=True,
+    )
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--mode", choices=("track", "gates"), default="track")
+    ap.add_argument("--E", type=int, default=None, help="default 1024 (cpu), 8192 (cuda)")
+    ap.add_argument("--calls", type=int, default=10)
+    ap.add_argument(
+        "--localizer",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the warm vs full localizer section (default: on with --mode gates)",
+    )
+    args = ap.parse_args(argv)
+    wp.config.log_level = wp.LOG_WARNING
+    device = wp.get_device(args.device) if args.device else wp.get_preferred_device()
+    E = args.E or (8192 if device.is_cuda else 1024)
+    print(f"# course: mode {args.mode}, device {device}, E {E}, calls {args.calls}", flush=True)
+    if args.mode == "track":
+        track_section(device, E, args.calls)
+    else:
+        gates_section(device, E, args.calls)
+    if args.localizer if args.localizer is not None else args.mode == "gates":
+        localizer_section(device, E, args.calls)
     return 0
 
 

@@ -3,12 +3,30 @@
 Run (on a machine with CUDA, from the repository root, after `pip install -e .`):
 
     python benchmarks/cuda_check.py --E 8192 --calls 5
+    python benchmarks/cuda_check.py --device cpu --E 64 --calls 1   # a CPU dry run
 
 For every built-in sampler (tracks and gates) it checks, on cuda:0:
 - the generator's own graph: generate() twice equals a fresh generator's eager enqueue();
 - masked regeneration through a recorded variant leaves unmasked envs bitwise unchanged;
 - a user wp.ScopedCapture of enqueue(advance=True, mask=...) replays like the eager call;
-and prints warm ms per generate() (graph replay) and yield. Exits non-zero on a mismatch.
+and prints warm ms per generate() (graph replay) and yield.
+
+For gate courses (Course.gates(presets.gates(gate_width=0.1), localize_window=8), once with
+posts, collision=0.02, once with frames, tools.FrameCollision) it checks:
+- the course's own graph: regenerate() twice equals an eager enqueue_generate() of a fresh
+  course of the same seeds, bitwise: the gates, the course line, the collider's derived
+  arrays (posts or frames) and the localizer's curvature;
+- step() recorded in a wp.ScopedCapture and replayed (its outputs poisoned before every
+  replay) equals eager step() of the twin course: progress events, contacts and frame, with
+  agents moving along the course line (gates are passed, posts are hit);
+- a masked regenerate(advance=True) through the course graph equals the twin's eager
+  enqueue_generate() of the same mask and leaves the unmasked envs bitwise unchanged (gates,
+  line, derived data, progress, localizer memory); the replay check then runs again;
+and prints ms per step (eager and replayed) and per masked regeneration (1 env in 7).
+
+--device cpu runs every comparison on the CPU (eager calls and CPU captures: a course has no
+graph of its own there), to check the logic without a GPU. --only picks one half. Exits
+non-zero on a mismatch.
 """
 
 from __future__ import annotations
@@ -21,25 +39,25 @@ import numpy as np
 import warp as wp
 
 from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
-from track_gen.pipeline import default_registry
+from track_gen.course import Course
+from track_gen.pipeline import default_registry, presets
+from track_gen.tools import DiscCollider, FrameCollision
 
 
 def _bytes(res) -> bytes:
     return b"".join(getattr(res, f).numpy().tobytes() for f in res.__dataclass_fields__)
 
 
-def check(family: str, g: str, E: int, calls: int) -> bool:
+def check(family: str, g: str, E: int, calls: int, device: str) -> bool:
     make = (
         (
             lambda: GateGenerator(
-                GateGenConfig(generator=g, num_envs=E, device="cuda:0", gate_width=0.1), seeds=3
+                GateGenConfig(generator=g, num_envs=E, device=device, gate_width=0.1), seeds=3
             )
         )
         if family == "gates"
         else (
-            lambda: TrackGenerator(
-                TrackGenConfig(generator=g, num_envs=E, device="cuda:0"), seeds=3
-            )
+            lambda: TrackGenerator(TrackGenConfig(generator=g, num_envs=E, device=device), seeds=3)
         )
     )
     a, b = make(), make()
@@ -54,7 +72,7 @@ def check(family: str, g: str, E: int, calls: int) -> bool:
         a.result.center.numpy().copy() if family == "track" else a.result.position.numpy().copy()
     )
     a.generate(advance=True, mask=a.inputs["regen_mask"])  # graph variant
-    with wp.ScopedCapture(device="cuda:0") as cap:  # user capture
+    with wp.ScopedCapture(device=device) as cap:  # user capture
         b.enqueue(advance=True, mask=b.inputs["regen_mask"])
     wp.capture_launch(cap.graph)
     ok &= _bytes(a.result) == _bytes(b.result)
@@ -62,12 +80,12 @@ def check(family: str, g: str, E: int, calls: int) -> bool:
     n = a.layout.N_max
     kept = np.repeat(m == 0, n)
     ok &= before[kept].tobytes() == after[kept].tobytes()
-    wp.synchronize_device("cuda:0")
+    wp.synchronize_device(device)
     times = []
     for _ in range(calls):
         t0 = time.perf_counter()
         a.generate(advance=True)
-        wp.synchronize_device("cuda:0")
+        wp.synchronize_device(device)
         times.append((time.perf_counter() - t0) * 1e3)
     y = a.result.valid.numpy().mean()
     print(
@@ -78,21 +96,198 @@ def check(family: str, g: str, E: int, calls: int) -> bool:
     return bool(ok)
 
 
+# ------------------------------------------------------------------------- gate courses
+#: Poison written into the step outputs before every replay (no kernel writes these values).
+POISON_INT, POISON_FLOAT = -12345, 1.25e30
+#: Step outputs that are progress state (read and written by a step): never poisoned.
+STEP_STATE = ("events.laps", "events.progress", "events.next_index")
+
+
+def _fields(prefix: str, obj) -> dict:
+    return {
+        f"{prefix}.{f}": getattr(obj, f)
+        for f in obj.__dataclass_fields__
+        if isinstance(getattr(obj, f), wp.array)
+    }
+
+
+def course_state(course) -> dict:
+    """Every per-env array of a gate course: gates, course line, collider-derived data,
+    localizer curvature and memory, progress events."""
+    col, loc = course.collision, course.localizer
+    if isinstance(col, DiscCollider):
+        derived = {"posts.posts": col.posts, "posts.num_posts": col.num_posts}
+    else:
+        derived = {"frames.frame": col.frame, "frames.rotation": col.rotation}
+        derived["frames.num_gates"] = col.num_gates
+    return {
+        **_fields("gates", course.result),
+        **_fields("line", course.course_line.line),
+        **derived,
+        "localizer.curvature": loc.curvature,
+        "localizer.memory": loc.memory,
+        **_fields("events", course.progress.events),
+    }
+
+
+def step_outputs(res) -> dict:
+    """The per-step results a course step writes: progress events, contacts, frame."""
+    events, contacts = _fields("events", res.events), _fields("contacts", res.contacts)
+    return {**events, **contacts, **_fields("frame", res.frame)}
+
+
+def _host(arrays: dict, E: int) -> dict:
+    """Host copies, one row per env (``.numpy()`` is a view on the cpu)."""
+    return {k: a.numpy().copy().reshape(E, -1) for k, a in arrays.items()}
+
+
+def _differ(a: dict, b: dict, rows=None) -> list[str]:
+    """Names whose bytes differ (on ``rows`` only, when given)."""
+    pick = slice(None) if rows is None else rows
+    return [k for k in a if a[k][pick].tobytes() != b[k][pick].tobytes()]
+
+
+def _report(what: str, diff: list[str]) -> bool:
+    if diff:
+        print(f"    MISMATCH {what}: {diff}", flush=True)
+    return not diff
+
+
+def _poison(res) -> None:
+    """Overwrite every pure step output (not the progress state) with POISON values."""
+    for name, arr in step_outputs(res).items():
+        if name not in STEP_STATE:
+            x = arr.numpy()
+            fill = POISON_INT if np.issubdtype(x.dtype, np.integer) else POISON_FLOAT
+            arr.assign(np.full(x.shape, fill, dtype=x.dtype))
+
+
+def _replay_matches(res_a, graph, b, pos_a, pos_b, line, steps: int) -> tuple[bool, int, int]:
+    """Replay the recorded step of course a (outputs ``res_a``) and run ``b.step()`` eagerly
+    ``steps`` times, the agents moving one bead a step along ``line`` from just behind gate 0;
+    returns (every step equal, gate passes, post or frame hits)."""
+    E, L = line.num_envs, line.N_max
+    center = line.center.numpy().reshape(E, L, 3).copy()
+    count = np.maximum(line.count.numpy(), 1)
+    ok, passes, hits = True, 0, 0
+    for k in range(steps):
+        p = np.nan_to_num(center[np.arange(E), (count - 2 + k) % count])
+        pos_a.assign(p)
+        pos_b.assign(p)
+        _poison(res_a)
+        wp.capture_launch(graph)
+        res_b = b.step()
+        diff = _differ(_host(step_outputs(res_a), E), _host(step_outputs(res_b), E))
+        if ok:  # the first mismatching step only: later ones follow from it
+            ok = _report(f"step {k}: replay != eager", diff)
+        passes += int(res_b.events.passed.numpy().sum())
+        hits += int(res_b.contacts.hit.numpy().sum())
+    return ok, passes, hits
+
+
+def check_course(kind: str, E: int, calls: int, device: str, steps: int = 24) -> bool:
+    """One gate-course variant (``"posts"`` or ``"frames"``): course graph == eager, step
+    replay == eager step, masked regeneration; prints timings. True when all match."""
+
+    def make():
+        collision = 0.02 if kind == "posts" else FrameCollision(0.01, 0.01, 0.01)
+        return Course.gates(
+            presets.gates(num_envs=E, device=device, gate_width=0.1),
+            collision=collision,
+            localize_window=8,
+            seeds=3,
+        )
+
+    a, b = make(), make()
+    a.regenerate()  # records the course's graph (CUDA) ...
+    a.regenerate()  # ... and replays it
+    b.enqueue_generate()  # eager
+    ok = _report(
+        "regenerate graph != eager", _differ(_host(course_state(a), E), _host(course_state(b), E))
+    )
+
+    bufs = []
+    for course in (a, b):
+        pos = wp.zeros(E, dtype=wp.vec3f, device=device)
+        quat = wp.full(E, wp.quat_identity(), dtype=wp.quatf, device=device)
+        he = wp.full(E, wp.vec2f(0.01, 0.01), dtype=wp.vec2f, device=device)
+        course.bind(position=pos, orientation=quat, half_extents=he)
+        bufs.append(pos)
+    with wp.ScopedCapture(device=device) as cap:
+        res_a = a.step()
+    step_graph = cap.graph
+    a.reset()
+    b.reset()
+    line = a.course_line.line
+    same, passes, hits = _replay_matches(res_a, step_graph, b, *bufs, line, steps)
+    ok &= same
+
+    m = np.zeros(E, np.int32)
+    m[::7] = 1
+    for course in (a, b):
+        course.inputs["regen_mask"].assign(m)
+    before = _host(course_state(a), E)
+    a.regenerate(mask=a.inputs["regen_mask"], advance=True)  # the course graph's variant
+    b.enqueue_generate(mask=b.inputs["regen_mask"], advance=True)  # eager
+    after = _host(course_state(a), E)
+    ok &= _report("masked regenerate: an unmasked env changed", _differ(before, after, m == 0))
+    ok &= _report("masked regenerate graph != eager", _differ(after, _host(course_state(b), E)))
+    gen_ok = (after["gates.generation"][m != 0] == before["gates.generation"][m != 0] + 1).all()
+    ok &= _report("masked regenerate: epochs", [] if gen_ok else ["gates.generation"])
+    same, p2, h2 = _replay_matches(res_a, step_graph, b, *bufs, line, steps)
+    ok &= same
+
+    step_ms = _ms(b.step, device, calls)
+    replay_ms = _ms(lambda: wp.capture_launch(step_graph), device, calls)
+    regen = a.inputs["regen_mask"]
+    masked_ms = _ms(lambda: a.regenerate(mask=regen, advance=True), device, calls)
+    valid = (a.result.valid.numpy() != 0).mean()
+    print(
+        f"course {kind:<6} E={E:<6} step {step_ms:7.3f} ms  replay {replay_ms:7.3f} ms  "
+        f"masked regenerate ({int(m.sum())} envs) {masked_ms:7.2f} ms  course graph "
+        f"{'yes' if a.graph is not None else 'no'}  valid {valid:.4f}  passes {passes + p2}  "
+        f"hits {hits + h2}  {'ok' if ok else 'MISMATCH'}",
+        flush=True,
+    )
+    return bool(ok)
+
+
+def _ms(fn, device, calls: int) -> float:
+    fn()
+    wp.synchronize_device(device)
+    times = []
+    for _ in range(max(calls, 1)):
+        t0 = time.perf_counter()
+        fn()
+        wp.synchronize_device(device)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(times))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--E", type=int, default=8192)
     ap.add_argument("--calls", type=int, default=5)
+    ap.add_argument("--device", default="cuda:0", help="cuda:0, or cpu for a dry run")
+    ap.add_argument(
+        "--only", choices=("generators", "courses"), default=None, help="run one half only"
+    )
     args = ap.parse_args(argv)
     wp.config.log_level = wp.LOG_WARNING
-    if wp.get_cuda_device_count() == 0:
-        print("no CUDA device", file=sys.stderr)
+    device = args.device
+    if device != "cpu" and wp.get_cuda_device_count() == 0:
+        print("no CUDA device (pass --device cpu for a dry run)", file=sys.stderr)
         return 2
     names = [s for s in default_registry().samplers() if s not in ("mix", "centerline")]
     ok = True
-    for g in names:
-        ok &= check("track", g, args.E, args.calls)
-    for g in names:
-        ok &= check("gates", g, args.E, args.calls)
+    if args.only in (None, "generators"):
+        for g in names:
+            ok &= check("track", g, args.E, args.calls, device)
+        for g in names:
+            ok &= check("gates", g, args.E, args.calls, device)
+    if args.only in (None, "courses"):
+        for kind in ("posts", "frames"):
+            ok &= check_course(kind, args.E, args.calls, device)
     return 0 if ok else 1
 
 
