@@ -99,9 +99,9 @@ def _section_tables(config_cls, skip: int, level: str) -> list[str]:
 
 def _components():
     """``(tunable, [(callable, label, keyword)])`` of every course component field."""
+    from track_gen import tools
     from track_gen.course import Course, CourseConfig
     from track_gen.seeds import NUM_ENVS, PerEnvSeededRNG
-    from track_gen import tools
     from track_gen.tools import BandCollider, BandCollision, CheckpointPlacer, Checkpoints
     from track_gen.tools.band_collision import MAX_BOXES, METHOD, SDF_PADDING, SDF_RESOLUTION
     from track_gen.tools.checkpoints import MAX_CHECKPOINTS, SPACING
