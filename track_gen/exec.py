@@ -1,9 +1,12 @@
-"""Execution helpers shared by generators and courses: capture state, the one graph-variant
-cache, and the one-thread-at-a-time guard."""
+"""Execution helpers shared by generators and courses: capture state, the conditional
+regeneration (``conditional()`` / ``unconditional()``), the one graph-variant cache, and the
+one-thread-at-a-time guard."""
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Hashable
@@ -16,15 +19,141 @@ __all__ = [
     "GraphCache",
     "UseGuard",
     "check_stream",
+    "conditional",
     "is_capturing",
+    "load_masked",
+    "record_masked",
     "require_not_capturing",
     "stream_scope",
+    "unconditional",
+    "use_conditional",
 ]
+
+wp.set_module_options({"enable_backward": False})
+
+#: ``"conditional"`` inside :func:`conditional` (and ``registered(conditional=True)``),
+#: ``"unconditional"`` inside :func:`unconditional` (and ``registered()``), else None.
+_MODE: contextvars.ContextVar[str | None] = contextvars.ContextVar("track_gen_mode", default=None)
+#: The Warp stream of an active ``track_gen.interop.torch.registered()`` block, else None.
+_REGISTERED_STREAM: contextvars.ContextVar = contextvars.ContextVar(
+    "track_gen_registered_stream", default=None
+)
+#: Tests only: let a CPU capture record the conditional node (Warp records ``capture_if`` on
+#: the CPU too); the documented behaviour is an unconditional recording on the CPU.
+_CPU_CONDITIONAL = False
+
+
+@contextlib.contextmanager
+def conditional():
+    """Record masked regenerations behind a conditional node where a capture could not be
+    recognized as Warp's own (your ``wp.ScopedCapture`` of torch's current stream). Under
+    ``torch.cuda.graph`` use ``track_gen.interop.torch.registered(conditional=True)``.
+    Needs CUDA with ``wp.is_conditional_graph_supported()``; elsewhere it changes nothing."""
+    token = _MODE.set("conditional")
+    try:
+        yield
+    finally:
+        _MODE.reset(token)
+
+
+@contextlib.contextmanager
+def unconditional():
+    """Record masked regenerations without a conditional node: a full body per replay. Use it
+    when the graph must become a CUDA child graph, while a side stream forked in your capture
+    is still open, or around a component whose hooks a conditional body cannot hold."""
+    token = _MODE.set("unconditional")
+    try:
+        yield
+    finally:
+        _MODE.reset(token)
+
+
+def _torch_capture_stream(device):
+    """torch's current stream as a Warp stream when torch is imported and that stream is
+    capturing on ``device`` (no import of torch otherwise), else None."""
+    torch = sys.modules.get("torch")
+    if torch is None or not device.is_cuda:
+        return None
+    try:
+        if not torch.cuda.is_current_stream_capturing():
+            return None
+        return wp.stream_from_torch(torch.cuda.current_stream(device.ordinal))
+    except Exception:  # a torch without CUDA, or another device: not a torch capture here
+        return None
+
+
+def capture_stream(device, stream=None):
+    """The stream a library call records on: ``stream`` when given, else an active
+    ``registered()`` block's stream, else torch's capturing stream (calls adopt it on their
+    own), else None (the device's current stream)."""
+    if stream is not None:
+        return stream
+    device = wp.get_device(device)
+    registered = _REGISTERED_STREAM.get()
+    if registered is not None and registered.device == device:
+        return registered
+    return _torch_capture_stream(device)
+
+
+def use_conditional(device, stream=None) -> bool:
+    """Whether a masked regeneration recorded now on ``stream`` goes behind a conditional node
+    (the cost table of the capture guide): only while a capture that Warp knows records on a
+    CUDA device with ``wp.is_conditional_graph_supported()``, outside :func:`unconditional`,
+    and, on torch's current stream, only inside :func:`conditional` (or
+    ``registered(conditional=True)``)."""
+    device = wp.get_device(device)
+    mode = _MODE.get()
+    if mode == "unconditional" or not device.is_capturing:
+        return False
+    if device.is_cpu:
+        return _CPU_CONDITIONAL
+    if not wp.is_conditional_graph_supported():
+        return False
+    stream = stream if stream is not None else device.stream
+    if device.captures.get(stream) is None:
+        return False  # a capture Warp does not know (a plain torch.cuda.graph)
+    if mode == "conditional":
+        return True
+    torch_stream = _torch_capture_stream(device)
+    return torch_stream is None or torch_stream.cuda_stream != stream.cuda_stream
+
+
+@wp.kernel
+def _any_set_kernel(mask: wp.array(dtype=wp.int32), flag: wp.array(dtype=wp.int32)):
+    e = wp.tid()
+    if mask[e] != 0:
+        flag[0] = 1  # every writer writes the same value: the result is deterministic
+
+
+def load_masked(mask, flag, device) -> None:
+    """Launch the mask reduction once, outside any capture, so its module is loaded before a
+    capture records it (``flag`` is left holding whether ``mask`` has a nonzero entry)."""
+    flag.zero_()
+    wp.launch(_any_set_kernel, mask.shape[0], inputs=[mask, flag], device=device)
+
+
+def record_masked(body: Callable[[], None], mask, flag, device, stream=None) -> bool:
+    """Run (or record) ``body``, a masked regeneration, behind a conditional node when
+    :func:`use_conditional` says so: two small launches reduce ``mask`` to ``flag`` (int32
+    ``[1]``) and ``wp.capture_if`` skips ``body`` on device when no env is masked. Otherwise
+    ``body`` runs (or is recorded) as is. Returns True when the node was recorded."""
+    if mask is None or not use_conditional(device, stream):
+        body()
+        return False
+    flag.zero_()
+    wp.launch(_any_set_kernel, mask.shape[0], inputs=[mask, flag], device=device, stream=stream)
+    wp.capture_if(flag, on_true=body, stream=stream)
+    return True
 
 
 def is_capturing(device) -> bool:
-    """True while a graph capture records on ``device`` (CPU captures included)."""
-    return bool(wp.get_device(device).is_capturing)
+    """True while a graph capture records on ``device`` (CPU captures included): a capture
+    Warp knows, the device's current stream capturing, or torch's current stream capturing
+    there (checked only when torch is already imported)."""
+    device = wp.get_device(device)
+    if device.is_capturing:
+        return True
+    return device.is_cuda and _torch_capture_stream(device) is not None
 
 
 def require_not_capturing(device, what: str) -> None:

@@ -14,10 +14,14 @@ from ..errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
 from ..exec import (
     GraphCache,
     UseGuard,
+    capture_stream,
     check_stream,
     is_capturing,
+    load_masked,
+    record_masked,
     require_not_capturing,
     stream_scope,
+    use_conditional,
 )
 from .component import Component, ComponentContext, order_components
 from .config import CourseConfig
@@ -102,6 +106,7 @@ class Course:
         E = generator.layout.num_envs
         self._reset_mask = wp.zeros(E, dtype=wp.int32, device=device)
         self._zero_mask = wp.zeros(E, dtype=wp.int32, device=device)
+        self._flag = wp.zeros(1, dtype=wp.int32, device=device)  # any env masked (on device)
         self.inputs = MappingProxyType(
             {"regen_mask": generator.inputs["regen_mask"], "reset_mask": self._reset_mask}
         )
@@ -359,16 +364,36 @@ class Course:
         return missing
 
     # -------------------------------------------------------------- per step
-    def step(self) -> StepResult:
-        """Run every per-step component in order; returns the same :class:`StepResult`."""
+    def _stream_for(self, stream, call: str):
+        """The stream a call runs on: ``stream`` when given (checked), else the course's
+        default stream (CaptureError when another stream records: the call would run outside
+        the capture), else an adopted capture stream (a ``registered()`` block's, or torch's
+        capturing stream), else None (the device's current stream)."""
+        if stream is not None:
+            return check_stream(stream, self.device)
+        if self.stream is not None:
+            if is_capturing(self.device) and not self.stream.is_capturing:
+                raise CaptureError(
+                    f"course.{call}: this course was built with stream={self.stream!r}, and "
+                    "another stream is recording: pass stream=<the capturing stream> to every "
+                    "call you record (or it would run outside your graph)"
+                )
+            return self.stream
+        return capture_stream(self.device)
+
+    def step(self, *, stream=None) -> StepResult:
+        """Run every per-step component in order; returns the same :class:`StepResult`.
+
+        ``stream``: the stream to launch on (default: the course's; see the capture guide)."""
         self._check_owner()
         self._check_fresh()
         if self._unbound_required():
             raise RuntimeError(f"call bind() before step() (unbound: {self._unbound_required()})")
+        stream = self._stream_for(stream, "step()")
         if is_capturing(self.device):
             self._stepped_in_capture = True
         entries = {}
-        with self._guard("step()"), stream_scope(self.stream):
+        with self._guard("step()"), stream_scope(stream):
             for comp in self._ctx.components.values():
                 if comp.steps:
                     comp.result = comp.step(self._ctx)
@@ -377,31 +402,65 @@ class Course:
         self._result.valid = self.generator.result.valid
         return self._result
 
-    def reset(self, mask=None) -> None:
+    def reset(self, mask=None, *, stream=None) -> None:
         """Respawn the masked envs (None: all) on the course they have: every component's
         runtime state (reversed order), nothing else."""
         self._check_owner()
         self._check_fresh()
         self._check_mask(mask)
-        with self._guard("reset()"), stream_scope(self.stream):
+        stream = self._stream_for(stream, "reset()")
+        with self._guard("reset()"), stream_scope(stream):
             for comp in reversed(list(self._ctx.components.values())):
                 comp.reset(self._ctx, mask)
 
     # -------------------------------------------------------------- regeneration
-    def _body(self, advance: bool, mask) -> None:
-        self.generator.enqueue(self._ctx, advance=advance, mask=mask, stream=self.stream)
+    def _hooks(self, mask, in_node: bool) -> None:
+        """``on_generate`` of each component (sorted), then ``reset`` (reversed). Inside a
+        conditional node a hook that raises is reported as a CaptureError naming it."""
         comps = list(self._ctx.components.values())
+        calls = [(c, "on_generate", c.on_generate) for c in comps]
+        calls += [(c, "reset", c.reset) for c in reversed(comps)]
+        for comp, hook, fn in calls:
+            try:
+                fn(self._ctx, mask)
+            except CaptureError:
+                raise
+            except Exception as err:
+                if not in_node:
+                    raise
+                raise CaptureError(
+                    f"component {comp.name!r}: its {hook}() cannot be recorded in the "
+                    f"conditional node of a masked regeneration ({type(err).__name__}: {err}); "
+                    "tools.check_component(component, course) finds the call, and "
+                    "track_gen.exec.unconditional() records the body without the node"
+                ) from err
+
+    def _body(self, advance: bool, mask, stream, in_node: bool = False) -> None:
+        self.generator.enqueue(self._ctx, advance=advance, mask=mask, stream=stream)
         try:
-            for comp in comps:
-                comp.on_generate(self._ctx, mask)
-            for comp in reversed(comps):
-                comp.reset(self._ctx, mask)
+            self._hooks(mask, in_node)
         except BaseException:
             if not is_capturing(self.device):
                 self._stale = True  # the generator committed; some components did not follow
             raise
 
-    def _run_body(self, advance: bool, mask, allow_graph: bool) -> None:
+    def _masked_body(self, advance: bool, mask, stream) -> None:
+        """The body, behind a conditional node where the capture allows one
+        (:func:`track_gen.exec.record_masked`): an all-zero mask then skips it on device."""
+        if mask is None:
+            self._body(advance, mask, stream)
+            return
+        in_node = use_conditional(self.device, stream)
+        record_masked(
+            lambda: self._body(advance, mask, stream, in_node),
+            mask,
+            self._flag,
+            self.device,
+            stream,
+        )
+
+    def _run_body(self, advance: bool, mask, allow_graph: bool, stream=None) -> None:
+        stream = self._stream_for(stream, "regenerate()")
         capturing = is_capturing(self.device)
         self._check_call(capturing)
         if not self._prepared and not capturing:
@@ -415,29 +474,33 @@ class Course:
         with self._guard("regenerate()"):
             if use_graph:
                 key = GraphCache.variant(advance, mask)
-                self._graphs.run(key, lambda: self._body(advance, mask), self.device, self.stream)
+                self._graphs.run(
+                    key, lambda: self._masked_body(advance, mask, stream), self.device, stream
+                )
             else:
-                with stream_scope(self.stream):
-                    self._body(advance, mask)
+                with stream_scope(stream):
+                    self._masked_body(advance, mask, stream)
         if mask is None and not capturing:
             self._stale = False
 
-    def regenerate(self, mask=None, advance: bool = False) -> None:
+    def regenerate(self, mask=None, advance: bool = False, *, stream=None) -> None:
         """Give new courses: every env (``mask=None``) or the envs with ``mask[e] != 0``.
 
         ``advance=True`` moves the regenerated envs to their next epoch (a new course);
         ``advance=False`` rebuilds them from their current (seed, epoch). Regenerated envs'
         derived data is refreshed and their runtime state reset; unmasked envs keep their
-        course, derived data and state bitwise; an all-zero mask is an exact no-op.
+        course, derived data and state bitwise; an all-zero mask is an exact no-op (skipped
+        on device behind a conditional node where the capture allows one: the capture
+        guide's cost table). ``stream``: see :meth:`step`.
         """
         self._check_owner()
         advance = check_bool("advance", advance)
         self._check_mask(mask)
         if mask is not None:
             self._check_fresh()
-        self._run_body(advance, mask, allow_graph=True)
+        self._run_body(advance, mask, allow_graph=True, stream=stream)
 
-    def enqueue_generate(self, mask=None, advance: bool = False) -> None:
+    def enqueue_generate(self, mask=None, advance: bool = False, *, stream=None) -> None:
         """The regeneration body, launched (or recorded into your capture) without the
         course's own graph."""
         self._check_owner()
@@ -445,7 +508,7 @@ class Course:
         self._check_mask(mask)
         if mask is not None:
             self._check_fresh()
-        self._run_body(advance, mask, allow_graph=False)
+        self._run_body(advance, mask, allow_graph=False, stream=stream)
 
     def generate(self, seeds=None) -> None:
         """Regenerate every env; with ``seeds``, reseed every env and zero every epoch first
@@ -477,6 +540,7 @@ class Course:
         require_not_capturing(self.device, "Course.prepare()")
         built = bool((self.generator.result.generation.numpy() >= 0).any())
         self._prepared = True
+        load_masked(self._zero_mask, self._flag, self.device)
         if built:
             self._run_body(False, self._zero_mask, allow_graph=False)
         else:
