@@ -6,7 +6,8 @@ Run from the repository root:
     PYTHONPATH=. python benchmarks/course.py --device cuda:0 --E 8192
     PYTHONPATH=. python benchmarks/course.py --mode gates --device cpu
 
---mode track (the default): step (segments, sdf), sdf bake, regenerate (masked, full).
+--mode track (the default): step (segments, sdf), sdf bake, regenerate (masked, full), and
+the cost of regenerate(mask=...) with 0, 1, 10, 100 and E masked envs.
 --mode gates: a Course.gates(presets.gates(gate_width=0.1), collision=0.02, localize_window=8)
 course: generate (the full regeneration body, regenerate(advance=True)), step (progress +
 post collision + localizer, agents on the course line) and a masked regeneration.
@@ -94,6 +95,30 @@ def track_section(device, E: int, calls: int) -> None:
         f"regenerate (sdf course): masked {k} envs {masked:8.1f} ms   full {full:8.1f} ms",
         flush=True,
     )
+
+
+def masked_cost_section(device, E: int, calls: int) -> None:
+    """regenerate(mask=..., advance=True) of a segments track course with 0, 1, 10, 100 and E
+    masked envs: eager on the CPU (the body skips unmasked envs in every kernel), the course's
+    own graph on CUDA (an all-zero mask skipped behind a conditional node where supported)."""
+    course = Course.track(
+        presets.track(num_envs=E, device=str(device)),
+        checkpoint_spacing=0.6,
+        collision="segments",
+        seeds=0,
+    )
+    regen = course.inputs["regen_mask"]
+    rng = np.random.default_rng(0)
+    row = []
+    for k in sorted({0, 1, 10, 100, E}):
+        if k > E:
+            continue
+        m = np.zeros(E, np.int32)
+        m[rng.choice(E, size=k, replace=False)] = 1
+        regen.assign(m)
+        ms = timed(lambda: course.regenerate(mask=regen, advance=True), device, calls)
+        row.append(f"{k} envs {ms:8.2f} ms")
+    print("regenerate masked (segments course): " + "   ".join(row), flush=True)
 
 
 def gates_section(device, E: int, calls: int) -> None:
@@ -204,6 +229,7 @@ def main(argv=None) -> int:
     print(f"# course: mode {args.mode}, device {device}, E {E}, calls {args.calls}", flush=True)
     if args.mode == "track":
         track_section(device, E, args.calls)
+        masked_cost_section(device, E, args.calls)
     else:
         gates_section(device, E, args.calls)
     if args.localizer if args.localizer is not None else args.mode == "gates":

@@ -387,9 +387,9 @@ class Course:
         ``stream``: the stream to launch on (default: the course's; see the capture guide)."""
         self._check_owner()
         self._check_fresh()
+        stream = self._stream_for(stream, "step()")
         if self._unbound_required():
             raise RuntimeError(f"call bind() before step() (unbound: {self._unbound_required()})")
-        stream = self._stream_for(stream, "step()")
         if is_capturing(self.device):
             self._stepped_in_capture = True
         entries = {}

@@ -11,9 +11,11 @@ Utilities they wrap: ``CheckpointPlacer`` (-> ``CheckpointSet``), ``ProgressTrac
 (-> ``CourseLine``), ``TrackLocalizer`` (-> ``TrackFrame``), ``DiscCollider``
 (-> ``DiscContact``), ``FrameCollider`` (-> ``FrameContact``). The component contract
 (``Component``, ``ComponentContext``, ``InputSpec``, ``order_components``) lives in
-:mod:`track_gen.course` and is re-exported here.
+:mod:`track_gen.course` and is re-exported here, with ``check_component`` (which call of a
+component a conditional regeneration body cannot hold).
 """
 
+from ..course.capture_check import CaptureProblem, check_component
 from ..course.component import Component, ComponentContext, InputSpec, order_components
 from .band_collision import BandCollider, BandCollision, BandContact
 from .checkpoints import CheckpointPlacer, Checkpoints, CheckpointSet, GateCheckpoints
@@ -34,6 +36,7 @@ __all__ = [
     "BandCollider",
     "BandCollision",
     "BandContact",
+    "CaptureProblem",
     "CenterlineFromGates",
     "CheckpointPlacer",
     "CheckpointSet",
@@ -57,5 +60,6 @@ __all__ = [
     "ProgressTracker",
     "TrackFrame",
     "TrackLocalizer",
+    "check_component",
     "order_components",
 ]
