@@ -15,10 +15,15 @@ import contextlib
 import os
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import warp as wp
 
 from ..exec import require_not_capturing
+from .component import Component
+
+if TYPE_CHECKING:
+    from .course import Course
 
 __all__ = ["CaptureProblem", "check_component"]
 
@@ -127,7 +132,7 @@ def _watch(report, device):
             setattr(owner, attr, original)
 
 
-def check_component(component, course) -> list[CaptureProblem]:
+def check_component(component: Component | str, course: Course) -> list[CaptureProblem]:
     """The calls of ``component``'s ``on_generate`` and ``reset`` that a conditional
     regeneration body cannot hold (an empty list: none).
 
