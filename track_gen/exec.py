@@ -38,6 +38,11 @@ _MODE: contextvars.ContextVar[str | None] = contextvars.ContextVar("track_gen_mo
 _REGISTERED_STREAM: contextvars.ContextVar = contextvars.ContextVar(
     "track_gen_registered_stream", default=None
 )
+#: The keep-alive list of an active ``registered()`` block (the courses that recorded on its
+#: stream, kept alive with the torch graph when the block ends), else None.
+_REGISTERED_KEEP: contextvars.ContextVar[list | None] = contextvars.ContextVar(
+    "track_gen_registered_keep", default=None
+)
 #: Tests only: let a CPU capture record the conditional node (Warp records ``capture_if`` on
 #: the CPU too); the documented behaviour is an unconditional recording on the CPU.
 _CPU_CONDITIONAL = False

@@ -12,6 +12,8 @@ import warp as wp
 from ..checks import check_array, check_bool, check_mask
 from ..errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
 from ..exec import (
+    _REGISTERED_KEEP,
+    _REGISTERED_STREAM,
     GraphCache,
     UseGuard,
     capture_stream,
@@ -370,16 +372,23 @@ class Course:
         the capture), else an adopted capture stream (a ``registered()`` block's, or torch's
         capturing stream), else None (the device's current stream)."""
         if stream is not None:
-            return check_stream(stream, self.device)
-        if self.stream is not None:
+            stream = check_stream(stream, self.device)
+        elif self.stream is not None:
             if is_capturing(self.device) and not self.stream.is_capturing:
                 raise CaptureError(
                     f"course.{call}: this course was built with stream={self.stream!r}, and "
                     "another stream is recording: pass stream=<the capturing stream> to every "
                     "call you record (or it would run outside your graph)"
                 )
-            return self.stream
-        return capture_stream(self.device)
+            stream = self.stream
+        else:
+            stream = capture_stream(self.device)
+        keep = _REGISTERED_KEEP.get()  # recording into a registered() block's graph:
+        registered = _REGISTERED_STREAM.get()  # live as long as that graph
+        if keep is not None and registered is not None and stream is not None:
+            if stream.cuda_stream == registered.cuda_stream and all(c is not self for c in keep):
+                keep.append(self)
+        return stream
 
     def step(self, *, stream=None) -> StepResult:
         """Run every per-step component in order; returns the same :class:`StepResult`.
