@@ -17,6 +17,8 @@ CASES = {
     "custom_generator.py": ["--num-envs", "8"],
     "host_autoreset.py": ["--steps", "150", "--num-envs", "16"],
     "drone_gates_loop.py": ["--steps", "400", "--num-envs", "16"],
+    "warp_env_demo.py": ["--steps", "120", "--num-envs", "16"],
+    "ingraph_autoreset.py": ["--steps", "40", "--num-envs", "16"],
 }
 
 
