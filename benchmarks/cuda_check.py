@@ -24,8 +24,15 @@ posts, collision=0.02, once with frames, tools.FrameCollision) it checks:
   line, derived data, progress, localizer memory); the replay check then runs again;
 and prints ms per step (eager and replayed) and per masked regeneration (1 env in 7).
 
+The capture section (--only capture) checks the in-graph auto-reset: a masked
+regenerate(mask=..., advance=True) recorded into a wp.ScopedCapture (behind a conditional node
+when wp.is_conditional_graph_supported()) replays an all-zero mask as an exact no-op and a
+nonzero mask like an eager twin, bitwise; and times, at --E, the all-zero replay against the
+same call recorded inside track_gen.exec.unconditional() (a full body), the course's own graph
+for an all-zero mask, and one captured step of examples/warp_env's CarRaceEnv.
+
 --device cpu runs every comparison on the CPU (eager calls and CPU captures: a course has no
-graph of its own there), to check the logic without a GPU. --only picks one half. Exits
+graph of its own there), to check the logic without a GPU. --only picks one section. Exits
 non-zero on a mismatch.
 """
 
@@ -264,13 +271,81 @@ def _ms(fn, device, calls: int) -> float:
     return float(np.median(times))
 
 
+def _course_bytes(course) -> bytes:
+    r = course.result
+    arrays = (r.center, r.generation, r.valid, course.checkpoints.position)
+    return b"".join(a.numpy().tobytes() for a in arrays)
+
+
+def check_capture(E: int, calls: int, device: str) -> bool:
+    """The in-graph auto-reset: conditional node (where supported) vs unconditional body."""
+    import track_gen.exec as tg_exec
+
+    def make():
+        return Course.track(
+            presets.track(num_envs=E, device=device),
+            checkpoint_spacing=0.6,
+            collision="segments",
+            seeds=11,
+        )
+
+    a, b, c = make(), make(), make()
+    node = device != "cpu" and wp.is_conditional_graph_supported()
+    mask = a.inputs["regen_mask"]
+    with wp.ScopedCapture(device=device) as cap:
+        recorded_node = tg_exec.use_conditional(device)
+        a.regenerate(mask=mask, advance=True)
+    with wp.ScopedCapture(device=device) as cap_full, tg_exec.unconditional():
+        c.regenerate(mask=c.inputs["regen_mask"], advance=True)
+    ok = recorded_node == node
+    before = _course_bytes(a)
+    zero_ms = _ms(lambda: wp.capture_launch(cap.graph), device, calls)
+    ok &= _course_bytes(a) == before
+    full_ms = _ms(lambda: wp.capture_launch(cap_full.graph), device, calls)
+    own_ms = _ms(lambda: b.regenerate(mask=b.inputs["regen_mask"], advance=True), device, calls)
+    m = np.zeros(E, np.int32)
+    m[:: max(E // 64, 1)] = 1
+    mask.assign(m)
+    b.inputs["regen_mask"].assign(m)
+    wp.capture_launch(cap.graph)
+    b.enqueue_generate(mask=b.inputs["regen_mask"], advance=True)
+    wp.synchronize_device(device)
+    same = a.result.center.numpy().tobytes() == b.result.center.numpy().tobytes()
+    same &= (a.result.generation.numpy() == b.result.generation.numpy()).all()
+    ok &= bool(same)
+    env_ms = float("nan")
+    try:
+        sys.path.insert(
+            0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples")
+        )
+        from warp_env import CarRaceEnv
+
+        env = CarRaceEnv(E, device=device, seed=3, captured=True)
+        env_ms = _ms(lambda: env.step(), device, calls)
+    except Exception as err:  # report, do not hide the other figures
+        print(f"capture: CarRaceEnv step failed: {type(err).__name__}: {err}")
+        ok = False
+    print(
+        f"capture E={E:<6} conditional node {'yes' if recorded_node else 'no '} "
+        f"(supported {'yes' if node else 'no'})   all-zero replay {zero_ms:8.3f} ms   "
+        f"unconditional body {full_ms:8.2f} ms   own graph all-zero {own_ms:8.3f} ms   "
+        f"masked replay == eager {'yes' if same else 'NO'}   CarRaceEnv captured step "
+        f"{env_ms:8.3f} ms   {'ok' if ok else 'MISMATCH'}",
+        flush=True,
+    )
+    return bool(ok)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--E", type=int, default=8192)
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--device", default="cuda:0", help="cuda:0, or cpu for a dry run")
     ap.add_argument(
-        "--only", choices=("generators", "courses"), default=None, help="run one half only"
+        "--only",
+        choices=("generators", "courses", "capture"),
+        default=None,
+        help="run one section only",
     )
     args = ap.parse_args(argv)
     wp.config.log_level = wp.LOG_WARNING
@@ -288,6 +363,8 @@ def main(argv=None) -> int:
     if args.only in (None, "courses"):
         for kind in ("posts", "frames"):
             ok &= check_course(kind, args.E, args.calls, device)
+    if args.only in (None, "capture"):
+        ok &= check_capture(args.E, args.calls, device)
     return 0 if ok else 1
 
 
