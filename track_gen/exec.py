@@ -18,6 +18,7 @@ from .errors import CaptureError
 __all__ = [
     "GraphCache",
     "UseGuard",
+    "as_device",
     "check_stream",
     "conditional",
     "is_capturing",
@@ -106,7 +107,9 @@ def use_conditional(device, stream=None) -> bool:
     CUDA device with ``wp.is_conditional_graph_supported()``, outside :func:`unconditional`,
     and, on torch's current stream, only inside :func:`conditional` (or
     ``registered(conditional=True)``)."""
-    device = wp.get_device(device)
+    device = as_device(device)
+    if stream is not None and not isinstance(stream, wp.Stream):
+        raise TypeError(f"stream must be a wp.Stream or None, got {type(stream).__name__}")
     mode = _MODE.get()
     if mode == "unconditional" or not device.is_capturing:
         return False
@@ -169,6 +172,22 @@ def require_not_capturing(device, what: str) -> None:
             "allocates buffers or reads the device. Call it before wp.ScopedCapture / "
             "torch.cuda.graph."
         )
+
+
+def as_device(device, name: str = "device"):
+    """``device`` (a ``wp.Device`` or a device name such as ``"cpu"`` / ``"cuda:0"``) as a
+    Warp device: TypeError for another kind, ValueError for a device this machine lacks."""
+    if isinstance(device, wp.Device):
+        return device
+    if not isinstance(device, str):
+        raise TypeError(
+            f"{name} must be a wp.Device or a device name (str), got {type(device).__name__}"
+        )
+    try:
+        return wp.get_device(device)
+    except (RuntimeError, ValueError) as err:
+        known = ", ".join(str(d) for d in wp.get_devices())
+        raise ValueError(f"{name} = {device!r} is not available here; use one of: {known}") from err
 
 
 def check_stream(stream, device, name: str = "stream"):

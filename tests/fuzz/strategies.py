@@ -593,3 +593,72 @@ def refused_masks(E: int, device) -> list[tuple[str, type, Callable]]:
     objects = [o for o in non_array_objects(E) if o is not None]
     cases = [(f"{type(o).__name__} {o!r:.20}", TypeError, lambda o=o: o) for o in objects]
     return cases + wrong_arrays(E, wp.int32, device)
+
+
+# ------------------------------------------------------------------------------ streams, objects
+class SpoofStream:
+    """Claims to be a ``wp.Stream`` through ``__class__`` (``isinstance`` says yes) without
+    being one: no device, no handle."""
+
+    @property
+    def __class__(self):  # isinstance() reads it
+        return wp.Stream
+
+
+class StreamSubclass(wp.Stream):
+    """A subclass of ``wp.Stream`` (instances made bare, without a device)."""
+
+
+def bare_stream(cls=wp.Stream):
+    """A ``wp.Stream`` made without ``__init__`` (no device, no handle; safe to collect): the
+    only ``wp.Stream`` a CPU-only machine can hold."""
+    return cls.__new__(cls)
+
+
+def other_objects(E: int) -> list:
+    """Objects of every kind no argument of the library takes (None excluded): the fixed wrong
+    kinds, far ints and floats, NumPy scalars and arrays, non-array objects, callables,
+    classes, containers."""
+    out: list = list(_WRONG_KINDS) + list(_FAR_INTS) + list(_FAR_FLOATS)
+    out += [o for o in non_array_objects(E) if o is not None]
+    out += [np.float32(0.5), np.int64(3), np.bool_(False), np.str_("cpu"), np.zeros(0)]
+    out += ["cpu", "cuda:0", "stream", "none", "None", "\x00", "é" * 3, " " * 2]
+    out += [0x1234, -(2**63), 2**64, range(3), {1, 2}, frozenset(), bytearray(b"s")]
+    out += [len, lambda: None, type, wp.Stream, wp.array, Ellipsis, NotImplemented, slice(1)]
+    return [o for o in out if o is not None]  # None means "the default" almost everywhere
+
+
+def stream_cases(E: int, device) -> list[tuple[str, type | None, Callable]]:
+    """``(label, expected error, factory)`` of ``stream=`` values for work on ``device``: None
+    (accepted), every other kind (TypeError), arrays and devices included; on the CPU any
+    ``wp.Stream`` (bare, a subclass, a spoof) is a ValueError; on CUDA the device's streams
+    are accepted and another device's refused with ValueError."""
+    dev = wp.get_device(device)
+    cases: list[tuple[str, type | None, Callable]] = [("None", None, lambda: None)]
+    for o in other_objects(E):
+        cases.append((f"{type(o).__name__} {o!r:.24}", TypeError, lambda o=o: o))
+    cases += [
+        ("wp.array int32", TypeError, partial(wp.zeros, E, wp.int32, device)),
+        ("wp.array vec3f", TypeError, partial(wp.zeros, E, wp.vec3f, device)),
+        ("empty wp.array", TypeError, partial(wp.zeros, 0, wp.float32, device)),
+        ("numpy [E]", TypeError, partial(np.ones, E, np.int32)),
+        ("the device", TypeError, lambda: dev),
+        ("the device name", TypeError, lambda: str(dev)),
+        ("a wp.Stream factory", TypeError, lambda: wp.get_stream),
+    ]
+    if dev.is_cpu:
+        cases += [
+            ("bare wp.Stream", ValueError, bare_stream),
+            ("bare wp.Stream subclass", ValueError, partial(bare_stream, StreamSubclass)),
+            ("spoofed wp.Stream", ValueError, SpoofStream),
+        ]
+    else:
+        cases += [
+            ("the device's stream", None, lambda: wp.get_stream(dev)),
+            ("a new stream of the device", None, partial(wp.Stream, dev)),
+        ]
+        for other in wp.get_cuda_devices():
+            if other != dev:
+                cases.append((f"a stream of {other}", ValueError, partial(wp.Stream, other)))
+                break
+    return cases

@@ -97,6 +97,11 @@ def _watch(report, device):
     """Wrap every listed Warp entry point so a call appends ``(description, where)`` to
     ``report`` and then proceeds; restore them on exit."""
     saved = []
+    depth = [0]  # calls Warp makes inside a watched call are its own: not reported
+
+    def note(what):
+        if depth[0] == 0:
+            report.append((what, _caller()))
 
     def wrap(owner, attr, what):
         original = getattr(owner, attr, None)
@@ -104,18 +109,26 @@ def _watch(report, device):
             return
 
         def watched(*args, **kwargs):
-            report.append((what, _caller()))
-            return original(*args, **kwargs)
+            note(what)
+            depth[0] += 1
+            try:
+                return original(*args, **kwargs)
+            finally:
+                depth[0] -= 1
 
         saved.append((owner, attr, original))
         setattr(owner, attr, watched)
 
     def copy_watch(original):
         def watched(dest, src, *args, **kwargs):
-            devices = {getattr(a, "device", None) for a in (dest, src)}
+            devices = [getattr(a, "device", None) for a in (dest, src)]
             if any(d is not None and d != device for d in devices):
-                report.append(("host copy wp.copy() to or from another device", _caller()))
-            return original(dest, src, *args, **kwargs)
+                note("host copy wp.copy() to or from another device")
+            depth[0] += 1
+            try:
+                return original(dest, src, *args, **kwargs)
+            finally:
+                depth[0] -= 1
 
         return watched
 
@@ -151,6 +164,12 @@ def check_component(component: Component | str, course: Course) -> list[CaptureP
     if not isinstance(course, Course):
         raise TypeError(f"course must be a Course, got {type(course).__name__}")
     comps = course.components
+    if not isinstance(component, str) and not isinstance(component, Component):
+        if not all(callable(getattr(component, h, None)) for h in ("on_generate", "reset")):
+            raise TypeError(
+                f"component must be a component of the course or its name (a str), got "
+                f"{type(component).__name__}"
+            )
     if isinstance(component, str):
         if component not in comps:
             raise ValueError(
