@@ -14,6 +14,7 @@ from .pipeline.stage import LAYOUT_FIELDS, N_MAX
 from .pipeline.stages import (
     BUILTIN_SAMPLERS,
     common,
+    elevate,
     gate_anchors,
     gate_frames,
     gate_validate,
@@ -44,8 +45,8 @@ VORONOI_LAYOUTS = voronoi.SITE_LAYOUT.choices
 GATE_ORDERINGS = gate_anchors.ORDERING.choices
 #: Gate frame alignments: level gates (yaw only) or tilted with the 3D tangent.
 GATE_ALIGNS = gate_frames.ALIGN.choices
-#: Gate altitude profiles.
-Z_PROFILES = gate_anchors.Z_PROFILE.choices
+#: Height profiles of tracks and altitude profiles of gates.
+Z_PROFILES = elevate.Z_PROFILE.choices
 
 _SAMPLER = "<sampler>"
 
@@ -70,6 +71,7 @@ TrackGenConfig = config_class(
         ("Road and output resolution", "resample", (inflate.HALF_WIDTH, resample.SPACING, N_MAX)),
         ("Relaxation (stage relax)", "relax", (relax.ENABLE, *relax.RelaxPBD.FIELDS)),
         ("Validity (stage validate)", "validate", validate.ValidateTrack.FIELDS),
+        ("Elevation (stage elevate)", "elevate", elevate.Elevate.FIELDS),
     ],
     base=SamplerConfig,
     doc="Configuration of a batch of road-band tracks (frozen, checked on construction).\n\n"

@@ -29,7 +29,7 @@ from .strategies import SAMPLERS, examples, expected_options_error, values
 
 E = 2
 GATE_STAGES = ("gate_anchors", "gate_frames", "gate_validate")
-TRACK_PROCESS = ("resample", "relax", "inflate", "validate")
+TRACK_PROCESS = ("resample", "relax", "inflate", "validate", "elevate")
 
 
 def pipeline(kind: str, options: dict, device="cpu") -> PipelineSpec:

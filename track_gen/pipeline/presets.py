@@ -15,12 +15,15 @@ def track_from_config(config) -> PipelineSpec:
     """The standard track pipeline for ``config``.
 
     Stages: ``<generator>`` (sampler) -> ``resample`` -> ``relax`` (when
-    ``relax_enable``) -> ``inflate`` -> ``validate``.
+    ``relax_enable``) -> ``inflate`` -> ``validate`` -> ``elevate`` (when ``z_profile`` is not
+    ``"flat"``: a flat config's pipeline is exactly the one without elevation).
     """
     stages = [StageSpec(config.generator), StageSpec("resample")]
     if config.relax_enable:
         stages.append(StageSpec("relax"))
     stages += [StageSpec("inflate"), StageSpec("validate")]
+    if config.z_profile != "flat":
+        stages.append(StageSpec("elevate"))
     return PipelineSpec(config=config, stages=tuple(stages), family="track")
 
 

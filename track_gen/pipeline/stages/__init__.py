@@ -3,6 +3,7 @@
 from .bezier import SamplerBezier
 from .centerline import SamplerCenterline
 from .checkpoint import SamplerCheckpoint
+from .elevate import Elevate
 from .gate_anchors import GateAnchors
 from .gate_frames import GateFrames
 from .gate_validate import GateValidate
@@ -36,6 +37,7 @@ BUILTIN_STAGES = {
     "relax": RelaxPBD,
     "inflate": Inflate,
     "validate": ValidateTrack,
+    "elevate": Elevate,
     "gate_anchors": GateAnchors,
     "gate_frames": GateFrames,
     "gate_validate": GateValidate,
@@ -56,6 +58,7 @@ __all__ = [
     "RelaxPBD",
     "Inflate",
     "ValidateTrack",
+    "Elevate",
     "GateAnchors",
     "GateFrames",
     "GateValidate",

@@ -11,8 +11,9 @@ gates follow the same shapes as the tracks):
 3. Separation: Gauss-Seidel rounds push any two gates closer than ``2 * gate_radius`` apart
    by half the deficit each (a coincident pair along a direction hashed from the pair and
    the round); a round that moves nothing ends the solve.
-4. Altitude per gate (``z_profile``): flat, uniform in ``[z_min, z_max]``, or a random walk
-   from ``z_base`` with steps ``U(-1, 1) * z_max_step * plan distance``, clamped.
+4. Altitude per gate (``z_profile``): flat, uniform in ``[z_min, z_max]``, a random walk
+   from ``z_base`` with steps ``U(-1, 1) * z_max_step * plan distance``, clamped, or the
+   ``noise`` profile of :mod:`.elevate` at the gate's arc fraction (placement arc / L).
 
 Writes ``result.position`` (rows past ``K`` NaN) and ``result.count``; a non-finite loop
 gives ``count = 0`` and ``FailBit.NONFINITE``.
@@ -27,6 +28,19 @@ from ...results import FailBit
 from ...seeds import stage_rng
 from ...tunable import Tunable
 from ..stage import Stage, Workspace
+from .elevate import (
+    Z_BASE,
+    Z_CODES,
+    Z_KNOTS,
+    Z_MAX,
+    Z_MAX_STEP,
+    Z_MIN,
+    Z_NOISE,
+    Z_PROFILE,
+    Z_RANDOM_WALK,
+    Z_UNIFORM,
+    noise_height,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -34,9 +48,6 @@ SALT_GATES = wp.constant(wp.uint32(0x6A7E5007))
 _NONFINITE = wp.constant(int(FailBit.NONFINITE))
 ORDER_CCW = wp.constant(0)
 ORDER_RANDOM_PAIRS = wp.constant(1)
-Z_FLAT = wp.constant(0)
-Z_UNIFORM = wp.constant(1)
-Z_RANDOM_WALK = wp.constant(2)
 
 
 @wp.func
@@ -79,7 +90,9 @@ def _gate_anchors_kernel(
     radius: float,
     solve_iters: int,
     z_profile: int,
+    z_knots: int,
     xy: wp.array(dtype=wp.vec2f),
+    u_gate: wp.array(dtype=wp.float32),
     position_out: wp.array(dtype=wp.vec3f),
     count_out: wp.array(dtype=wp.int32),
     fail_out: wp.array(dtype=wp.int32),
@@ -99,6 +112,7 @@ def _gate_anchors_kernel(
         for k in range(k_gates):
             s = (float(k) + 0.5 + (2.0 * wp.randf(st) - 1.0) * j) * slot
             xy[gb + k] = _point_at_arc(line, lb, num_points, s)
+            u_gate[gb + k] = s / total
         if ordering == ORDER_RANDOM_PAIRS:
             pairs = k_gates // 2
             for p in range(pairs - 1, 0, -1):
@@ -137,6 +151,8 @@ def _gate_anchors_kernel(
         for k in range(k_gates):
             if z_profile == Z_UNIFORM:
                 z = zlo + wp.randf(st) * (zhi - zlo)
+            elif z_profile == Z_NOISE:
+                z = noise_height(eff_seed[e], u_gate[gb + k], z_knots, zlo, zhi)
             elif z_profile == Z_RANDOM_WALK:
                 if k > 0:
                     step = wp.length(xy[gb + k] - xy[gb + k - 1])
@@ -221,55 +237,7 @@ SOLVE_ITERS = Tunable(
     unit="rounds",
     doc="Gauss-Seidel separation rounds (0 disables the separation).",
 )
-Z_PROFILE = Tunable(
-    "z_profile",
-    "flat",
-    choices=("flat", "uniform", "random_walk"),
-    doc="altitude per gate: flat (z_base), uniform in [z_min, z_max], or a random walk from "
-    "z_base.",
-)
-Z_BASE = Tunable(
-    "z_base",
-    0.0,
-    lo=-1.0e6,
-    hi=1.0e6,
-    dynamic=True,
-    unit="track units",
-    doc="base altitude (flat and random_walk).",
-)
-
-
-def _not_above_z_max(value, lookup):
-    z_max = lookup(Z_MAX)
-    return f"must be <= z_max = {z_max!r}" if value > z_max else None
-
-
-Z_MIN = Tunable(
-    "z_min",
-    0.0,
-    lo=-1.0e6,
-    hi=1.0e6,
-    dynamic=True,
-    rule=_not_above_z_max,
-    unit="track units",
-    doc="lowest altitude (<= z_max at construction; the kernel orders the pair).",
-)
-Z_MAX = Tunable(
-    "z_max", 0.0, lo=-1.0e6, hi=1.0e6, dynamic=True, unit="track units", doc="highest altitude."
-)
-Z_MAX_STEP = Tunable(
-    "z_max_step",
-    0.0,
-    lo=0.0,
-    hi=1.0e6,
-    dynamic=True,
-    unit="grade",
-    doc="random-walk steps are U(-1, 1) * z_max_step per unit of plan distance.",
-)
-
-
 _ORDER_CODES = {"ccw": 0, "random_pairs": 1}
-_Z_CODES = {"flat": 0, "uniform": 1, "random_walk": 2}
 
 
 class GateAnchors(Stage):
@@ -289,11 +257,13 @@ class GateAnchors(Stage):
         Z_MIN,
         Z_MAX,
         Z_MAX_STEP,
+        Z_KNOTS,
     )
 
     def allocate(self, ws: Workspace) -> None:
         lay = ws.layout
         self.xy = ws.zeros(lay.num_envs * lay.N_max, wp.vec2f, f"{self.name} plan positions")
+        self.u = ws.zeros(lay.num_envs * lay.N_max, wp.float32, f"{self.name} arc fractions")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v, lay, r = self.values, ws.layout, ws.result
@@ -316,8 +286,9 @@ class GateAnchors(Stage):
                 _ORDER_CODES[v.ordering],
                 float(v.radius),
                 v.solve_iters,
-                _Z_CODES[v.z_profile],
+                Z_CODES[v.z_profile],
+                v.z_knots,
             ],
-            outputs=[self.xy, r.position, r.count, ws.fail],
+            outputs=[self.xy, self.u, r.position, r.count, ws.fail],
             device=lay.device,
         )

@@ -22,8 +22,8 @@ import warp as wp
 
 from ...geometry import segments_cross
 from ...results import FailBit
-from ...tunable import Tunable
 from ..stage import Stage, Workspace
+from .elevate import Z_VALID_GRADE
 from .gate_anchors import MIN_GATES, RADIUS
 
 wp.set_module_options({"enable_backward": False})
@@ -125,17 +125,6 @@ def _gate_validate_kernel(
     if bits == 0:
         ok = 1
     valid_out[e] = ok
-
-
-Z_VALID_GRADE = Tunable(
-    "z_valid_grade",
-    0.0,
-    lo=0.0,
-    hi=1.0e6,
-    unit="grade",
-    doc="a course whose consecutive gates climb more than this grade (|dz| / plan distance) is "
-    "invalid (FailBit.GRADE); 0 disables the check.",
-)
 
 
 class GateValidate(Stage):
