@@ -281,3 +281,60 @@ def test_argument_validation(device):
         with pytest.raises(ValueError, match="mask"):
             sampler.sample(bad)
     assert sampler.checkpoints.position.numpy().tobytes() == before
+
+
+# ------------------------------------------------------------------ elevated tracks
+def _elevated(device, **kw):
+    from track_gen.course import Course
+    from track_gen.pipeline import presets
+
+    spec = presets.track(num_envs=8, device=device, z_profile="noise", z_min=0.0, z_max=0.6)
+    return Course.track(spec, checkpoint_spacing=0.6, seeds=4, **kw)
+
+
+def test_elevated_capacity_reads_the_construction_batch_back(device):
+    import warnings
+
+    from track_gen.pipeline import presets
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no clipping warning
+        course = _elevated(device)
+    r = course.result
+    ok = r.valid.numpy() != 0
+    longest = float(r.length.numpy()[ok].max())
+    assert course.checkpoints.max_checkpoints == max(3, int(np.ceil(longest / 0.6)))
+    assert not course.checkpoints.truncated.numpy().any()
+    # the batch built at attach is the generator's first batch (prepare kept it)
+    fresh = TrackGenerator(
+        presets.track(num_envs=8, device=device, z_profile="noise", z_min=0.0, z_max=0.6),
+        seeds=4,
+    ).generate()
+    assert fresh.center.numpy().tobytes() == r.center.numpy().tobytes()
+    np.testing.assert_array_equal(r.generation.numpy(), 0)
+    # vertical checkpoint planes through the 3D centerline
+    t = course.checkpoints.tangent.numpy()
+    assert np.all(t[np.isfinite(t[:, 0]), 2] == 0.0)
+    assert np.nanmax(np.abs(course.checkpoints.position.numpy()[:, 2])) > 0.05
+
+
+def test_a_course_chosen_capacity_that_clips_warns_once(device, monkeypatch):
+    from track_gen.tools.checkpoints import Checkpoints, construction_result
+
+    def too_short(self, ctx):  # the first batch exists, the capacity is too small for it
+        construction_result(ctx)
+        return 3 * self.spacing
+
+    monkeypatch.setattr(Checkpoints, "_longest_loop", too_short)
+    with pytest.warns(RuntimeWarning, match="pass a larger max_checkpoints") as rec:
+        course = _elevated(device)
+    assert len([w for w in rec if "max_checkpoints" in str(w.message)]) == 1
+    trunc = course.checkpoints.truncated.numpy()
+    assert trunc.any()
+    assert course.checkpoint_sampler.clipped is course.checkpoints.truncated
+
+
+def test_gate_checkpoints_are_never_truncated(device):
+    gen = GateGenerator(GateGenConfig(num_envs=4, device=device, gate_width=0.1), seeds=1)
+    cs = CheckpointSet.from_gates(gen.generate())
+    np.testing.assert_array_equal(cs.truncated.numpy(), 0)

@@ -2,7 +2,8 @@
 
 Components (``Component`` subclasses, used by :class:`track_gen.course.Course`):
 
-* track courses: ``Checkpoints``, ``Progress``, ``BandCollision``, ``Localizer``;
+* track courses: ``Checkpoints``, ``Progress``, ``BandCollision``, ``Localizer``,
+  ``HeightFieldBake``, ``Props``;
 * gate courses: ``GateCheckpoints``, ``CenterlineFromGates``, ``Progress``, ``DiscCollision``
   or ``FrameCollision``, ``Localizer(source="centerline")``.
 
@@ -31,6 +32,7 @@ from .gate_collision import (
 )
 from .localizer import Localizer, TrackFrame, TrackLocalizer
 from .progress import Progress, ProgressEvents, ProgressTracker
+from .props import PropKind, PropPlacer, Props, PropSet, PropSide
 
 __all__ = [
     "BandCollider",
@@ -58,6 +60,11 @@ __all__ = [
     "Progress",
     "ProgressEvents",
     "ProgressTracker",
+    "PropKind",
+    "PropPlacer",
+    "PropSet",
+    "PropSide",
+    "Props",
     "TrackFrame",
     "TrackLocalizer",
     "check_component",

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from dataclasses import dataclass
 
+import numpy as np
 import warp as wp
 
 from ..checks import check_float, check_mask
@@ -58,6 +60,9 @@ class CheckpointSet:
             ``normalize((right - left) x tangent)`` from the midpoint of ``left``/``right``
             (``1e30`` for track cross-sections, the gate's ``half_size`` for gates).
         count: int32 ``[E]``: real checkpoints (0: the env has none).
+        truncated: int32 ``[E]``: 1 when the env needed more checkpoints than the capacity at
+            its last placement (they are then farther apart than the spacing); always 0 for
+            gates. (The placer's ``clipped`` array.)
     """
 
     position: wp.array
@@ -66,6 +71,7 @@ class CheckpointSet:
     tangent: wp.array
     up_half: wp.array
     count: wp.array
+    truncated: wp.array | None = None
 
     @classmethod
     def allocate(cls, num_envs: int, max_checkpoints: int, device, budget=None) -> CheckpointSet:
@@ -84,6 +90,7 @@ class CheckpointSet:
             tangent=v3(),
             up_half=budget.full(rows, nan, wp.float32, "checkpoints"),
             count=budget.zeros(int(num_envs), wp.int32, "checkpoint counts"),
+            truncated=budget.zeros(int(num_envs), wp.int32, "checkpoint truncation flags"),
         )
 
     @classmethod
@@ -108,6 +115,7 @@ class CheckpointSet:
             tangent=seq.forward,
             up_half=seq.half_size,
             count=seq.count,
+            truncated=wp.zeros(seq.count.shape[0], dtype=wp.int32, device=seq.count.device),
         )
 
     @property
@@ -162,6 +170,17 @@ def capacity_for(spacing: float, max_loop_length: float, owner: str = "spacing")
             "spacing or pass max_checkpoints"
         )
     return cap
+
+
+def construction_result(ctx):
+    """The generator's result holding the construction batch, built now (eagerly, through
+    the course's context) when the generator has none yet; the course's ``prepare`` then keeps
+    it. For components whose capacity reads the first batch back (elevated configs declare no
+    length bound)."""
+    result = ctx.generator.result
+    if not (result.generation.numpy() >= 0).any():
+        ctx.generator.enqueue(ctx)
+    return result
 
 
 # ---------------------------------------------------------------------------------- kernel
@@ -239,6 +258,7 @@ def _sample_kernel(
             c0 = center[base + lo]
             c1 = center[base + j]
             chord = c1 - c0
+            chord = wp.vec3f(chord[0], chord[1], 0.0)  # vertical checkpoint planes
             clen = wp.length(chord)
             tan = wp.vec3f(0.0, 0.0, 0.0)
             if clen > 0.0:
@@ -267,9 +287,11 @@ class CheckpointPlacer:
     ``k * length / n`` (k = 0 .. n-1) along the closed centerline: checkpoint 0 is the
     start line at bead 0, there is no seam gap and no doubled checkpoint. Each one
     interpolates the centerline, inner and outer borders on the same segment with the same
-    parameter (``left`` = inner, ``right`` = outer), its tangent is the unit chord of that
-    centerline segment and ``up_half = 1e30``. Invalid envs (``valid == 0``) and tracks of
-    fewer than 3 beads get ``count = 0`` and NaN rows.
+    parameter (``left`` = inner, ``right`` = outer), its tangent is the horizontal unit chord
+    of that centerline segment (the checkpoint planes are vertical through the 3D centerline
+    of an elevated track) and ``up_half = 1e30`` (any height above or below the road counts).
+    Invalid envs (``valid == 0``) and tracks of fewer than 3 beads get ``count = 0`` and NaN
+    rows.
 
     Args:
         track: the generator's :class:`~track_gen.Track` (read live by pointer: call
@@ -328,7 +350,7 @@ class CheckpointPlacer:
         self._n_max = track.center.shape[0] // E
         budget = AllocationBudget(device, "raise the spacing or lower max_checkpoints")
         self.checkpoints = CheckpointSet.allocate(E, cap, device, budget)
-        self.clipped = budget.zeros(E, wp.int32, "clipped flags")
+        self.clipped = self.checkpoints.truncated
         self.step = budget.zeros(E, wp.float32, "checkpoint steps")
         self._no_mask = budget.zeros(1, wp.int32, "empty mask")
         self.sample()
@@ -392,7 +414,10 @@ class Checkpoints(Component):
         max_checkpoints: per-env capacity (``MAX_CHECKPOINTS``), or ``"auto"``: the longest
             track the generator can produce, ``max(3, ceil(max_loop_length / spacing))`` with
             ``max_loop_length = (N_max + 1) * bead spacing`` (a longer loop is TRUNCATED and
-            invalid), so no valid env is ever clipped.
+            invalid), so no valid env is ever clipped; an elevated config (``z_profile`` not
+            flat) declares no such bound, so the longest valid loop of the construction batch
+            (read back; built at attach when the generator has none yet). When a capacity the
+            course chose clips a valid env of the first batch, construction warns once.
 
     ``result`` is the :class:`CheckpointSet` (a per-generation result: read it through
     ``course.checkpoints``); ``utility`` the :class:`CheckpointPlacer`
@@ -414,20 +439,45 @@ class Checkpoints(Component):
     def attach(self, ctx) -> None:
         track = ctx.generator.result
         bound = None
-        if self.max_checkpoints is None:
-            cfg = getattr(ctx.generator, "config", None)
-            bead = getattr(cfg, "resolved_spacing", None)
-            if bead is None:
-                raise ValueError(
-                    "Checkpoints(max_checkpoints='auto') needs a generator with a bead spacing "
-                    "(a TrackGenerator); pass max_checkpoints=<int >= 3>"
-                )
-            bound = (ctx.layout.N_max + 1) * float(bead)
+        chosen = self.max_checkpoints is None
+        if chosen:
+            bound = self._longest_loop(ctx)
             capacity_for(self.spacing, bound, "checkpoint_spacing")
         self.utility = CheckpointPlacer(
             track, self.spacing, self.max_checkpoints, max_loop_length=bound
         )
         self.result = self.utility.checkpoints
+        if chosen:
+            clipped = (self.utility.clipped.numpy() != 0) & (track.valid.numpy() != 0)
+            if clipped.any():
+                warnings.warn(
+                    f"Checkpoints: the capacity the course chose ({self.utility.max_checkpoints} "
+                    f"per env) clips {int(clipped.sum())} valid env(s) of the first batch "
+                    "(their checkpoints are farther apart than the spacing; "
+                    "checkpoints.truncated says which): pass a larger max_checkpoints",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+
+    def _longest_loop(self, ctx) -> float:
+        """The longest loop the generator can produce: ``(N_max + 1) * bead spacing`` for a
+        flat track config; an elevated config declares no bound (its 3D length exceeds the
+        plan-view one), so the readback of the construction batch (built here when the
+        generator has none yet)."""
+        cfg = getattr(ctx.generator, "config", None)
+        bead = getattr(cfg, "resolved_spacing", None)
+        if bead is None:
+            raise ValueError(
+                "Checkpoints(max_checkpoints='auto') needs a generator with a bead spacing "
+                "(a TrackGenerator); pass max_checkpoints=<int >= 3>"
+            )
+        if getattr(cfg, "z_profile", "flat") == "flat":
+            return (ctx.layout.N_max + 1) * float(bead)
+        track = construction_result(ctx)
+        length = track.length.numpy()
+        ok = (track.valid.numpy() != 0) & np.isfinite(length)
+        longest = float(length[ok].max()) if ok.any() else 0.0
+        return max(longest, 3.0 * self.spacing)
 
     def on_generate(self, ctx, mask) -> None:
         self.utility.sample(mask)
