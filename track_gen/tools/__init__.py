@@ -30,6 +30,13 @@ from .gate_collision import (
     FrameContact,
     FrameMember,
 )
+from .heightfield import (
+    GridResolutionWarning,
+    HeightField,
+    HeightFieldBake,
+    HeightFieldBaker,
+    check_grid_resolution,
+)
 from .localizer import Localizer, TrackFrame, TrackLocalizer
 from .progress import Progress, ProgressEvents, ProgressTracker
 from .props import PropKind, PropPlacer, Props, PropSet, PropSide
@@ -55,6 +62,10 @@ __all__ = [
     "FrameContact",
     "FrameMember",
     "GateCheckpoints",
+    "GridResolutionWarning",
+    "HeightField",
+    "HeightFieldBake",
+    "HeightFieldBaker",
     "InputSpec",
     "Localizer",
     "Progress",
@@ -68,5 +79,6 @@ __all__ = [
     "TrackFrame",
     "TrackLocalizer",
     "check_component",
+    "check_grid_resolution",
     "order_components",
 ]

@@ -87,6 +87,7 @@ from .band_collision_kernels import (
     _segments_query_kernel,
     _strip_kernel,
 )
+from .heightfield import check_grid_resolution
 
 wp.set_module_options({"enable_backward": False})
 
@@ -409,6 +410,12 @@ class BandCollision(Component):
         )
 
     def attach(self, ctx) -> None:
+        if self.method == "sdf":
+            check_grid_resolution(
+                f"BandCollision('sdf', sdf_resolution={self.sdf_resolution})",
+                ctx.generator,
+                self.sdf_resolution,
+            )
         self.utility = BandCollider(
             ctx.generator.result,
             method=self.method,
