@@ -103,7 +103,13 @@ def _components():
     from track_gen.course import Course, CourseConfig
     from track_gen.seeds import NUM_ENVS, PerEnvSeededRNG
     from track_gen.tools import BandCollider, BandCollision, CheckpointPlacer, Checkpoints
-    from track_gen.tools.band_collision import MAX_BOXES, METHOD, SDF_PADDING, SDF_RESOLUTION
+    from track_gen.tools.band_collision import (
+        CLEARANCE,
+        MAX_BOXES,
+        METHOD,
+        SDF_PADDING,
+        SDF_RESOLUTION,
+    )
     from track_gen.tools.checkpoints import MAX_CHECKPOINTS, SPACING
     from track_gen.tools.course_line import SAMPLES_PER_GATE
     from track_gen.tools.gate_collision import (
@@ -112,7 +118,18 @@ def _components():
         FRAME_THICKNESS,
         POST_RADIUS,
     )
+    from track_gen.tools.heightfield import FILL, MARGIN, RESOLUTION, SIZE_HI
     from track_gen.tools.localizer import WARM_WINDOW
+    from track_gen.tools.props import (
+        CONE_DIAMETER,
+        CONE_HEIGHT,
+        KIND,
+        MAX_PROPS,
+        SIDE,
+        WALL_HEIGHT,
+        WALL_THICKNESS,
+    )
+    from track_gen.tools.props import SPACING as PROP_SPACING
 
     track = (Course.track, "Course.track")
     gates = (Course.gates, "Course.gates")
@@ -162,6 +179,55 @@ def _components():
             ],
         ),
         (SDF_PADDING, [(BandCollider, "BandCollider", "sdf_padding")]),
+        (
+            CLEARANCE,
+            [
+                (BandCollision, "BandCollision", "clearance"),
+                (BandCollider, "BandCollider", "clearance"),
+            ],
+        ),
+        (
+            RESOLUTION,
+            [
+                (tools.HeightFieldBake, "HeightFieldBake", "resolution"),
+                (tools.HeightFieldBaker, "HeightFieldBaker", "resolution"),
+                (*cc, "heightfield_resolution"),
+            ],
+        ),
+        (
+            SIZE_HI,
+            [
+                (tools.HeightFieldBake, "HeightFieldBake", "size_hi"),
+                (BandCollision, "BandCollision", "size_hi"),
+            ],
+        ),
+        (
+            MARGIN,
+            [
+                (tools.HeightFieldBake, "HeightFieldBake", "margin"),
+                (tools.HeightFieldBaker, "HeightFieldBaker", "margin"),
+            ],
+        ),
+        (
+            FILL,
+            [
+                (tools.HeightFieldBake, "HeightFieldBake", "fill"),
+                (tools.HeightFieldBaker, "HeightFieldBaker", "fill"),
+            ],
+        ),
+        *(
+            (t, [(tools.Props, "Props", kw), (tools.PropPlacer, "PropPlacer", kw)])
+            for t, kw in (
+                (KIND, "kind"),
+                (PROP_SPACING, "spacing"),
+                (SIDE, "side"),
+                (MAX_PROPS, "max_props"),
+                (CONE_DIAMETER, "cone_diameter"),
+                (CONE_HEIGHT, "cone_height"),
+                (WALL_THICKNESS, "wall_thickness"),
+                (WALL_HEIGHT, "wall_height"),
+            )
+        ),
         (
             SAMPLES_PER_GATE,
             [

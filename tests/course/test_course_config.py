@@ -100,3 +100,28 @@ def test_boxes_on_the_centerline_are_on_the_road(device):
     np.testing.assert_array_equal(res.contacts.oob.numpy(), 0)
     assert np.all(res.contacts.distance.numpy() > 0)
     assert res["collision"] is res.contacts
+
+
+def test_config_heightfield_resolution(device):
+    cfg = CourseConfig(
+        mode="track",
+        gen=TrackGenConfig(num_envs=4, device=device, z_profile="uniform", z_max=0.4),
+        checkpoint_spacing=0.6,
+        heightfield_resolution=64,
+        seeds=2,
+    )
+    course = Course(cfg)
+    assert list(course.components) == ["checkpoints", "progress", "heightfield"]
+    assert course.heightfield is course.components["heightfield"].utility
+    assert course.heightfield.field.height.shape[0] == 4 * 64 * 64
+    with pytest.raises(ValueError, match="heightfield_resolution"):
+        CourseConfig(
+            mode="track",
+            gen=TrackGenConfig(num_envs=2),
+            checkpoint_spacing=0.6,
+            heightfield_resolution=4,
+        )
+    with pytest.raises(ValueError, match="does not apply to mode='gates'"):
+        CourseConfig(
+            mode="gates", gen=GateGenConfig(num_envs=2, gate_width=0.1), heightfield_resolution=64
+        )

@@ -619,3 +619,42 @@ def test_argument_validation(device):
     after = host(col.contact)
     for k in before:
         assert before[k].tobytes() == after[k].tobytes()
+
+
+# ------------------------------------------------------------------ elevated tracks
+def test_height_clearance_on_an_elevated_track(device):
+    from track_gen.pipeline import presets
+
+    E2 = 8
+    gen = TrackGenerator(
+        presets.track(num_envs=E2, device=device, z_profile="noise", z_min=0.0, z_max=0.8),
+        seeds=5,
+    )
+    track = gen.generate()
+    n_max = track.N_max
+    c = track.center.numpy().reshape(E2, n_max, 3)
+    count = track.count.numpy()
+    valid = track.valid.numpy() != 0
+    k = np.minimum(count // 3, count - 1)
+    on_road = np.stack([c[e, max(k[e], 0)] for e in range(E2)]).astype(np.float32)
+    lift = np.where(np.arange(E2) % 2 == 0, 0.5, 0.05).astype(np.float32)
+    boxes = on_road.copy()
+    boxes[:, 2] += lift
+    quat = wp.full(E2, wp.quat_identity(), dtype=wp.quatf, device=device)
+    he = wp.full(E2, wp.vec2f(0.01, 0.01), dtype=wp.vec2f, device=device)
+    plain = BandCollider(track)
+    checked = BandCollider(track, clearance=0.2)
+    pos = wp.array(np.nan_to_num(boxes), dtype=wp.vec3f, device=device)
+    a = plain.query(pos, quat, he)
+    assert np.isnan(a.height.numpy()).all()  # no clearance: heights not checked
+    oob_plain = a.oob.numpy().copy()
+    b = checked.query(pos, quat, he)
+    h = b.height.numpy()
+    np.testing.assert_allclose(h[valid], lift[valid], atol=1e-4)  # a box over a bead
+    np.testing.assert_array_equal(b.oob.numpy()[valid], (lift[valid] > 0.2).astype(np.int32))
+    assert not oob_plain[valid].any()  # in plan view they are on the road
+    assert np.isnan(h[~valid]).all()
+    with pytest.raises(ValueError, match="clearance"):
+        BandCollider(track, clearance=-1.0)
+    with pytest.raises(TypeError, match="clearance"):
+        BandCollider(track, clearance="high")

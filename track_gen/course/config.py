@@ -35,6 +35,8 @@ class CourseConfig:
             ``collision="sdf"`` only); None is 128.
         max_boxes: boxes per env (``tools.band_collision.MAX_BOXES``; needs a collision);
             default 1.
+        heightfield_resolution: None, or the side of a ``tools.HeightFieldBake`` grid
+            (``tools.heightfield.RESOLUTION``) added as the ``heightfield`` component.
 
     Gates mode:
         post_radius: None, or the radius of the gate posts for a ``tools.DiscCollision``
@@ -59,6 +61,7 @@ class CourseConfig:
     collision: str | None = None
     sdf_resolution: int | None = None
     max_boxes: int = 1
+    heightfield_resolution: int | None = None
     post_radius: float | None = None
     frame_collision: Any = None
     samples_per_gate: int = 8
@@ -126,6 +129,15 @@ class CourseConfig:
                 raise ValueError("CourseConfig.sdf_resolution applies to collision='sdf' only")
             r = SDF_RESOLUTION.check(self.sdf_resolution, "CourseConfig.sdf_resolution")
             self._set("sdf_resolution", r)
+        if self.heightfield_resolution is not None:
+            from ..tools.heightfield import RESOLUTION
+
+            self._set(
+                "heightfield_resolution",
+                RESOLUTION.check(
+                    self.heightfield_resolution, "CourseConfig.heightfield_resolution"
+                ),
+            )
         mb = MAX_BOXES.check(self.max_boxes, "CourseConfig.max_boxes")
         self._set("max_boxes", mb)
         if mb > 1 and self.collision is None:
@@ -142,7 +154,14 @@ class CourseConfig:
                 f"{type(self.gen).__name__}"
             )
         self._refuse(
-            ("checkpoint_spacing", "max_checkpoints", "collision", "sdf_resolution", "max_boxes"),
+            (
+                "checkpoint_spacing",
+                "max_checkpoints",
+                "collision",
+                "sdf_resolution",
+                "max_boxes",
+                "heightfield_resolution",
+            ),
             "gates",
         )
         if self.post_radius is not None:

@@ -314,9 +314,15 @@ def from_config(config):
             max_boxes=config.max_boxes,
             sdf_resolution=config.sdf_resolution or 128,
         )
+    extra = []
+    if config.heightfield_resolution is not None:
+        from ..tools.heightfield import HeightFieldBake
+
+        extra.append(HeightFieldBake(config.heightfield_resolution))
     components = track_components(
         checkpoint_spacing=config.checkpoint_spacing,
         collision=collision,
         max_checkpoints=config.max_checkpoints,
+        extra=extra,
     )
     return TrackGenerator(config.gen, seeds=config.seeds), components

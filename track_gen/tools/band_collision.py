@@ -87,7 +87,7 @@ from .band_collision_kernels import (
     _segments_query_kernel,
     _strip_kernel,
 )
-from .heightfield import check_grid_resolution
+from .heightfield import SIZE_HI, check_grid_resolution
 
 wp.set_module_options({"enable_backward": False})
 
@@ -99,6 +99,7 @@ __all__ = [
     "SDF_PADDING",
     "SDF_RESOLUTION",
     "SDF_BAND_CELLS",
+    "CLEARANCE",
     "BandCollider",
     "BandCollision",
     "BandContact",
@@ -131,6 +132,17 @@ SDF_PADDING = Tunable(
     unit="track units",
     doc="margin around the borders' bounding box; None is 10% of its larger extent (sdf only).",
 )
+CLEARANCE = Tunable(
+    "clearance",
+    None,
+    kind="float",
+    lo=0.0,
+    hi=1.0e6,
+    optional=True,
+    unit="track units",
+    doc="how far a box centre may be above or below the road surface (elevated tracks); "
+    "farther is off the road (oob = 1). None: heights are not checked (height NaN).",
+)
 #: Collision methods accepted by :class:`BandCollider`.
 METHODS = METHOD.choices
 
@@ -159,6 +171,10 @@ class BandContact:
             NaN when inactive/invalid.
         boundary: int32 ``[E*B]``: the border ``nearest`` lies on: 0 inner, 1 outer, -1 none
             (inactive slot, invalid env, or an SDF sample deeper than its narrow band).
+        height: float32 ``[E*B]``: the box centre's height above the road surface (its z
+            minus the centerline's z at the centre's plan-view projection onto the nearest
+            centerline segment; the road is level across its width), track units; NaN when
+            the collider has no ``clearance``, for an inactive slot or an invalid env.
     """
 
     oob: wp.array
@@ -166,6 +182,7 @@ class BandContact:
     nearest: wp.array
     normal: wp.array
     boundary: wp.array
+    height: wp.array | None = None
 
     @classmethod
     def allocate(cls, rows: int, device) -> BandContact:
@@ -177,6 +194,7 @@ class BandContact:
             nearest=wp.full(rows, wp.vec2f(nan, nan), dtype=wp.vec2f, device=device),
             normal=wp.full(rows, wp.vec2f(nan, nan), dtype=wp.vec2f, device=device),
             boundary=wp.full(rows, -1, dtype=wp.int32, device=device),
+            height=wp.full(rows, nan, dtype=wp.float32, device=device),
         )
 
     def clone(self) -> BandContact:
@@ -184,6 +202,56 @@ class BandContact:
         return BandContact(
             **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
         )
+
+
+_NAN_F = wp.constant(float("nan"))
+
+
+@wp.kernel
+def _height_kernel(
+    position: wp.array(dtype=wp.vec3f),
+    center: wp.array(dtype=wp.vec3f),
+    beads: wp.array(dtype=wp.int32),
+    n_max: int,
+    boxes: int,
+    clearance: float,
+    oob_out: wp.array(dtype=wp.int32),
+    height_out: wp.array(dtype=wp.float32),
+):
+    """Height of each box centre above the road surface (the centerline's z at the centre's
+    plan-view projection onto the nearest centerline segment); beyond ``clearance``: oob."""
+    row = wp.tid()
+    e = row // boxes
+    n = wp.clamp(beads[e], 0, n_max)
+    p = position[row]
+    height_out[row] = _NAN_F
+    if n < 3 or not (wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(p[2])):
+        return
+    base = e * n_max
+    best = float(1.0e38)
+    z = float(_NAN_F)
+    for i in range(n):
+        j = i + 1
+        if j == n:
+            j = 0
+        a = center[base + i]
+        b = center[base + j]
+        dx = b[0] - a[0]
+        dy = b[1] - a[1]
+        dd = dx * dx + dy * dy
+        t = float(0.0)
+        if dd > 0.0:
+            t = wp.clamp(((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / dd, 0.0, 1.0)
+        qx = a[0] + t * dx - p[0]
+        qy = a[1] + t * dy - p[1]
+        d2 = qx * qx + qy * qy
+        if d2 < best:
+            best = d2
+            z = a[2] + t * (b[2] - a[2])
+    h = p[2] - z
+    height_out[row] = h
+    if wp.abs(h) > clearance:
+        oob_out[row] = 1
 
 
 class BandCollider:
@@ -201,6 +269,10 @@ class BandCollider:
             ``"sdf"`` only).
         sdf_padding: margin around the borders' bounding box in track units
             (``SDF_PADDING``), or None for 10% of its larger extent (``"sdf"`` only).
+        clearance: ``CLEARANCE``: on an elevated track, a box whose centre is farther than
+            this above or below the road surface is off the road (``oob = 1``) and
+            ``contact.height`` says by how much; None (default) checks no height. One more
+            launch per query, reading the Track's live centerline (O(count) per box).
 
     Construction allocates every buffer and refreshes all envs. Attributes (read-only):
 
@@ -229,10 +301,13 @@ class BandCollider:
         max_boxes: int = 1,
         sdf_resolution: int = 128,
         sdf_padding: float | None = None,
+        clearance: float | None = None,
     ):
         if not isinstance(track, Track):
             raise TypeError(f"track must be a Track, got {type(track).__name__}")
         method = METHOD.check(method, "BandCollider method")
+        clearance = CLEARANCE.check(clearance, "BandCollider clearance")
+        self.clearance = None if clearance is None else float(clearance)
         max_boxes = MAX_BOXES.check(max_boxes, "BandCollider max_boxes")
         sdf_resolution = SDF_RESOLUTION.check(sdf_resolution, "BandCollider sdf_resolution")
         sdf_padding = SDF_PADDING.check(sdf_padding, "BandCollider sdf_padding")
@@ -364,6 +439,14 @@ class BandCollider:
                 outputs=outs,
                 device=dev,
             )
+        if self.clearance is not None:
+            wp.launch(
+                _height_kernel,
+                rows,
+                inputs=[position, t.center, self.beads, t.N_max, self.max_boxes, self.clearance],
+                outputs=[c.oob, c.height],
+                device=dev,
+            )
         return c
 
 
@@ -375,6 +458,10 @@ class BandCollision(Component):
             refreshed for the regenerated envs).
         max_boxes: boxes per env B (inputs are ``[E*B]``).
         sdf_resolution: grid side for ``"sdf"``.
+        clearance: see :class:`BandCollider` (elevated tracks: a box centre farther than this
+            above or below the road is off the road; None checks no height).
+        size_hi: the largest course scale a later curriculum reaches, for the SDF grid's
+            resolution warning (``"sdf"``; None: the generator's construction range).
 
     Inputs: ``box_position`` vec3f ``[E*B]`` (defaults to ``position`` when B == 1),
     ``orientation`` quatf ``[E*B]`` (yaw used), ``half_extents`` vec2f ``[E*B]``.
@@ -391,12 +478,16 @@ class BandCollision(Component):
         *,
         max_boxes: int = 1,
         sdf_resolution: int = 128,
+        clearance: float | None = None,
+        size_hi: float | None = None,
         name: str | None = None,
     ):
         super().__init__(name=name)
         self.method = METHOD.check(method, "BandCollision method")
         self.max_boxes = max_boxes = MAX_BOXES.check(max_boxes, "BandCollision max_boxes")
         self.sdf_resolution = SDF_RESOLUTION.check(sdf_resolution, "BandCollision sdf_resolution")
+        self.clearance = CLEARANCE.check(clearance, "BandCollision clearance")
+        self.size_hi = SIZE_HI.check(size_hi, "BandCollision size_hi")
         self.INPUTS = (
             InputSpec(
                 "box_position",
@@ -415,12 +506,14 @@ class BandCollision(Component):
                 f"BandCollision('sdf', sdf_resolution={self.sdf_resolution})",
                 ctx.generator,
                 self.sdf_resolution,
+                size_hi=self.size_hi,
             )
         self.utility = BandCollider(
             ctx.generator.result,
             method=self.method,
             max_boxes=self.max_boxes,
             sdf_resolution=self.sdf_resolution,
+            clearance=self.clearance,
         )
         self.result = self.utility.contact
 
