@@ -7,7 +7,8 @@ Run from the repository root:
     PYTHONPATH=. python benchmarks/course.py --mode gates --device cpu
 
 --mode track (the default): step (segments, sdf), sdf bake, regenerate (masked, full), and
-the cost of regenerate(mask=...) with 0, 1, 10, 100 and E masked envs.
+the cost of regenerate(mask=...) with 0, 1, 10, 100 and E masked envs, the generation cost of
+each z_profile and the 128 x 128 height-field bake.
 --mode gates: a Course.gates(presets.gates(gate_width=0.1), collision=0.02, localize_window=8)
 course: generate (the full regeneration body, regenerate(advance=True)), step (progress +
 post collision + localizer, agents on the course line) and a masked regeneration.
@@ -121,6 +122,35 @@ def masked_cost_section(device, E: int, calls: int) -> None:
     print("regenerate masked (segments course): " + "   ".join(row), flush=True)
 
 
+def elevation_section(device, E: int, calls: int) -> None:
+    """generate(advance=True) of each z_profile (z in [0, 0.5], random-walk grade 0.3), and
+    the height-field bake (tools.HeightFieldBaker, 128 x 128) of the noise batch."""
+    from track_gen.tools import HeightFieldBaker
+
+    row = []
+    gen = None
+    for profile in ("flat", "uniform", "random_walk", "noise"):
+        extra = {} if profile == "flat" else dict(z_min=0.0, z_max=0.5, z_max_step=0.3)
+        gen = TrackGenerator(
+            presets.track(num_envs=E, device=str(device), z_profile=profile, **extra), seeds=0
+        )
+        ms = timed(lambda g=gen: g.generate(advance=True), device, max(calls // 2, 1))
+        row.append(f"{profile} {ms:7.1f} ms")
+    print("generate by z_profile: " + "   ".join(row), flush=True)
+    baker = HeightFieldBaker(gen.result, resolution=128)
+    bake = timed(baker.bake, device, max(calls // 2, 1))
+    regen = gen.inputs["regen_mask"]
+    m = np.zeros(E, np.int32)
+    m[::100] = 1
+    regen.assign(m)
+    masked = timed(lambda: baker.bake(regen), device, calls)
+    print(
+        f"height-field bake 128x128: all envs {bake:7.1f} ms   masked {int(m.sum())} envs "
+        f"{masked:6.2f} ms",
+        flush=True,
+    )
+
+
 def gates_section(device, E: int, calls: int) -> None:
     course = Course.gates(
         presets.gates(num_envs=E, device=str(device), gate_width=0.1),
@@ -230,6 +260,7 @@ def main(argv=None) -> int:
     if args.mode == "track":
         track_section(device, E, args.calls)
         masked_cost_section(device, E, args.calls)
+        elevation_section(device, E, args.calls)
     else:
         gates_section(device, E, args.calls)
     if args.localizer if args.localizer is not None else args.mode == "gates":
