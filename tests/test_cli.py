@@ -51,6 +51,11 @@ def test_no_subcommand_means_preview(tmp_path, capsys):
         (["--envs-shown", "0"], "--envs-shown"),
         (["--device", "no-such-device"], "--device"),
         (["-o", "/no/such/folder/p.png"], "does not exist"),
+        (["--z-min", "0.1"], "--z-min: only with a non-flat --z-profile"),
+        (["--z-profile", "flat", "--z-max", "1"], "--z-max"),
+        (["--z-profile", "uniform", "--z-min", "1"], "z_min = 1.0 is out of range"),
+        (["--z-profile", "noise", "--z-max", "nan"], "z_max"),
+        (["--z-profile", "random_walk", "--z-max-step", "-1"], "z_max_step"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, argv, needle):
@@ -67,6 +72,39 @@ def test_argparse_errors_return_2(capsys):
     assert main(["preview", "--generator", "no-such-sampler"]) == 2
     assert "invalid choice" in capsys.readouterr().err
     assert main(["--version"]) == 0
+
+
+def test_z_profile_writes_png_and_elevation_row(tmp_path, capsys):
+    out = tmp_path / "z.png"
+    argv = ["preview", "-E", "3", "--calls", "1", "--device", "cpu", "-o", str(out)]
+    rc = main([*argv, "--z-profile", "noise", "--z-min", "0.1", "--z-max", "0.3"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert out.read_bytes()[:8] == PNG_SIGNATURE
+    row = next(line for line in captured.out.splitlines() if line.startswith("elevation"))
+    assert "noise, z in [0.1, 0.3]" in row and "steepest grade" in row
+    lo, hi = (float(v.strip(",")) for v in row.split("heights ")[1].split()[:3:2])
+    assert 0.1 <= lo < hi <= 0.3
+
+    rc = main([*argv, "--z-profile", "random_walk"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert "random_walk, z in [0, 0.5], z_max_step 0.1" in captured.out
+
+
+def test_flat_profile_has_no_elevation_row(tmp_path, capsys):
+    argv = ["preview", "-E", "2", "--calls", "0", "--device", "cpu", "-o", str(tmp_path / "f.png")]
+    assert main([*argv, "--z-profile", "flat"]) == 0
+    assert "elevation" not in capsys.readouterr().out
+
+
+def test_bad_z_profile_is_refused(tmp_path, capsys):
+    out = tmp_path / "b.png"
+    rc = main(["preview", "--device", "cpu", "--z-profile", "bumpy", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "--z-profile" in err and "invalid choice" in err and "random_walk" in err
+    assert not out.exists()
 
 
 def test_benchmark_script_runs():

@@ -6,6 +6,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
+import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from track_gen import FailBit, TrackGenConfig, TrackGenerator  # noqa: E402
@@ -65,3 +66,82 @@ def test_describe_fail_mask():
     assert describe_fail_mask(FailBit.TURNING | FailBit.THICKNESS) == "TURNING|THICKNESS"
     assert describe_fail_mask(int(FailBit.DEGENERATE) | 1024) == "DEGENERATE|0x400"
     assert describe_fail_mask(int(FailBit.CROSSING_BARS)) == "CROSSING_BARS"
+
+
+# ----------------------------------------------------------------------------- elevation
+def _colorbars(fig):
+    return [ax for ax in fig.axes if ax.get_label() == "<colorbar>"]
+
+
+def _artist_kinds(fig):
+    return [sorted(type(a).__name__ for a in ax.get_children()) for ax in fig.axes]
+
+
+def _elevated(num_envs=3, **kw):
+    cfg = TrackGenConfig(
+        generator="polar",
+        num_envs=num_envs,
+        device="cpu",
+        z_profile="noise",
+        z_min=0.1,
+        z_max=0.6,
+        **kw,
+    )
+    return TrackGenerator(cfg, seeds=1).generate()
+
+
+def test_elevated_track_is_coloured_by_height(tmp_path):
+    from matplotlib.collections import PolyCollection
+
+    track = _elevated()
+    assert track.valid.numpy().all()
+    path = tmp_path / "z.png"
+    fig = plot_tracks(track, path=path)
+    assert path.read_bytes()[:4] == b"\x89PNG"
+    bars = _colorbars(fig)
+    assert len(bars) == 1 and len(fig.axes) == 4  # three envs and one colorbar
+    assert bars[0].get_ylabel() == "height (track units)"
+    E, n_max = track.num_envs, track.N_max
+    z = track.center.numpy().reshape(E, n_max, 3)[..., 2]
+    count = track.count.numpy()
+    beads = np.concatenate([z[e, : count[e]] for e in range(E)])
+    for e, ax in enumerate(fig.axes[:3]):
+        bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+        assert len(bands) == 1
+        heights = bands[0].get_array()
+        assert len(heights) == count[e]  # one quad per bead, the closing quad included
+        assert 0.1 - 1e-6 <= heights.min() and heights.max() <= 0.6 + 1e-6
+    norm = bands[0].norm
+    assert norm.vmin == pytest.approx(beads.min()) and norm.vmax == pytest.approx(beads.max())
+    assert norm.vmin < norm.vmax
+    assert all(ax.get_title().startswith(f"env {e} (L=") for e, ax in enumerate(fig.axes[:3]))
+
+
+def test_flat_track_draws_the_same_artists_as_before():
+    track = TrackGenerator(TrackGenConfig(generator="polar", num_envs=3, device="cpu")).generate()
+    auto, plain = plot_tracks(track), plot_tracks(track, color_by=None)
+    assert not _colorbars(auto) and len(auto.axes) == 3
+    assert _artist_kinds(auto) == _artist_kinds(plain)
+    assert all(
+        "PathPatch" in kinds and "PolyCollection" not in kinds for kinds in _artist_kinds(auto)
+    )
+    # an elevated track without colouring draws the flat picture's artists
+    assert _artist_kinds(plot_tracks(_elevated(), color_by=None)) == _artist_kinds(plain)
+    # forced: a flat track gets one colour and a colorbar around its single height
+    forced = plot_tracks(track, color_by="height")
+    (bar,) = _colorbars(forced)
+    lo, hi = bar.get_ylim()
+    assert lo < 0.0 < hi
+
+
+def test_color_by_is_checked_and_invalid_envs_stay_red():
+    from matplotlib.collections import PolyCollection
+
+    with pytest.raises(ValueError, match="color_by"):
+        plot_tracks(_elevated(num_envs=1), color_by="z")
+    # N_max=8: every env TRUNCATED, none valid: red bands, nothing coloured by height
+    track = _elevated(num_envs=2, N_max=8)
+    assert (track.valid.numpy() == 0).all()
+    fig = plot_tracks(track, color_by="height")
+    assert not _colorbars(fig)
+    assert not any(isinstance(c, PolyCollection) for ax in fig.axes for c in ax.collections)

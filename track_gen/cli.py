@@ -2,7 +2,8 @@
 
 ``track-gen preview`` builds a batch, times warm :meth:`~track_gen.TrackGenerator.generate`
 calls, prints a summary (device, ms per call, yield, fail bits) and writes a PNG grid of
-tracks. ``track-gen`` with no subcommand runs ``preview`` with its defaults.
+tracks (coloured by height when ``--z-profile`` elevates them). ``track-gen`` with no
+subcommand runs ``preview`` with its defaults.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ __all__ = ["main"]
 
 PROG = "track-gen"
 
+#: Elevation defaults of ``preview`` when ``--z-profile`` is not flat (track units; grade).
+Z_MIN_DEFAULT = 0.0
+Z_MAX_DEFAULT = 0.5
+Z_MAX_STEP_DEFAULT = 0.1
+
 
 class _ArgumentError(Exception):
     """A bad option value found after parsing; printed as one line, exit code 2."""
@@ -26,6 +32,58 @@ def _samplers() -> list[str]:
 
     # samplers a config alone can build ("mix" needs a weight table, "centerline" user loops)
     return [s for s in default_registry().samplers() if s not in ("mix", "centerline")]
+
+
+def _z_profiles() -> list[str]:
+    from .pipeline.stages.elevate import Z_PROFILE
+
+    return list(Z_PROFILE.choices)
+
+
+def _elevation(args) -> dict:
+    """The TrackGenConfig elevation keywords of ``preview`` (none for a flat profile, so a
+    flat preview builds exactly the config it built before elevation existed)."""
+    options = {"--z-min": args.z_min, "--z-max": args.z_max, "--z-max-step": args.z_max_step}
+    given = [opt for opt, v in options.items() if v is not None]
+    if args.z_profile == "flat":
+        if given:
+            need = "a non-flat --z-profile (uniform, random_walk or noise)"
+            raise _ArgumentError(f"{', '.join(given)}: only with {need}")
+        return {}
+    out = {
+        "z_profile": args.z_profile,
+        "z_min": Z_MIN_DEFAULT if args.z_min is None else args.z_min,
+        "z_max": Z_MAX_DEFAULT if args.z_max is None else args.z_max,
+    }
+    if args.z_max_step is not None:
+        out["z_max_step"] = args.z_max_step
+    elif args.z_profile == "random_walk":
+        out["z_max_step"] = Z_MAX_STEP_DEFAULT
+    return out
+
+
+def _height_summary(track, valid) -> str:
+    """``"heights 0.012 .. 0.487, steepest grade 0.153"`` over the valid envs (host copy)."""
+    import numpy as np
+
+    E, n_max = track.num_envs, track.N_max
+    center = track.center.numpy().reshape(E, n_max, 3)
+    count = track.count.numpy()
+    lo, hi, grade = np.inf, -np.inf, 0.0
+    for e in np.flatnonzero(valid):
+        c = center[e, : int(min(max(count[e], 0), n_max))]
+        c = c[np.all(np.isfinite(c), axis=1)]
+        if len(c) < 2:
+            continue
+        lo, hi = min(lo, float(c[:, 2].min())), max(hi, float(c[:, 2].max()))
+        d = np.roll(c, -1, axis=0) - c
+        plan = np.hypot(d[:, 0], d[:, 1])
+        ok = plan > 0
+        if ok.any():
+            grade = max(grade, float((np.abs(d[ok, 2]) / plan[ok]).max()))
+    if lo > hi:
+        return "no valid env"
+    return f"heights {lo:.3f} .. {hi:.3f}, steepest grade {grade:.3f} (valid envs)"
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -71,6 +129,32 @@ def _build_parser() -> argparse.ArgumentParser:
         type=float,
         default=0.1,
         help="half the road width, in track units (default: %(default)s)",
+    )
+    p.add_argument(
+        "--z-profile",
+        choices=_z_profiles(),
+        default="flat",
+        help="height profile along the loop (default: %(default)s, a level track; see "
+        "TrackGenConfig.z_profile)",
+    )
+    p.add_argument(
+        "--z-min",
+        type=float,
+        default=None,
+        help=f"lowest height, track units (default: {Z_MIN_DEFAULT:g} with a non-flat profile)",
+    )
+    p.add_argument(
+        "--z-max",
+        type=float,
+        default=None,
+        help=f"highest height, track units (default: {Z_MAX_DEFAULT:g} with a non-flat profile)",
+    )
+    p.add_argument(
+        "--z-max-step",
+        type=float,
+        default=None,
+        help="random_walk step bound, a grade (default: "
+        f"{Z_MAX_STEP_DEFAULT:g} with --z-profile random_walk)",
     )
     p.add_argument(
         "--device",
@@ -150,12 +234,14 @@ def _preview(args) -> int:
             raise _ArgumentError(
                 f"--device {args.device!r} is not available here (devices: {known})"
             ) from exc
+    elevation = _elevation(args)
     try:
         config = TrackGenConfig(
             generator=args.generator,
             num_envs=args.num_envs,
             half_width=args.half_width,
             device=args.device,
+            **elevation,
         )
         gen = TrackGenerator(config, seeds=args.seed)
     except (ValueError, TypeError) as exc:
@@ -207,6 +293,11 @@ def _preview(args) -> int:
         ("fail bits", fails),
         ("count", f"mean {float(count.mean()):.1f}, max {int(count.max())} beads"),
     ]
+    if elevation:
+        z = f"{config.z_profile}, z in [{config.z_min:g}, {config.z_max:g}]"
+        if config.z_profile == "random_walk":
+            z += f", z_max_step {config.z_max_step:g}"
+        rows.append(("elevation", f"{z}: {_height_summary(track, valid)}"))
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")
@@ -215,7 +306,11 @@ def _preview(args) -> int:
     from .viz import plot_tracks
 
     shown = min(E, args.envs_shown if args.envs_shown is not None else 16)
-    title = f"{config.generator}, E={E}, seed {args.seed}: first {shown} envs of the last batch"
+    profile = f", z {config.z_profile}" if elevation else ""
+    title = (
+        f"{config.generator}{profile}, E={E}, seed {args.seed}: "
+        f"first {shown} envs of the last batch"
+    )
     try:
         plot_tracks(track, envs=shown, path=args.output, title=title)
     except ImportError as exc:

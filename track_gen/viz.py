@@ -18,6 +18,11 @@ __all__ = ["describe_fail_mask", "plot_tracks"]
 
 #: Envs drawn when ``plot_tracks(envs=None)``.
 DEFAULT_MAX_SHOWN = 16
+#: Colormap of the road band when it is coloured by height.
+HEIGHT_CMAP = "viridis"
+#: Label of the colorbar of a figure coloured by height.
+HEIGHT_LABEL = "height (track units)"
+_COLOR_BY = ("auto", "height", None)
 
 _ROAD_FACE = "#b8b8b8"
 _ROAD_EDGE = "#303030"
@@ -88,12 +93,33 @@ def _loop(rows: np.ndarray) -> np.ndarray:
     return xy
 
 
+def _band_quads(o: np.ndarray, i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The band's quads ``(inner[k], outer[k], outer[k+1], inner[k+1])`` of one env (the
+    closing quad ``n-1 -> 0`` included) in plan view, ``[n, 4, 2]``, and their mean height
+    ``[n]``; quads with a non-finite corner are dropped."""
+    o1, i1 = np.roll(o, -1, axis=0), np.roll(i, -1, axis=0)
+    quads = np.stack([i, o, o1, i1], axis=1)  # [n, 4, 3]
+    keep = np.all(np.isfinite(quads), axis=(1, 2))
+    quads = quads[keep]
+    return quads[:, :, :2], quads[:, :, 2].mean(axis=1)
+
+
+def _height_range(rows: list[np.ndarray]) -> tuple[float, float] | None:
+    """(lowest, highest) finite z over the given ``[n, 3]`` bead rows, or None."""
+    z = np.concatenate([r[:, 2] for r in rows]) if rows else np.empty(0)
+    z = z[np.isfinite(z)]
+    if z.size == 0:
+        return None
+    return float(z.min()), float(z.max())
+
+
 def plot_tracks(
     track: Track,
     envs=None,
     ncols: int | None = None,
     path=None,
     title: str | None = None,
+    color_by: str | None = "auto",
 ):
     """Draw a grid of tracks from a batch and return the :class:`matplotlib.figure.Figure`.
 
@@ -101,6 +127,15 @@ def plot_tracks(
     borders, and the centerline dashed, in equal aspect without ticks. A valid env is titled
     ``"env 3 (L=4.82)"`` (``L`` the closed length); an invalid env is drawn in red and titled
     with its fail bits, e.g. ``"env 7: TURNING|THICKNESS"``; an env never built says so.
+
+    Elevated tracks. When the band is coloured by height, each valid env's band is a
+    :class:`~matplotlib.collections.PolyCollection` of its quads
+    ``(inner[k], outer[k], outer[k+1], inner[k+1])`` (plan view), each quad coloured by its
+    mean height with :data:`HEIGHT_CMAP` on one scale shared by every subplot (the lowest
+    to the highest bead height of the valid envs shown), and the figure gets one colorbar
+    labelled :data:`HEIGHT_LABEL` (an extra axes, the last of ``fig.axes``). Invalid envs
+    are drawn in red as usual. A track drawn without height colouring gives exactly the
+    artists of a flat track: one axes per shown env.
 
     Args:
         track: a :class:`~track_gen.Track` (``generator.result`` or ``generate()``'s return).
@@ -110,10 +145,16 @@ def plot_tracks(
         ncols: grid columns (default ``ceil(sqrt(number of envs shown))``).
         path: when given, the figure is also saved there (format from the suffix, e.g. PNG).
         title: optional figure title.
+        color_by: ``"auto"`` (default): colour the band by height when the shown envs' beads
+            have more than one height (an elevated track), else draw it plain; ``"height"``:
+            always colour by height (a flat track gets one colour); None: never.
 
     Raises:
         ImportError: matplotlib is not installed (``pip install "track_gen[viz]"``).
+        ValueError: ``color_by`` is not one of ``"auto"``, ``"height"``, None.
     """
+    if not (color_by is None or (isinstance(color_by, str) and color_by in _COLOR_BY)):
+        raise ValueError(f"plot_tracks(color_by={color_by!r}): expected 'auto', 'height' or None")
     Figure, PathPatch, Path = _require_matplotlib()
 
     E = track.num_envs
@@ -135,6 +176,22 @@ def plot_tracks(
     length = track.length.numpy()
     generation = track.generation.numpy()
 
+    rows = {}
+    for e in shown:
+        n = int(max(0, min(int(count[e]), n_max)))
+        rows[e] = (center[e, :n], outer[e, :n], inner[e, :n])
+    norm = None
+    if color_by is not None:
+        drawn = [r for e in shown if valid[e] for r in rows[e]]
+        zr = _height_range(drawn)
+        if zr is not None and (color_by == "height" or zr[1] > zr[0]):
+            from matplotlib.colors import Normalize
+
+            lo, hi = zr
+            if not hi > lo:  # one height: a scale around it
+                lo, hi = lo - 0.5, hi + 0.5
+            norm = Normalize(vmin=lo, vmax=hi)
+
     fig = Figure(figsize=(2.8 * ncols, 2.8 * nrows + (0.4 if title else 0.0)), layout="constrained")
     if title:
         fig.suptitle(title)
@@ -142,14 +199,23 @@ def plot_tracks(
     for ax in axes[len(shown) :]:
         ax.remove()  # keep exactly one axes per shown env in fig.axes
 
+    mappable = None
     for ax, e in zip(axes, shown, strict=False):
-        n = int(max(0, min(int(count[e]), n_max)))
         ok = bool(valid[e])
         face, edge = (_ROAD_FACE, _ROAD_EDGE) if ok else (_BAD_FACE, _BAD_EDGE)
-        c = _loop(center[e, :n])
-        o = _loop(outer[e, :n])
-        i = _loop(inner[e, :n])
-        if len(o) >= 4 and len(i) >= 4:
+        c = _loop(rows[e][0])
+        o = _loop(rows[e][1])
+        i = _loop(rows[e][2])
+        if norm is not None and ok and len(rows[e][0]) >= 3:
+            from matplotlib.collections import PolyCollection
+
+            quads, z = _band_quads(rows[e][1], rows[e][2])
+            band = PolyCollection(
+                quads, array=z, cmap=HEIGHT_CMAP, norm=norm, edgecolors="face", linewidths=0.3
+            )
+            ax.add_collection(band)
+            mappable = band
+        elif len(o) >= 4 and len(i) >= 4:
             # Outer ring plus reversed inner ring: the inner loop becomes a hole.
             verts = np.concatenate([o, i[::-1]], axis=0)
             codes = np.full(len(verts), Path.LINETO, dtype=Path.code_type)
@@ -178,6 +244,13 @@ def plot_tracks(
         ax.set_yticks([])
         if len(c) == 0:
             ax.text(0.5, 0.5, "no beads", ha="center", va="center", transform=ax.transAxes)
+
+    if norm is not None:
+        if mappable is None:  # no valid env drawn: a colorbar for the scale alone
+            from matplotlib.cm import ScalarMappable
+
+            mappable = ScalarMappable(norm=norm, cmap=HEIGHT_CMAP)
+        fig.colorbar(mappable, ax=list(axes[: len(shown)]), label=HEIGHT_LABEL, shrink=0.8)
 
     if path is not None:
         fig.savefig(path, dpi=110)

@@ -573,9 +573,10 @@ class PropPlacer:
         max_loop_length: keyword-only bound on any border's closed 3D length (track units,
             > 0; :func:`border_length_bound`): ``M = sides * max(1, ceil(max_loop_length /
             spacing))``. Ignored when ``max_props`` is given; one of the two is required.
-        cone_diameter, cone_height, wall_thickness, wall_height: keyword-only prop sizes,
-            track units (``CONE_DIAMETER`` 0.04, ``CONE_HEIGHT`` 0.06, ``WALL_THICKNESS``
-            0.02, ``WALL_HEIGHT`` 0.05).
+        cone_diameter: keyword-only, track units (``CONE_DIAMETER``, default 0.04).
+        cone_height: keyword-only, track units (``CONE_HEIGHT``, default 0.06).
+        wall_thickness: keyword-only, track units (``WALL_THICKNESS``, default 0.02).
+        wall_height: keyword-only, track units (``WALL_HEIGHT``, default 0.05).
 
     Attributes:
         props: the :class:`PropSet` (allocated once, overwritten by :meth:`place`).
@@ -697,8 +698,10 @@ class Props(Component):
             ``grade`` times the centerline when the generator checks grades
             (``z_valid_grade > 0``; otherwise a steep border may be truncated, flagged in
             ``truncated``).
-        cone_diameter, cone_height, wall_thickness, wall_height: keyword-only prop sizes
-            (see :class:`PropPlacer`).
+        cone_diameter: keyword-only prop size (see :class:`PropPlacer`).
+        cone_height: keyword-only prop size.
+        wall_thickness: keyword-only prop size.
+        wall_height: keyword-only prop size.
         name: component name (default ``"props"``).
 
     ``result`` is the :class:`PropSet`; ``utility`` the :class:`PropPlacer`. Track courses

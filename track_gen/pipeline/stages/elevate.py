@@ -13,8 +13,11 @@ arc, ``0 <= u < 1``), periodic so the loop closes seamlessly at the start line:
     ``[z_min, z_max]``).
 ``random_walk``
     the same B-spline over knots that walk from ``z_base``: knot ``k+1`` is knot ``k`` plus
-    ``U(-1, 1) * z_max_step * L / z_knots`` (``z_max_step`` is a grade), clamped to
-    ``[z_min, z_max]``; the spline joins the last knot back to the first.
+    ``U(-1, 1) * z_max_step * L / z_knots`` (``z_max_step`` is a grade); the walk's drift is
+    spread evenly over the knots (knot ``k`` minus ``k / z_knots`` of it) so the walk returns
+    to ``z_base`` and the closing span is a step like the others, then the knots are clamped
+    to ``[z_min, z_max]``. Between knots the spline's grade stays about ``z_max_step`` (a
+    little more where the drift correction adds to a step).
 ``noise``
     ``z = mid + half * sum_h a_h sin(2 pi h u + phi_h)`` over ``h = 1 .. max(1, z_knots // 2)``
     harmonics with ``a_h`` proportional to ``1 / h`` and summing to 1 and random phases, so
@@ -192,16 +195,23 @@ def _elevate_kernel(
     zlo = wp.min(z_min[e], z_max[e])
     zhi = wp.max(z_min[e], z_max[e])
     seed = eff_seed[e]
-    if profile == Z_UNIFORM or profile == Z_RANDOM_WALK:
+    if profile == Z_UNIFORM:
         st = stage_rng(seed, SALT_KNOTS)
-        z = wp.clamp(z_base[e], zlo, zhi)
-        step = z_max_step[e] * total / float(n_knots)
         for k in range(n_knots):
-            if profile == Z_UNIFORM:
-                z = zlo + wp.randf(st) * (zhi - zlo)
-            elif k > 0:
-                z = wp.clamp(z + (2.0 * wp.randf(st) - 1.0) * step, zlo, zhi)
+            knots[kb + k] = zlo + wp.randf(st) * (zhi - zlo)
+    elif profile == Z_RANDOM_WALK:
+        # a walk of n_knots steps from z_base; its drift is spread over the knots so the walk
+        # returns to its start (the closing span is a step like the others), then clamped
+        st = stage_rng(seed, SALT_KNOTS)
+        z0 = wp.clamp(z_base[e], zlo, zhi)
+        step = z_max_step[e] * total / float(n_knots)
+        z = z0
+        for k in range(n_knots):
             knots[kb + k] = z
+            z = z + (2.0 * wp.randf(st) - 1.0) * step
+        drift = z - z0
+        for k in range(n_knots):
+            knots[kb + k] = wp.clamp(knots[kb + k] - float(k) / float(n_knots) * drift, zlo, zhi)
     # heights (u from the plan-view arc), then 3D frames and arc length
     for i in range(n):
         u = wp.clamp(arclen[base + i] / total, 0.0, 1.0)
