@@ -171,10 +171,11 @@ class BandContact:
             NaN when inactive/invalid.
         boundary: int32 ``[E*B]``: the border ``nearest`` lies on: 0 inner, 1 outer, -1 none
             (inactive slot, invalid env, or an SDF sample deeper than its narrow band).
-        height: float32 ``[E*B]``: the box centre's height above the road surface (its z
-            minus the centerline's z at the centre's plan-view projection onto the nearest
-            centerline segment; the road is level across its width), track units; NaN when
-            the collider has no ``clearance``, for an inactive slot or an invalid env.
+        height: float32 ``[E*B]`` or None: the box centre's height above the road surface
+            (its z minus the centerline's z at the centre's plan-view projection onto the
+            nearest centerline segment; the road is level across its width), track units; NaN
+            for an inactive slot or an invalid env. None when the collider has no
+            ``clearance`` (heights are not checked).
     """
 
     oob: wp.array
@@ -185,8 +186,9 @@ class BandContact:
     height: wp.array | None = None
 
     @classmethod
-    def allocate(cls, rows: int, device) -> BandContact:
-        """Buffers for ``rows`` boxes: oob 0, NaN geometry, boundary -1."""
+    def allocate(cls, rows: int, device, height: bool = False) -> BandContact:
+        """Buffers for ``rows`` boxes: oob 0, NaN geometry, boundary -1 (and NaN heights
+        when ``height``)."""
         nan = float("nan")
         return cls(
             oob=wp.zeros(rows, dtype=wp.int32, device=device),
@@ -194,13 +196,16 @@ class BandContact:
             nearest=wp.full(rows, wp.vec2f(nan, nan), dtype=wp.vec2f, device=device),
             normal=wp.full(rows, wp.vec2f(nan, nan), dtype=wp.vec2f, device=device),
             boundary=wp.full(rows, -1, dtype=wp.int32, device=device),
-            height=wp.full(rows, nan, dtype=wp.float32, device=device),
+            height=wp.full(rows, nan, dtype=wp.float32, device=device) if height else None,
         )
 
     def clone(self) -> BandContact:
         """A detached deep copy (allocates: call it outside your graph)."""
         return BandContact(
-            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
+            **{
+                f.name: None if getattr(self, f.name) is None else wp.clone(getattr(self, f.name))
+                for f in dataclasses.fields(self)
+            }
         )
 
 
@@ -324,7 +329,7 @@ class BandCollider:
         self._rows = E * self.max_boxes
         budget.take(self._rows * 6, wp.vec3f, "box contacts (E * max_boxes)")
         self._all = budget.full(E, 1, wp.int32, "all-envs mask")
-        self.contact = BandContact.allocate(self._rows, dev)
+        self.contact = BandContact.allocate(self._rows, dev, height=self.clearance is not None)
         self._nch = (track.N_max + CHUNK_QUADS - 1) // CHUNK_QUADS
         self.beads = budget.zeros(E, wp.int32, "band beads")
         self.strip = self.chunk_box = None
