@@ -210,11 +210,14 @@ class BandContact:
 
 
 _NAN_F = wp.constant(float("nan"))
+_INF_F = wp.constant(float("inf"))
 
 
 @wp.kernel
 def _height_kernel(
     position: wp.array(dtype=wp.vec3f),
+    orientation: wp.array(dtype=wp.quatf),
+    half_extents: wp.array(dtype=wp.vec2f),
     center: wp.array(dtype=wp.vec3f),
     beads: wp.array(dtype=wp.int32),
     n_max: int,
@@ -224,16 +227,24 @@ def _height_kernel(
     height_out: wp.array(dtype=wp.float32),
 ):
     """Height of each box centre above the road surface (the centerline's z at the centre's
-    plan-view projection onto the nearest centerline segment); beyond ``clearance``: oob."""
+    plan-view projection onto the nearest centerline segment); beyond ``clearance``: oob.
+    Distances are compared in float64, so a box far away (1e20) still finds its segment."""
     row = wp.tid()
     e = row // boxes
     n = wp.clamp(beads[e], 0, n_max)
     p = position[row]
+    q = orientation[row]
+    h2 = half_extents[row]
     height_out[row] = _NAN_F
-    if n < 3 or not (wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(p[2])):
-        return
+    active = wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(p[2])
+    active = active and wp.isfinite(q[0]) and wp.isfinite(q[1]) and wp.isfinite(q[2])
+    active = active and wp.isfinite(q[3]) and wp.isfinite(h2[0]) and wp.isfinite(h2[1])
+    if n < 3 or not active:
+        return  # an invalid env or an inactive slot: the query's answer stands
     base = e * n_max
-    best = float(1.0e38)
+    px = wp.float64(p[0])
+    py = wp.float64(p[1])
+    best = wp.float64(_INF_F)
     z = float(_NAN_F)
     for i in range(n):
         j = i + 1
@@ -241,18 +252,20 @@ def _height_kernel(
             j = 0
         a = center[base + i]
         b = center[base + j]
-        dx = b[0] - a[0]
-        dy = b[1] - a[1]
+        ax = wp.float64(a[0])
+        ay = wp.float64(a[1])
+        dx = wp.float64(b[0]) - ax
+        dy = wp.float64(b[1]) - ay
         dd = dx * dx + dy * dy
-        t = float(0.0)
-        if dd > 0.0:
-            t = wp.clamp(((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / dd, 0.0, 1.0)
-        qx = a[0] + t * dx - p[0]
-        qy = a[1] + t * dy - p[1]
+        t = wp.float64(0.0)
+        if dd > wp.float64(0.0):
+            t = wp.clamp(((px - ax) * dx + (py - ay) * dy) / dd, wp.float64(0.0), wp.float64(1.0))
+        qx = ax + t * dx - px
+        qy = ay + t * dy - py
         d2 = qx * qx + qy * qy
         if d2 < best:
             best = d2
-            z = a[2] + t * (b[2] - a[2])
+            z = a[2] + float(t) * (b[2] - a[2])
     h = p[2] - z
     height_out[row] = h
     if wp.abs(h) > clearance:
@@ -448,7 +461,8 @@ class BandCollider:
             wp.launch(
                 _height_kernel,
                 rows,
-                inputs=[position, t.center, self.beads, t.N_max, self.max_boxes, self.clearance],
+                inputs=[position, orientation, half_extents, t.center, self.beads, t.N_max]
+                + [self.max_boxes, self.clearance],
                 outputs=[c.oob, c.height],
                 device=dev,
             )

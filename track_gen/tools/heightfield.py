@@ -316,6 +316,11 @@ def check_grid_resolution(
     Checked once, at construction: a curriculum that widens the size later passes its final
     ``hi`` as ``size_hi``. No check for a generator without a config (``half_width``) or whose
     size cannot be told (:func:`largest_course_scale` is None)."""
+    if not isinstance(owner, str):
+        raise TypeError(f"owner must be a str (the component's name), got {type(owner).__name__}")
+    resolution = RESOLUTION.check(resolution, "check_grid_resolution resolution")
+    size_hi = SIZE_HI.check(size_hi, "check_grid_resolution size_hi")
+    margin = MARGIN.check(margin, "check_grid_resolution margin")
     config = getattr(getattr(generator, "spec", None), "config", None)
     hw = getattr(config, "half_width", None)
     found = largest_course_scale(generator, size_hi)

@@ -111,11 +111,21 @@ Z_KNOTS = Tunable(
     unit="knots",
     doc="control knots along the loop (uniform, random_walk); noise uses z_knots // 2 harmonics.",
 )
+
+
+def _zero_or_float32(value, lookup):
+    """0 disables the check; a positive limit must stay positive as the float32 the kernel
+    reads (1e-50 would silently disable it)."""
+    tiny = 1.1754944e-38
+    return f"must be 0 (no check) or >= {tiny} (a float32)" if 0.0 < value < tiny else None
+
+
 Z_VALID_GRADE = Tunable(
     "z_valid_grade",
     0.0,
     lo=0.0,
     hi=1.0e6,
+    rule=_zero_or_float32,
     unit="grade",
     doc="a course steeper than this grade (|dz| / plan distance, between consecutive beads or "
     "gates) is invalid (FailBit.GRADE); 0 disables the check.",
