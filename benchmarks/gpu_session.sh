@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The prepared check for a session that is lent a GPU (one command, about 5-8 minutes on an
+# H200): the CUDA check script at E=8192, then the tests whose CUDA paths only run on a device
+# (graphs, the conditional node, torch.cuda.graph + registered(), streams). Run it from the
+# repository root after `pip install -e ".[dev]"` (torch with CUDA for the torch tests);
+# results go to $OUT (or ./gpu_session) as text files.
+set -u
+out="${OUT:-gpu_session}"
+mkdir -p "$out"
+nvidia-smi > "$out/nvidia-smi.txt" 2>&1 || true
+timeout 300 python benchmarks/cuda_check.py --E 8192 --calls 3 > "$out/cuda_check.txt" 2>&1
+echo "cuda_check rc=$?" | tee -a "$out/summary.txt"
+timeout 240 python -m pytest -q -x -p no:cacheprovider \
+    tests/course/test_capture_rules.py tests/test_interop_torch.py \
+    tests/course/test_ingraph_recipe.py tests/test_warp_env.py tests/course/test_course_gates.py \
+    > "$out/pytest_cuda.txt" 2>&1
+echo "pytest rc=$?" | tee -a "$out/summary.txt"
+tail -n 25 "$out/cuda_check.txt" "$out/pytest_cuda.txt"
