@@ -864,7 +864,11 @@ def _sdf_at(
     gx = wp.max(wp.max(bb[0] - s[0], s[0] - bb[2]), 0.0)
     gy = wp.max(wp.max(bb[1] - s[1], s[1] - bb[3]), 0.0)
     if gx > 0.0 or gy > 0.0:
-        phi = wp.min(phi, -wp.sqrt(gx * gx + gy * gy))
+        d = wp.sqrt(gx * gx + gy * gy)
+        m = wp.max(gx, gy)
+        if m > 1.0e18:  # the squares would overflow float32: a scaled hypot
+            d = m * wp.sqrt((gx / m) * (gx / m) + (gy / m) * (gy / m))
+        phi = wp.min(phi, -d)
     return phi
 
 

@@ -292,8 +292,8 @@ def capacity_for(spacing: float, max_loop_length: float, sides: int, owner: str 
     if cap > MAX_PROPS.hi:
         raise ValueError(
             f"{owner} = {spacing!r} gives {cap:,} props per env for borders up to "
-            f"{max_loop_length:g} track units, more than {MAX_PROPS.hi}: raise the spacing or "
-            "pass max_props"
+            f"{max_loop_length:g} track units (max_loop_length), more than {MAX_PROPS.hi}: raise "
+            "the spacing, lower max_loop_length or pass max_props"
         )
     return cap
 
