@@ -629,6 +629,37 @@ def _segments_query_kernel(
 # ----------------------------------------------------------------------------- sdf
 
 
+@wp.func
+def border_box(
+    inner: wp.array(dtype=wp.vec3f), outer: wp.array(dtype=wp.vec3f), base: int, n: int
+) -> wp.vec4f:
+    """Plan-view bounding box ``(x0, y0, x1, y1)`` of beads ``base .. base+n`` of both
+    borders."""
+    lo = _xy(outer[base])
+    hi = lo
+    for i in range(n):
+        po = _xy(outer[base + i])
+        pi = _xy(inner[base + i])
+        lo = wp.min(lo, wp.min(po, pi))
+        hi = wp.max(hi, wp.max(po, pi))
+    return wp.vec4f(lo[0], lo[1], hi[0], hi[1])
+
+
+@wp.func
+def square_grid(bb: wp.vec4f, res: int, padding: float) -> wp.vec3f:
+    """``(x0, y0, cell)`` of the ``res x res`` square grid centred on the box ``bb``, its side
+    the box's larger extent plus ``padding`` on each side (``padding < 0``: 10% of that
+    extent); shared by the SDF bake and the height-field bake, so their grids coincide."""
+    ext = wp.max(bb[2] - bb[0], bb[3] - bb[1])
+    pad = padding
+    if pad < 0.0:
+        pad = 0.1 * ext
+    side = ext + 2.0 * pad
+    cell = wp.max(side / float(res), 1.0e-12)
+    half = 0.5 * cell * float(res)
+    return wp.vec3f(0.5 * (bb[0] + bb[2]) - half, 0.5 * (bb[1] + bb[3]) - half, cell)
+
+
 @wp.kernel
 def _sdf_frame_kernel(
     mask: wp.array(dtype=wp.int32),
@@ -653,24 +684,10 @@ def _sdf_frame_kernel(
         frame_out[e] = nan4
         aabb_out[e] = nan4
         return
-    base = e * n_max
-    lo = _xy(outer[base])
-    hi = lo
-    for i in range(n):
-        po = _xy(outer[base + i])
-        pi = _xy(inner[base + i])
-        lo = wp.min(lo, wp.min(po, pi))
-        hi = wp.max(hi, wp.max(po, pi))
-    ext = wp.max(hi[0] - lo[0], hi[1] - lo[1])
-    pad = padding
-    if pad < 0.0:
-        pad = 0.1 * ext
-    side = ext + 2.0 * pad
-    cell = wp.max(side / float(res), 1.0e-12)
-    mid = 0.5 * (lo + hi)
-    half = 0.5 * cell * float(res)
-    frame_out[e] = wp.vec4f(mid[0] - half, mid[1] - half, cell, _BAND * cell)
-    aabb_out[e] = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
+    bb = border_box(inner, outer, e * n_max, n)
+    g = square_grid(bb, res, padding)
+    frame_out[e] = wp.vec4f(g[0], g[1], g[2], _BAND * g[2])
+    aabb_out[e] = bb
 
 
 @wp.kernel

@@ -12,7 +12,15 @@ from __future__ import annotations
 
 import warp as wp
 
-from .band_collision_kernels import _next, _row_cross, _slope, _usable_beads, _xy
+from .band_collision_kernels import (
+    _next,
+    _row_cross,
+    _slope,
+    _usable_beads,
+    _xy,
+    border_box,
+    square_grid,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -128,28 +136,13 @@ def _frame_kernel(
         frame_out[e] = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
         return
     base = e * n_max
-    # the same arithmetic as the SDF frame (band_collision_kernels._sdf_frame_kernel)
-    lo = _xy(outer[base])
-    hi = lo
-    zmin = float(_BIG)
-    for i in range(n):
-        po = outer[base + i]
-        pi = inner[base + i]
-        lo = wp.min(lo, wp.min(_xy(po), _xy(pi)))
-        hi = wp.max(hi, wp.max(_xy(po), _xy(pi)))
-        zmin = wp.min(zmin, wp.min(po[2], pi[2]))
-    ext = wp.max(hi[0] - lo[0], hi[1] - lo[1])
-    pad = margin
-    if pad < 0.0:
-        pad = 0.1 * ext
-    side = ext + 2.0 * pad
-    cell = wp.max(side / float(res), 1.0e-12)
-    mid = 0.5 * (lo + hi)
-    half = 0.5 * cell * float(res)
+    g = square_grid(border_box(inner, outer, base, n), res, margin)  # the SDF bake's grid
     value = fill
     if auto_fill != 0:
-        value = zmin
-    frame_out[e] = wp.vec4f(mid[0] - half, mid[1] - half, cell, value)
+        value = float(_BIG)
+        for i in range(n):
+            value = wp.min(value, wp.min(outer[base + i][2], inner[base + i][2]))
+    frame_out[e] = wp.vec4f(g[0], g[1], g[2], value)
 
 
 @wp.kernel
