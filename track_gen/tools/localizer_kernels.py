@@ -78,6 +78,33 @@ def _write_none(
     tangent_out[e] = nan3
 
 
+@wp.func
+def _nearest_segment(
+    p: wp.vec3f, center: wp.array(dtype=wp.vec3f), base: int, n: int, start: int, span: int
+):
+    """The closest to ``p`` of the ``span`` consecutive segments from ``start`` (mod ``n``):
+    ``(index, squared distance, clamped parameter, position in the run)``; ties go to the
+    lowest index; ``(-1, inf, 0, -1)`` when every segment is degenerate or non-finite."""
+    best = int(-1)
+    best_d2 = float(_INF)
+    best_u = float(0.0)
+    best_j = int(-1)
+    i = int(start)
+    a = center[base + i]
+    for j in range(span):
+        nxt = _next(i, n)
+        b = center[base + nxt]
+        r = _segment_sq(p, a, b)
+        if r[0] < best_d2 or (r[0] == best_d2 and i < best):
+            best = i
+            best_d2 = r[0]
+            best_u = r[1]
+            best_j = j
+        a = b
+        i = nxt
+    return best, best_d2, best_u, best_j
+
+
 @wp.kernel
 def _locate_kernel(
     # inputs
@@ -127,36 +154,13 @@ def _locate_kernel(
         start = last - window
         if start < 0:
             start = start + n
-        best_j = int(-1)
-        i = int(start)
-        a = center[base + i]
-        for j in range(span):
-            nxt = _next(i, n)
-            b = center[base + nxt]
-            r = _segment_sq(p, a, b)
-            if r[0] < best_d2 or (r[0] == best_d2 and i < best):
-                best = i
-                best_d2 = r[0]
-                best_u = r[1]
-                best_j = j
-            a = b
-            i = nxt
+        best, best_d2, best_u, best_j = _nearest_segment(p, center, base, n, start, span)
         if best_j > 0 and best_j < span - 1:
             bound = float(window) * length[e] / float(n)
             if wp.sqrt(best_d2) <= bound:
                 full = 0
     if full != 0:
-        best = int(-1)
-        best_d2 = float(_INF)
-        a = center[base]
-        for i in range(n):
-            b = center[base + _next(i, n)]
-            r = _segment_sq(p, a, b)
-            if r[0] < best_d2:
-                best = i
-                best_d2 = r[0]
-                best_u = r[1]
-            a = b
+        best, best_d2, best_u, best_j = _nearest_segment(p, center, base, n, 0, n)
     if best < 0:
         # every segment is degenerate or non-finite
         _write_none(
