@@ -469,6 +469,23 @@ class BandCollider:
         return c
 
 
+def box_inputs(max_boxes: int) -> tuple[InputSpec, ...]:
+    """The course inputs of ``max_boxes`` oriented boxes per env, shared by every box
+    collision: ``box_position`` vec3f (routed from ``position`` at one box per env),
+    ``orientation`` quatf (yaw used), ``half_extents`` vec2f, each ``[E * max_boxes]``."""
+    return (
+        InputSpec(
+            "box_position",
+            wp.vec3f,
+            slots=max_boxes,
+            default="position" if max_boxes == 1 else None,
+            doc="box centres, track units",
+        ),
+        InputSpec("orientation", wp.quatf, slots=max_boxes, doc="box orientations (yaw)"),
+        InputSpec("half_extents", wp.vec2f, slots=max_boxes, doc="box half length, width"),
+    )
+
+
 class BandCollision(Component):
     """Course component ``"collision"``: oriented boxes against the road band.
 
@@ -507,17 +524,7 @@ class BandCollision(Component):
         self.sdf_resolution = SDF_RESOLUTION.check(sdf_resolution, "BandCollision sdf_resolution")
         self.clearance = CLEARANCE.check(clearance, "BandCollision clearance")
         self.size_hi = SIZE_HI.check(size_hi, "BandCollision size_hi")
-        self.INPUTS = (
-            InputSpec(
-                "box_position",
-                wp.vec3f,
-                slots=max_boxes,
-                default="position" if max_boxes == 1 else None,
-                doc="box centres, track units",
-            ),
-            InputSpec("orientation", wp.quatf, slots=max_boxes, doc="box orientations (yaw)"),
-            InputSpec("half_extents", wp.vec2f, slots=max_boxes, doc="box half length, width"),
-        )
+        self.INPUTS = box_inputs(max_boxes)
 
     def attach(self, ctx) -> None:
         if self.method == "sdf":

@@ -55,7 +55,7 @@ from ..exec import require_not_capturing
 from ..pipeline.stage import AllocationBudget
 from ..results import GateSequence
 from ..tunable import Tunable
-from .band_collision import MAX_BOXES
+from .band_collision import MAX_BOXES, box_inputs
 from .gate_collision_kernels import (
     FrameMember,
     _disc_query_kernel,
@@ -385,17 +385,7 @@ class DiscCollision(Component):
         super().__init__(name=name)
         self.radius = _radius(radius, "DiscCollision radius")
         self.max_boxes = max_boxes = MAX_BOXES.check(max_boxes, "DiscCollision max_boxes")
-        self.INPUTS = (
-            InputSpec(
-                "box_position",
-                wp.vec3f,
-                slots=max_boxes,
-                default="position" if max_boxes == 1 else None,
-                doc="box centres, track units",
-            ),
-            InputSpec("orientation", wp.quatf, slots=max_boxes, doc="box orientations (yaw)"),
-            InputSpec("half_extents", wp.vec2f, slots=max_boxes, doc="box half length, width"),
-        )
+        self.INPUTS = box_inputs(max_boxes)
 
     def attach(self, ctx) -> None:
         gates = _needs_gates(ctx, "DiscCollision")
