@@ -22,6 +22,8 @@ from track_gen.tools import (
     Localizer,
 )
 
+from ..course_state import course_rows
+
 E = 8
 NAMES = ["checkpoints", "centerline", "progress", "collision", "localizer"]
 
@@ -292,27 +294,6 @@ def test_laps_through_the_openings_only(device):
     assert np.all(back["wrong"][valid] >= 1)
 
 
-def _per_env_arrays(course) -> dict:
-    """Every per-env wp.array the course and its components hold (generator result, derived
-    data, runtime state), as [E, -1] byte rows."""
-    out = {}
-
-    def walk(prefix, obj):
-        for key, val in vars(obj).items():
-            if isinstance(val, wp.array) and val.shape[0] % E == 0 and val.shape[0] >= E:
-                out[f"{prefix}.{key}"] = val.numpy().reshape(E, -1).copy()
-            elif hasattr(val, "__dataclass_fields__") and not isinstance(val, type):
-                walk(f"{prefix}.{key}", val)
-
-    walk("result", course.result)
-    for name, comp in course.components.items():
-        for part in ("utility", "result"):
-            obj = getattr(comp, part)
-            if obj is not None and hasattr(obj, "__dict__"):
-                walk(f"{name}.{part}", obj)
-    return out
-
-
 def _mutable_course(device, collision):
     course = Course.gates(spec(device), collision=collision, localize_window=4, seeds=11)
     pos = wp.zeros(E, dtype=wp.vec3f, device=device)
@@ -327,20 +308,20 @@ def _mutable_course(device, collision):
 def test_masked_regeneration_keeps_unmasked_envs_bitwise(device, collision):
     slot = 0.02 if collision == "posts" else FrameCollision(0.02, 0.02, 0.05)
     course = _mutable_course(device, slot)
-    before = _per_env_arrays(course)
+    before = course_rows(course)
     assert any(k.startswith("localizer") for k in before)
     assert any(k.startswith("centerline") for k in before)
     regen = course.inputs["regen_mask"]
     regen.zero_()
     course.regenerate(mask=regen, advance=True)  # all-zero mask: an exact no-op
-    same = _per_env_arrays(course)
+    same = course_rows(course)
     for k in before:
         assert same[k].tobytes() == before[k].tobytes(), k
     m = np.zeros(E, np.int32)
     m[[2, 5]] = 1
     regen.assign(m)
     course.regenerate(mask=regen, advance=True)
-    after = _per_env_arrays(course)
+    after = course_rows(course)
     for k in before:
         assert after[k][m == 0].tobytes() == before[k][m == 0].tobytes(), k
     for k in ("result.position", "centerline.result.center"):

@@ -54,6 +54,7 @@ from track_gen.interop.torch import registered, retain
 from track_gen.pipeline import presets
 from track_gen.tools import CaptureProblem, Component, Progress, check_component
 
+from ..course_state import course_rows
 from .invariants import check_result
 from .strategies import (
     any_scalar,
@@ -156,26 +157,7 @@ def names(err: BaseException, *words: str) -> None:
 def per_env_bytes(course) -> dict:
     """Every per-env array of the course (result, every component's utility and result, seeds,
     epochs, the mask inputs) as host bytes."""
-    out = {}
-
-    def walk(prefix, obj):
-        for key, val in vars(obj).items():
-            if isinstance(val, wp.array) and val.shape[0] >= E and val.shape[0] % E == 0:
-                out[f"{prefix}.{key}"] = val.numpy().tobytes()
-            elif dataclasses.is_dataclass(val) and not isinstance(val, type):
-                walk(f"{prefix}.{key}", val)
-
-    walk("result", course.result)
-    for name, comp in course.components.items():
-        for part in ("utility", "result"):
-            obj = getattr(comp, part)
-            if obj is not None and hasattr(obj, "__dict__"):
-                walk(f"{name}.{part}", obj)
-    out["seeds"] = course.seeds.seeds.numpy().tobytes()
-    out["epochs"] = course.seeds.epochs.numpy().tobytes()
-    for name, arr in course.inputs.items():
-        out[f"inputs.{name}"] = arr.numpy().tobytes()
-    return out
+    return {k: v.tobytes() for k, v in course_rows(course, seeds=True, inputs=True).items()}
 
 
 def bindings(course) -> dict:

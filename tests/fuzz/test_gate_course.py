@@ -49,6 +49,7 @@ from track_gen.tools.course_line import SAMPLES_PER_GATE
 from track_gen.tools.gate_collision import AGENT_RADIUS, FRAME_DEPTH, FRAME_THICKNESS, POST_RADIUS
 from track_gen.tools.localizer import WARM_WINDOW
 
+from ..course_state import course_rows
 from .invariants import check_gate_step
 from .strategies import (
     INT32_MAX,
@@ -1219,24 +1220,7 @@ def _call_with_mask(course, call: str, mask) -> None:
 def per_env_arrays(course) -> dict:
     """Every per-env array of the course (result, every component's utility and result,
     seeds and epochs) as ``[E, -1]`` host rows."""
-    out = {}
-
-    def walk(prefix, obj):
-        for key, val in vars(obj).items():
-            if isinstance(val, wp.array) and val.shape[0] >= E and val.shape[0] % E == 0:
-                out[f"{prefix}.{key}"] = val.numpy().reshape(E, -1).copy()
-            elif dataclasses.is_dataclass(val) and not isinstance(val, type):
-                walk(f"{prefix}.{key}", val)
-
-    walk("result", course.result)
-    for name, comp in course.components.items():
-        for part in ("utility", "result"):
-            obj = getattr(comp, part)
-            if obj is not None and hasattr(obj, "__dict__"):
-                walk(f"{name}.{part}", obj)
-    out["seeds"] = course.seeds.seeds.numpy().reshape(E, -1).copy()
-    out["epochs"] = course.seeds.epochs.numpy().reshape(E, -1).copy()
-    return out
+    return course_rows(course, seeds=True)
 
 
 def _rows_equal(a: dict, b: dict, envs) -> None:
