@@ -300,8 +300,7 @@ def from_config(config):
             collision=collision,
             samples_per_gate=config.samples_per_gate,
             localize_window=config.localize_window,
-        )
-        check_gate_width(config.gen)
+        )  # the gate-width rule was checked by CourseConfig itself
         return GateGenerator(config.gen, seeds=config.seeds), components
 
     from ..generators import TrackGenerator
