@@ -6,6 +6,7 @@ Run from the repository root (or with track_gen installed):
     PYTHONPATH=. python benchmarks/generate.py --device cpu --E 1024 --calls 3
     PYTHONPATH=. python benchmarks/generate.py --device cuda:0 --generators bezier --E 8192 65536
     PYTHONPATH=. python benchmarks/generate.py --family gates --gate-width 0.1   # gate courses
+    PYTHONPATH=. python benchmarks/generate.py --device cpu --E 1024 --profile   # ms per stage
 
 For each generator and E: one warm-up ``generate(advance=True)`` (first_ms: kernel load or
 compile, CUDA graph recording), then ``--calls`` timed ``generate(advance=True)`` calls, each
@@ -14,6 +15,11 @@ The quality columns pool every timed batch (``calls * E`` tracks): yield is the 
 the FailBit columns count tracks with that bit set, count is the mean bead count, sweeps the
 mean relaxation sweeps and sep_ovf the total dropped separation candidates
 (``generator.diagnostics``; "-" when the pipeline has no such counter).
+
+``--profile`` times every call per part with the program's stage timer
+(``generator.time_stages()``: CUDA events or host clocks, no synchronization per stage) and
+prints, after the table, the median ms of each part (setup, each stage, commit) per run.
+``--kernel-layout`` builds the track generators with that thread layout (default: auto).
 """
 
 from __future__ import annotations
@@ -65,17 +71,17 @@ def run_one(
     seed: int,
     family: str = "track",
     gate_width: float = 0.1,
+    profile: dict | None = None,
+    kernel_layout: str = "auto",
 ) -> list:
+    common = dict(generator=generator, num_envs=E, device=str(device))
     if family == "gates":
-        cfg = GateGenConfig(
-            generator=generator, num_envs=E, device=str(device), gate_width=gate_width
-        )
-        gen = GateGenerator(cfg, seeds=seed)
+        gen = GateGenerator(GateGenConfig(**common, gate_width=gate_width), seeds=seed)
     else:
-        gen = TrackGenerator(
-            TrackGenConfig(generator=generator, num_envs=E, device=str(device)), seeds=seed
-        )
+        gen = TrackGenerator(TrackGenConfig(**common, kernel_layout=kernel_layout), seeds=seed)
     dev = gen.device
+    timer = gen.time_stages() if profile is not None else None
+    parts = {p: [] for p in timer.parts} if timer is not None else {}
 
     t0 = time.perf_counter()
     gen.generate(advance=True)
@@ -96,6 +102,9 @@ def run_one(
         wp.synchronize_device(dev)
         times.append((time.perf_counter() - t0) * 1e3)
         # Read-backs stay outside the timed region.
+        if timer is not None:
+            for p, ms_part in timer.read().items():
+                parts[p].append(ms_part)
         fail = track.fail_mask.numpy()
         n_valid += int(track.valid.numpy().sum())
         for b in FailBit:
@@ -110,6 +119,8 @@ def run_one(
 
     tracks = calls * E
     ms = statistics.median(times)
+    if profile is not None:
+        profile[(generator, E)] = {p: statistics.median(v) for p, v in parts.items()}
     return [
         generator,
         E,
@@ -158,6 +169,17 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--gate-width", type=float, default=0.1, help="gate width for --family gates (0.1)"
     )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="time each part of every call (setup, each stage, commit) and print ms per part",
+    )
+    parser.add_argument(
+        "--kernel-layout",
+        choices=("auto", "per_env", "per_item"),
+        default="auto",
+        help="thread layout of the heavy stages (default auto: per_env on CPU, per_item on CUDA)",
+    )
     args = parser.parse_args(argv)
     if args.calls < 1:
         parser.error("--calls must be >= 1")
@@ -174,16 +196,32 @@ def main(argv=None) -> int:
     name = getattr(device, "name", "")
     print(
         f"# {args.family}: device {device} ({name}), warp {wp.config.version}, "
-        f"calls {args.calls}, seed {args.seed}",
+        f"calls {args.calls}, seed {args.seed}, kernel_layout {args.kernel_layout}",
         flush=True,
     )
     cols = _columns()
     header = " ".join(f"{n:<{w}}" if n == "generator" else f"{n:>{w}}" for n, w, _ in cols)
     print(header, flush=True)
+    profile = {} if args.profile else None
     for generator in args.generators:
         for E in sizes:
-            row = run_one(generator, E, device, args.calls, args.seed, args.family, args.gate_width)
+            row = run_one(
+                generator,
+                E,
+                device,
+                args.calls,
+                args.seed,
+                args.family,
+                args.gate_width,
+                profile,
+                args.kernel_layout,
+            )
             print(_fmt_row(cols, row), flush=True)
+    if profile:
+        print("# ms per part (median of the timed calls)", flush=True)
+        for (generator, E), part_ms in profile.items():
+            text = ", ".join(f"{p} {ms:.2f}" for p, ms in part_ms.items())
+            print(f"{generator:<10} {E:>7}  {text}", flush=True)
     return 0
 
 

@@ -10,7 +10,7 @@ The field tables of ``docs/reference/fields.md`` are generated from the same dec
 
 from __future__ import annotations
 
-from .pipeline.stage import LAYOUT_FIELDS, N_MAX
+from .pipeline.stage import KERNEL_LAYOUT, LAYOUT_FIELDS, N_MAX
 from .pipeline.stages import (
     BUILTIN_SAMPLERS,
     common,
@@ -69,6 +69,7 @@ TrackGenConfig = config_class(
     "TrackGenConfig",
     [
         ("Road and output resolution", "resample", (inflate.HALF_WIDTH, resample.SPACING, N_MAX)),
+        ("Thread layout", "resample", (KERNEL_LAYOUT,)),
         ("Relaxation (stage relax)", "relax", (relax.ENABLE, *relax.RelaxPBD.FIELDS)),
         ("Validity (stage validate)", "validate", validate.ValidateTrack.FIELDS),
         ("Elevation (stage elevate)", "elevate", elevate.Elevate.FIELDS),

@@ -7,6 +7,7 @@ from .program import Program, build
 from .registry import Registry, StageEntry, default_registry, register
 from .spec import PipelineSpec, StageSpec
 from .stage import Layout, Stage, Workspace
+from .timer import StageTimer
 
 __all__ = [
     "Layout",
@@ -17,6 +18,7 @@ __all__ = [
     "Stage",
     "StageEntry",
     "StageSpec",
+    "StageTimer",
     "Tunable",
     "Workspace",
     "build",

@@ -23,7 +23,8 @@ from ..seeds import PerEnvSeededRNG, SeedState, effective_seed_wp
 from .params import Params, Randomizers
 from .registry import Registry, default_registry
 from .spec import PipelineSpec
-from .stage import AllocationBudget, Layout, Workspace
+from .stage import AllocationBudget, Layout, Workspace, resolve_kernel_layout
+from .timer import StageTimer
 
 __all__ = ["Program", "build"]
 
@@ -165,7 +166,14 @@ class Program:
             stages.append(stage)
         E = cfg.num_envs
         self.spec = spec
-        self.layout = Layout(spec.family, E, cfg.N_max, cfg.num_points, device)
+        self.layout = Layout(
+            spec.family,
+            E,
+            cfg.N_max,
+            cfg.num_points,
+            device,
+            resolve_kernel_layout(getattr(cfg, "kernel_layout", "auto"), device),
+        )
         self.stream = stream
         self._guard = UseGuard(type(self).__name__)
         self._course_owner = None
@@ -214,6 +222,7 @@ class Program:
         )
         self.diagnostics = MappingProxyType(self._ws.diagnostics)
         self._graphs = GraphCache(type(self).__name__, MAX_GRAPH_VARIANTS + 1)
+        self._timer: StageTimer | None = None
         self.seeds.claim(self)
 
     # ------------------------------------------------------------------ checks
@@ -252,11 +261,40 @@ class Program:
                 "course (course.regenerate / course.generate), or build a second generator"
             )
 
+    # ------------------------------------------------------------------ timing
+    @property
+    def stage_timer(self) -> StageTimer | None:
+        """The :class:`StageTimer` of :meth:`time_stages`, or None when timing is off."""
+        return self._timer
+
+    def time_stages(self, enable: bool = True) -> StageTimer | None:
+        """Time every later regeneration per part (setup, each stage, commit); returns the
+        :class:`StageTimer` (``timer.read()`` gives ms per part), or None with
+        ``enable=False``.
+
+        The marks are asynchronous (CUDA timing events, recorded into graphs as well), so the
+        regeneration does not wait for the device. The program's own recorded graphs are
+        dropped and re-recorded with the marks; a graph recorded elsewhere before this call
+        (a course's) holds no marks. Allocates events: call it outside any capture.
+        """
+        enable = check_bool("enable", enable)
+        require_not_capturing(self.layout.device, f"{type(self).__name__}.time_stages()")
+        with self._guard("time_stages()"):
+            if enable and self._timer is None:
+                self._timer = StageTimer(self.layout.device, [s.name for s, _ in self._stages])
+            elif not enable:
+                self._timer = None
+            self._graphs.graphs.clear()
+        return self._timer
+
     # ------------------------------------------------------------------ body
     def _body(self, advance: bool, mask) -> None:
         ws, lay = self._ws, self.layout
         E = lay.num_envs
         use_mask = 0 if mask is None else 1
+        timer = self._timer
+        if timer is not None:
+            timer.mark(0)
         wp.launch(
             _begin_kernel,
             E,
@@ -272,8 +310,12 @@ class Program:
         )
         self.randomizers.enqueue(ws.active, ws.eff_seed)
         self.params.enqueue_check(ws.active, ws.fail)
-        for stage, params in self._stages:
+        for i, (stage, params) in enumerate(self._stages):
+            if timer is not None:
+                timer.mark(i + 1)
             stage.enqueue(ws, params)
+        if timer is not None:
+            timer.mark(len(self._stages) + 1)
         # commit: nothing above touched the result, the epochs or the generations
         self.result.commit(ws.result, ws.active, ws.fail, self._epoch)
         wp.launch(
@@ -283,6 +325,8 @@ class Program:
             outputs=[self.seeds.epochs],
             device=lay.device,
         )
+        if timer is not None:
+            timer.mark(len(self._stages) + 2)
 
     def enqueue(
         self,

@@ -14,7 +14,18 @@ import warp as wp
 from ..seeds import NUM_ENVS
 from ..tunable import Tunable, Values, resolve_values
 
-__all__ = ["LAYOUT_FIELDS", "AllocationBudget", "Layout", "Stage", "Tunable", "Workspace"]
+__all__ = [
+    "KERNEL_LAYOUT",
+    "LAYOUT_FIELDS",
+    "PER_ENV",
+    "PER_ITEM",
+    "AllocationBudget",
+    "Layout",
+    "Stage",
+    "Tunable",
+    "Workspace",
+    "resolve_kernel_layout",
+]
 
 # ---------------------------------------------------------------------------- layout fields
 GENERATOR = Tunable(
@@ -47,8 +58,32 @@ N_MAX = Tunable(
     doc="per-env bead capacity; a loop needing more beads is truncated and marked invalid "
     "(FailBit.TRUNCATED). The relaxation's neighbour search costs O(N_max^2) per env.",
 )
+KERNEL_LAYOUT = Tunable(
+    "kernel_layout",
+    "auto",
+    choices=("auto", "per_env", "per_item"),
+    doc="thread layout of the heavy track stages (resample, relax, inflate): per_env runs one "
+    "thread per env (suits the single-threaded CPU backend), per_item one thread per bead with "
+    "deterministic per-env reductions (fills a GPU); auto is per_env on the CPU and per_item "
+    "on CUDA. Both layouts give bitwise-identical tracks.",
+)
 #: Fields every generator's config has (the track config adds N_max).
 LAYOUT_FIELDS = (GENERATOR, NUM_ENVS, DEVICE, NUM_POINTS)
+
+#: The two thread layouts a stage may implement (``kernel_layout`` resolves to one of them).
+PER_ENV = "per_env"
+PER_ITEM = "per_item"
+
+
+def resolve_kernel_layout(value: str, device) -> str:
+    """``"per_env"`` or ``"per_item"`` for a ``kernel_layout`` value on ``device``
+    (``"auto"``: per_env on the CPU, per_item on CUDA)."""
+    if value == "auto":
+        return PER_ITEM if wp.get_device(device).is_cuda else PER_ENV
+    if value not in (PER_ENV, PER_ITEM):
+        raise ValueError(f"kernel_layout = {value!r} is not one of ('auto', 'per_env', 'per_item')")
+    return value
+
 
 #: Kernels index flat arrays with int32: no array may hold more elements than this.
 MAX_ELEMENTS = 2**31 - 1
@@ -121,6 +156,9 @@ class Layout:
             ``max_gates`` for gates).
         num_points: sampler output resolution (stride of ``Workspace.line``).
         device: the Warp device.
+        kernel_layout: ``"per_env"`` or ``"per_item"`` (``config.kernel_layout`` resolved for
+            the device by :func:`resolve_kernel_layout`): the thread layout of the stages that
+            implement both.
     """
 
     family: str
@@ -128,6 +166,7 @@ class Layout:
     N_max: int
     num_points: int
     device: Any
+    kernel_layout: str = PER_ENV
 
 
 @dataclass
