@@ -1,6 +1,7 @@
 """Position-based relaxation (``stages/relax.py``) through the public API: it must turn a
-pinched loop into a valid one, leave a large circle a circle, and report its sweeps and cache
-overflow."""
+pinched loop into a valid one, leave a large circle a circle, report its sweeps and cache
+overflow, and give bitwise-identical tracks and diagnostics in both thread layouts
+(``kernel_layout`` per_env and per_item, compared on the CPU)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from track_gen import FailBit
+from track_gen.pipeline import default_registry
 
 from . import loops as L
 
@@ -149,3 +151,81 @@ def test_masked_regeneration_with_relax(device):
         np.testing.assert_array_equal(diag_after[k][[1, 3]], diag_before[k][[1, 3]], err_msg=k)
         np.testing.assert_array_equal(diag_after[k][[0, 2]], diag_ref[k][[0, 2]], err_msg=k)
     assert (after["valid"][[0, 2]] == 1).all()
+
+
+# ------------------------------------------------------------------ per_item == per_env
+# Samplers a config alone builds ("mix" needs a weight table, "centerline" user loops).
+SAMPLERS = [s for s in default_registry().samplers() if s not in ("mix", "centerline")]
+LAYOUT_E = 32
+
+
+def _layout_state(gen) -> dict:
+    """Every result field and every relax diagnostic, as host copies."""
+    out = L.track_arrays(gen.result)
+    out.update({k: v.numpy().copy() for k, v in gen.diagnostics.items() if k.startswith("relax")})
+    return out
+
+
+def _assert_layouts_agree(make, mask_rows) -> None:
+    """Generators ``make(kernel_layout)`` in both layouts agree bitwise after a plain call,
+    an advancing call and a masked advancing call (``mask_rows``: the envs it rebuilds)."""
+    gens = {lay: make(lay) for lay in ("per_env", "per_item")}
+    for lay, gen in gens.items():
+        assert gen.layout.kernel_layout == lay
+    calls = (
+        dict(),
+        dict(advance=True),
+        dict(advance=True, mask=np.isin(np.arange(gens["per_env"].num_envs), mask_rows)),
+    )
+    for i, call in enumerate(calls):
+        states = {}
+        for lay, gen in gens.items():
+            if "mask" in call:
+                gen.inputs["regen_mask"].assign(call["mask"].astype(np.int32))
+                gen.generate(advance=True, mask=gen.inputs["regen_mask"])
+            else:
+                gen.generate(**call)
+            states[lay] = _layout_state(gen)
+        L.assert_bitwise_equal(states["per_env"], states["per_item"], where=f"call {i}")
+    assert states["per_env"]["relax.sweeps"].max() > 0
+
+
+@pytest.mark.parametrize("sampler", SAMPLERS)
+def test_per_item_layout_matches_per_env(sampler):
+    def make(layout):
+        return L.sampler_generator(
+            sampler, "cpu", seeds=11, num_envs=LAYOUT_E, kernel_layout=layout
+        )
+
+    _assert_layouts_agree(make, mask_rows=[0, 3, 4, 17, 31])
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        dict(relax_accel="none"),
+        dict(relax_sep_cache_slots=0),
+        dict(relax_sep_every=1),
+        dict(relax_band=2, relax_sep_cache_slots=1, relax_sep_every=3),  # overflow
+        dict(relax_converge_tol=0.0, relax_iters=7, relax_smooth_passes=0),
+    ],
+    ids=["accel_none", "dense", "sep_every_1", "fixed_band_overflow", "no_early_exit"],
+)
+def test_per_item_layout_matches_per_env_settings(fields):
+    # hand-made loops: pinches (separation, overflow), tight lobes (bending), a NaN and a
+    # too-short loop (skipped), round loops (early convergence)
+    loops = L.stack(
+        _pinched(),
+        _pinched(0.05, ccw=False),
+        L.circle(1.0, P),
+        L.ellipse(0.6, 0.35, P),
+        L.stadium(0.5, 0.3, P),
+        L.with_nan(L.circle(0.8, P)),
+        L.circle(0.01, P),  # fewer than 4 beads
+        _pinched(0.16),
+    )
+
+    def make(layout):
+        return L.make_generator(loops, "cpu", N_max=N_MAX, kernel_layout=layout, **fields)
+
+    _assert_layouts_agree(make, mask_rows=[0, 2, 5, 6])

@@ -1,8 +1,7 @@
 """Position-based relaxation: bead-chain Jacobi sweeps that make a loop thick enough for its
 road (PBD constraint projection with relaxation factors; no compliance).
 
-One thread per env runs every sweep over the env's beads (a CPU kernel is single-threaded,
-so per-env loops cost nothing extra and allow a per-env early exit):
+Each sweep moves every bead of an env at once (Jacobi):
 
 * separation: beads outside the index band closer than ``target = 2*hw*(1+margin)`` are
   pushed apart (average of the pair corrections);
@@ -15,8 +14,13 @@ Separation candidates come from a per-bead cache rebuilt every ``relax_sep_every
 are dropped and counted per env in ``diagnostics["relax.sep_overflow"]``. From sweep
 ``relax_cheby_start`` on, a Chebyshev semi-iterative blend accelerates convergence. An env
 stops once a sweep moves no bead by more than ``relax_converge_tol * hw`` (converged;
-its current iterate is kept). A Taubin smoothing
-tail and spacing-only polish sweeps follow.
+its current iterate is kept). A Taubin smoothing tail and spacing-only polish sweeps follow.
+
+Two thread layouts (``kernel_layout``) give bitwise-identical beads and diagnostics:
+``per_env`` (this module's kernel: one thread per env runs every sweep, with a per-env early
+exit; suits the single-threaded CPU backend) and ``per_item`` (``relax_items.py``: one thread
+per bead, a fixed sequence of launches per sweep; fills a GPU). The per-bead arithmetic of
+both is the same ``@wp.func`` code in ``relax_items.py``.
 """
 
 from __future__ import annotations
@@ -24,115 +28,38 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from ...geometry import closed_length, cross2, menger_curvature
+from ...geometry import closed_length
 from ...tunable import Tunable
-from ..stage import Stage, Workspace
+from ..stage import PER_ITEM, Stage, Workspace
 from .inflate import HALF_WIDTH
+from .relax_items import (
+    BLEND_CHEBY,
+    BLOCK,
+    RelaxItems,
+    band_for,
+    bead_step,
+    blend,
+    blend_mode,
+    block_boxes,
+    cache_radius,
+    index_gap,
+    rebuild_pairwise,
+    sep_target,
+    separation_cached,
+    separation_dense,
+    tail_position,
+)
 
-wp.set_module_options({"enable_backward": False})
+# fuse_fp off: no multiply-add contraction (CUDA would otherwise fuse differently in the two
+# layouts' kernels); every float op rounds on its own, so per_env == per_item on every device.
+wp.set_module_options({"enable_backward": False, "fuse_fp": False})
 
-TAUBIN_LAMBDA = wp.constant(0.5)
-TAUBIN_MU = wp.constant(-0.53)
-
-
-@wp.func
-def band_for(hw: float, mean_seg: float, fixed_band: int, n: int) -> int:
-    """Index band excluded from separation/thickness: beads this close in index are skipped."""
-    b = fixed_band
-    if b <= 0:
-        ratio = 2.0 * hw / wp.max(mean_seg, 1.0e-12)
-        b = 1
-        if wp.isfinite(ratio):
-            b = wp.max(int(wp.round(ratio)), 1)
-    return wp.max(wp.min(b, n // 4), 1)
-
-
-@wp.func
-def index_gap(i: int, j: int, n: int) -> int:
-    d = wp.abs(i - j)
-    return wp.min(d, n - d)
-
-
-@wp.func
-def spacing_step(xm: wp.vec2f, xi: wp.vec2f, xp: wp.vec2f, L0: float) -> wp.vec2f:
-    """Spacing correction of bead i pulling both incident edges toward length L0."""
-    dn = xp - xi
-    dp = xi - xm
-    ln = wp.max(wp.length(dn), 1.0e-9)
-    lp = wp.max(wp.length(dp), 1.0e-9)
-    return 0.25 * ((ln - L0) / ln * dn - (lp - L0) / lp * dp)
-
-
-@wp.func
-def _cache_insert(
-    x: wp.array(dtype=wp.vec2f),
-    xb: int,
-    i: int,
-    j: int,
-    dd: float,
-    slots: int,
-    cache: wp.array(dtype=wp.int32),
-    cache_n: wp.array(dtype=wp.int32),
-    cb: int,
-    nb: int,
-) -> int:
-    """Add candidate j (squared distance dd) to bead i's list; when the list is full, replace
-    its farthest entry if j is nearer. Returns 1 when a candidate was left out."""
-    k = cache_n[nb + i]
-    if k < slots:
-        cache[cb + i * slots + k] = j
-        cache_n[nb + i] = k + 1
-        return 0
-    xi = x[xb + i]
-    far = int(0)
-    far_d = float(-1.0)
-    for c in range(slots):
-        q = x[xb + cache[cb + i * slots + c]] - xi
-        qd = wp.dot(q, q)
-        if qd > far_d:
-            far_d = qd
-            far = c
-    if dd < far_d:
-        cache[cb + i * slots + far] = j
-    return 1
-
-
-@wp.func
-def _rebuild_cache(
-    x: wp.array(dtype=wp.vec2f),
-    xb: int,
-    n: int,
-    band: int,
-    radius: float,
-    slots: int,
-    cache: wp.array(dtype=wp.int32),
-    cache_n: wp.array(dtype=wp.int32),
-    cb: int,
-    nb: int,
-) -> int:
-    """Store, per bead, up to ``slots`` nearest non-band beads within ``radius`` (each pair is
-    tested once and entered in both lists). Returns the candidates left out."""
-    dropped = int(0)
-    r2 = radius * radius
-    for i in range(n):
-        cache_n[nb + i] = 0
-    for i in range(n):
-        xi = x[xb + i]
-        for j in range(i + band + 1, n):
-            if n - (j - i) <= band:
-                break  # the rest wrap around into the band
-            d = x[xb + j] - xi
-            if wp.abs(d[0]) > radius or wp.abs(d[1]) > radius:
-                continue
-            dd = wp.dot(d, d)
-            if dd < r2:
-                dropped += _cache_insert(x, xb, i, j, dd, slots, cache, cache_n, cb, nb)
-                dropped += _cache_insert(x, xb, j, i, dd, slots, cache, cache_n, cb, nb)
-    return dropped
+__all__ = ["BAND", "RelaxPBD", "band_for", "chebyshev_omegas", "index_gap"]
 
 
 @wp.kernel
 def _relax_kernel(
+    # inputs
     active: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     sep_relax: wp.array(dtype=wp.float32),
@@ -153,10 +80,14 @@ def _relax_kernel(
     spacing_iters: int,
     n_max: int,
     num_envs: int,
-    beads: wp.array(dtype=wp.vec2f),
+    # in/out
+    beads_inout: wp.array(dtype=wp.vec2f),
+    # scratch
     work: wp.array(dtype=wp.vec2f),
+    boxes: wp.array(dtype=wp.vec4f),
     cache: wp.array(dtype=wp.int32),
     cache_n: wp.array(dtype=wp.int32),
+    # outputs
     overflow_out: wp.array(dtype=wp.int32),
     sweeps_out: wp.array(dtype=wp.int32),
 ):
@@ -172,115 +103,89 @@ def _relax_kernel(
     plane = num_envs * n_max
     # slot s of this env's chain lives at work[s*plane + base + i]
     for i in range(n):
-        work[base + i] = beads[base + i]
-    L0 = float(closed_length(beads, base, n)) / float(n)
+        work[base + i] = beads_inout[base + i]
+    L0 = float(closed_length(beads_inout, base, n)) / float(n)
     band = band_for(hw, L0, fixed_band, n)
-    target = 2.0 * hw * (1.0 + margin)
+    target = sep_target(hw, margin)
     target2 = target * target
+    radius = cache_radius(hw, margin, skin)
     r_min = hw * (1.0 + margin)
     sr = sep_relax[e]
     pr = spc_relax[e]
     br = bend_relax[e]
     cb = e * n_max * slots
+    bb = e * ((n_max + BLOCK - 1) // BLOCK)
     cur = int(0)
     nxt = int(1)
     prv = int(2)
     dropped = int(0)
-    done = int(0)
-    for k in range(iters):
-        if done == 0:
-            xc = cur * plane + base
-            xn = nxt * plane + base
-            if slots > 0 and k % sep_every == 0:
-                dropped += _rebuild_cache(
-                    work, xc, n, band, target * (1.0 + skin), slots, cache, cache_n, cb, base
+    k = int(0)
+    while k < iters:
+        xc = cur * plane + base
+        xn = nxt * plane + base
+        xv = prv * plane + base
+        if slots > 0 and k % sep_every == 0:
+            block_boxes(work, xc, n, boxes, bb)
+            dropped += rebuild_pairwise(
+                work, xc, n, band, radius, slots, boxes, bb, cache, cache_n, cb, base
+            )
+        omega = omegas[k]
+        mode = blend_mode(k, cheby_start, omega)
+        moved = int(0)  # a bead moved farther than the tolerance (NaN steps never count)
+        # xm, xi, xp roll along the chain: bead i-1, i, i+1 of the current iterate
+        x0 = work[xc]
+        xm = work[xc + n - 1]
+        xi = x0
+        for i in range(n):
+            xp = x0
+            if i + 1 < n:
+                xp = work[xc + i + 1]
+            sep = wp.vec2f(0.0, 0.0)
+            if slots > 0:
+                sep = separation_cached(
+                    work, xc, xi, i, slots, cache, cache_n, cb, base, target, target2
                 )
-            move2 = float(0.0)
-            for i in range(n):
-                xi = work[xc + i]
-                xm = work[xc + (i + n - 1) % n]
-                xp = work[xc + (i + 1) % n]
-                sep = wp.vec2f(0.0, 0.0)
-                hits = int(0)
-                if slots > 0:
-                    for c in range(cache_n[base + i]):
-                        d = xi - work[xc + cache[cb + i * slots + c]]
-                        dd = wp.dot(d, d)
-                        if dd < target2 and dd > 1.0e-24:
-                            dl = wp.sqrt(dd)
-                            sep += (0.5 * (target - dl) / dl) * d
-                            hits += 1
-                else:
-                    for j in range(n):
-                        if index_gap(i, j, n) > band:
-                            d = xi - work[xc + j]
-                            dd = wp.dot(d, d)
-                            if dd < target2 and dd > 1.0e-24:
-                                dl = wp.sqrt(dd)
-                                sep += (0.5 * (target - dl) / dl) * d
-                                hits += 1
-                if hits > 0:
-                    sep = sep / float(hits)
-                spc = spacing_step(xm, xi, xp, L0)
-                dn = xp - xi
-                dp = xi - xm
-                # bending: Menger radius 1/kappa below r_min, tested without a square root:
-                # kappa * r_min > 1  <=>  (2 |cross| r_min)^2 > |a|^2 |b|^2 |c|^2
-                cr = 2.0 * r_min * cross2(xi - xm, xp - xm)
-                la2 = wp.dot(dp, dp)
-                lb2 = wp.dot(dn, dn)
-                xpm = xp - xm
-                lc2 = wp.dot(xpm, xpm)
-                factor = float(0.0)
-                if cr * cr > la2 * lb2 * lc2:
-                    rk = r_min * menger_curvature(xm, xi, xp)  # r_min / radius
-                    if rk > 1.0:
-                        factor = wp.min(br * (1.0 - 1.0 / rk), 1.0)
-                mid = 0.5 * (xm + xp)
-                step = sr * sep + pr * spc + factor * (mid - xi)
-                move2 = wp.max(move2, wp.dot(step, step))
-                work[xn + i] = xi + step
-            sweeps_out[e] = k + 1
-            if move2 <= converge_tol * converge_tol:
-                done = 1
             else:
-                if k >= cheby_start and omegas[k] != 1.0:
-                    xv = prv * plane + base
-                    w = omegas[k]
-                    for i in range(n):
-                        xcur = work[xc + i]
-                        xold = work[xv + i]
-                        work[xn + i] = w * (gamma * (work[xn + i] - xcur) + (xcur - xold)) + xold
-                elif k >= cheby_start:
-                    for i in range(n):
-                        xcur = work[xc + i]
-                        work[xn + i] = xcur + gamma * (work[xn + i] - xcur)
-                t = prv
-                prv = cur
-                cur = nxt
-                nxt = t
+                sep = separation_dense(work, xc, xi, i, n, band, target, target2)
+            step = bead_step(xm, xi, xp, sep, L0, r_min, sr, pr, br)
+            if wp.dot(step, step) > converge_tol * converge_tol:
+                moved = 1
+            # a converged sweep's new iterate is never used: blending it too is harmless
+            xold = xi
+            if mode == BLEND_CHEBY:
+                xold = work[xv + i]
+            work[xn + i] = blend(mode, omega, gamma, xi + step, xi, xold)
+            xm = xi
+            xi = xp
+        sweeps_out[e] = k + 1
+        if moved == 0:
+            break  # converged: keep the current iterate
+        t = prv
+        prv = cur
+        cur = nxt
+        nxt = t
+        k += 1
     # smoothing tail: Taubin passes, then spacing-only sweeps (Jacobi between two slots)
     n_tail = 2 * smooth_passes + spacing_iters
     for p in range(n_tail):
         xc = cur * plane + base
         xn = nxt * plane + base
+        x0 = work[xc]
+        xm = work[xc + n - 1]
+        xi = x0
         for i in range(n):
-            xi = work[xc + i]
-            xm = work[xc + (i + n - 1) % n]
-            xp = work[xc + (i + 1) % n]
-            if p < 2 * smooth_passes:
-                lam = TAUBIN_LAMBDA
-                if p % 2 == 1:
-                    lam = TAUBIN_MU
-                work[xn + i] = xi + lam * (0.5 * (xm + xp) - xi)
-            else:
-                work[xn + i] = xi + spacing_step(xm, xi, xp, L0)
+            xp = x0
+            if i + 1 < n:
+                xp = work[xc + i + 1]
+            work[xn + i] = tail_position(p, smooth_passes, xm, xi, xp, L0)
+            xm = xi
+            xi = xp
         t = cur
         cur = nxt
         nxt = t
     xc = cur * plane + base
     for i in range(n):
-        beads[base + i] = work[xc + i]
+        beads_inout[base + i] = work[xc + i]
     overflow_out[e] = dropped
 
 
@@ -491,6 +396,9 @@ class RelaxPBD(Stage):
         slots = v.sep_cache_slots if v.sep_every > 1 else 0
         self.slots = slots
         self.work = ws.zeros(3 * E * lay.N_max, wp.vec2f, f"{name} work chains")
+        self.boxes = ws.zeros(
+            E * -(-lay.N_max // BLOCK) if slots else 0, wp.vec4f, f"{name} block boxes"
+        )
         self.cache = ws.zeros(E * lay.N_max * slots, wp.int32, f"{name} separation cache")
         self.cache_n = ws.zeros(E * lay.N_max, wp.int32, f"{name} cache counts")
         self.overflow = ws.zeros(E, wp.int32, f"{name} overflow")
@@ -502,11 +410,33 @@ class RelaxPBD(Stage):
         )
         ws.diagnostics[f"{name}.sep_overflow"] = self.overflow
         ws.diagnostics[f"{name}.sweeps"] = self.sweeps
+        self._settings = self.settings()
+        self.items = RelaxItems(ws, name) if lay.kernel_layout == PER_ITEM else None
+
+    def settings(self) -> dict:
+        """The scalar kernel arguments of both layouts, by kernel parameter name."""
+        v = self.values
+        cheby = v.accel == "chebyshev"
+        return dict(
+            hw=float(v.half_width),
+            converge_tol=float(v.converge_tol * v.half_width),
+            margin=float(v.margin),
+            fixed_band=int(v.band or 0),
+            iters=v.iters,
+            sep_every=max(v.sep_every, 1),
+            slots=self.slots,
+            skin=float(v.sep_cache_skin),
+            cheby_start=v.cheby_start if cheby else v.iters,
+            gamma=float(v.cheby_gamma if cheby else 1.0),
+            smooth_passes=v.smooth_passes,
+            spacing_iters=v.smooth_spacing_iters,
+        )
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
-        v, lay = self.values, ws.layout
-        gamma = v.cheby_gamma if v.accel == "chebyshev" else 1.0
-        start = v.cheby_start if v.accel == "chebyshev" else v.iters
+        lay, s = ws.layout, self._settings
+        if self.items is not None:
+            self.items.enqueue(self, ws, params, s)
+            return
         wp.launch(
             _relax_kernel,
             lay.num_envs,
@@ -517,21 +447,18 @@ class RelaxPBD(Stage):
                 params["spc_relax"],
                 params["bend_relax"],
                 self.omegas,
-                float(v.half_width),
-                float(v.converge_tol * v.half_width),
-                float(v.margin),
-                int(v.band or 0),
-                v.iters,
-                max(v.sep_every, 1),
-                self.slots,
-                float(v.sep_cache_skin),
-                start,
-                float(gamma),
-                v.smooth_passes,
-                v.smooth_spacing_iters,
+                *s.values(),
                 lay.N_max,
                 lay.num_envs,
             ],
-            outputs=[ws.beads, self.work, self.cache, self.cache_n, self.overflow, self.sweeps],
+            outputs=[
+                ws.beads,
+                self.work,
+                self.boxes,
+                self.cache,
+                self.cache_n,
+                self.overflow,
+                self.sweeps,
+            ],
             device=lay.device,
         )
