@@ -111,3 +111,25 @@ def test_circle_borders_are_concentric(device):
         r_i = np.linalg.norm(L.real_rows(snap, e, "inner"), axis=1)
         np.testing.assert_allclose(r_o - r_c, HW, atol=1e-3)
         np.testing.assert_allclose(r_c - r_i, HW, atol=1e-3)
+
+
+@pytest.mark.parametrize("layout", ["per_env", "per_item"])
+def test_shrinking_and_growing_loops_keep_padding_nan(device, layout):
+    """Regenerations whose bead counts fall, rise and drop below 4: every per-bead field is
+    finite on the real rows and NaN past the count after each one, in both layouts."""
+    big = L.stack(L.circle(0.5, P), L.ellipse(0.6, 0.35, P, ccw=False))
+    gen = L.make_generator(
+        big, device, N_max=N_MAX, half_width=HW, relax_enable=False, kernel_layout=layout
+    )
+    counts = []
+    for scale in (1.0, 0.5, 1.0, 0.02, 0.7):
+        L.write_loops(gen, big * scale)
+        gen.generate()
+        snap = L.snapshot(gen)
+        counts.append(snap["count"].tolist())
+        for e in range(2):
+            n = snap["count"][e]
+            for name in ("outer", "center", "inner", "tangent", "normal", "arclen"):
+                assert np.isnan(snap[name][e, n:]).all(), (scale, name)
+                assert np.isfinite(snap[name][e, :n]).all(), (scale, name)
+    assert counts[3] == [0, 0] and counts[1][0] < counts[0][0] < N_MAX  # fewer than 4 beads

@@ -1,0 +1,118 @@
+"""Arc-length tables and point emission shared by the resample and inflate stages, in both
+thread layouts (one thread per env, one thread per output point).
+
+A closed polyline's arc is tabulated once per env (:func:`tabulate_arc`: float64 arc at
+each vertex, float32 length of each edge, accumulated in vertex order); output point ``k`` of
+``n_out`` sits at arc :func:`arc_target` ``= k * total / n_out``. The edge holding it is the
+first edge ``j`` whose end arc ``arc[j+1]`` is not below the target (the last edge when none
+is): a forward walk finds it (:func:`walk_to_arc`, one thread per env, targets in order) and
+so does a binary search (:func:`search_arc`, one thread per point), because the table never
+decreases and the targets never decrease. :func:`point_on_edge` interpolates on that edge.
+
+The arithmetic is the one of ``geometry.emit_along_loop`` (float64 arc, ``acc + seg`` being
+the next table entry bitwise), so both layouts and the previous single walk give
+bitwise-identical points.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+# fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
+# on every device (CUDA would otherwise contract them differently).
+wp.set_module_options({"enable_backward": False, "fuse_fp": False})
+
+
+@wp.func
+def tabulate_arc(
+    # inputs
+    src: wp.array(dtype=wp.vec2f),
+    base: int,
+    n: int,
+    # outputs
+    arc_out: wp.array(dtype=wp.float64),
+    arc_base: int,
+    edge_out: wp.array(dtype=wp.float32),
+    edge_base: int,
+):
+    """Tabulate the closed loop ``src[base .. base+n)``: ``arc_out[arc_base + j]`` (float64,
+    ``j = 0 .. n``) is the arc length at vertex ``j`` (``arc_out[arc_base + n]`` the
+    perimeter), ``edge_out[edge_base + j]`` (float32) the length of edge ``j -> j+1`` (the
+    last one closing the loop).
+
+    Returns ``(perimeter, finite)``: ``finite`` is 1 when every vertex is finite (the table
+    is meaningless otherwise)."""
+    acc = wp.float64(0.0)
+    # 0 * x is NaN exactly when x is NaN or infinite: one running sum, no branch per vertex
+    probe = float(0.0)
+    for j in range(n):
+        jn = j + 1
+        if jn == n:
+            jn = 0
+        p = src[base + j]
+        probe += p[0] * 0.0 + p[1] * 0.0
+        le = wp.length(src[base + jn] - p)
+        arc_out[arc_base + j] = acc
+        edge_out[edge_base + j] = le
+        acc += wp.float64(le)
+    arc_out[arc_base + n] = acc
+    finite = int(0)
+    if wp.isfinite(probe):
+        finite = 1
+    return acc, finite
+
+
+@wp.func
+def arc_target(k: int, arc_num: wp.float64, arc_den: wp.float64) -> wp.float64:
+    """Arc of output point ``k``: ``k * arc_num / arc_den`` in float64."""
+    return wp.float64(k) * arc_num / arc_den
+
+
+@wp.func
+def walk_to_arc(
+    arc: wp.array(dtype=wp.float64), arc_base: int, n: int, j: int, target: wp.float64
+) -> int:
+    """From edge ``j`` forward: the first edge whose end arc is not below ``target``, or the
+    last edge ``n - 1`` (targets visited in non-decreasing order)."""
+    e = j
+    while arc[arc_base + e + 1] < target and e < n - 1:
+        e += 1
+    return e
+
+
+@wp.func
+def search_arc(arc: wp.array(dtype=wp.float64), arc_base: int, n: int, target: wp.float64) -> int:
+    """The edge :func:`walk_to_arc` reaches for ``target``, by binary search over the whole
+    table (``arc[j + 1] < target`` holds for a leading run of edges and then never again)."""
+    lo = int(0)
+    hi = n - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if arc[arc_base + mid + 1] < target:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@wp.func
+def point_on_edge(
+    src: wp.array(dtype=wp.vec2f),
+    base: int,
+    n: int,
+    arc: wp.array(dtype=wp.float64),
+    arc_base: int,
+    edge: wp.array(dtype=wp.float32),
+    edge_base: int,
+    j: int,
+    target: wp.float64,
+) -> wp.vec2f:
+    """The point at arc ``target`` on edge ``j`` of the tabulated loop (linear
+    interpolation, the fraction clamped to [0, 1])."""
+    jn = j + 1
+    if jn == n:
+        jn = 0
+    seg = wp.float64(edge[edge_base + j])
+    t = float((target - arc[arc_base + j]) / wp.max(seg, wp.float64(1.0e-12)))
+    t = wp.clamp(t, 0.0, 1.0)
+    return src[base + j] + t * (src[base + jn] - src[base + j])
