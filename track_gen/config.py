@@ -10,7 +10,9 @@ The field tables of ``docs/reference/fields.md`` are generated from the same dec
 
 from __future__ import annotations
 
-from .pipeline.stage import KERNEL_LAYOUT, LAYOUT_FIELDS, N_MAX
+from types import MappingProxyType
+
+from .pipeline.stage import KERNEL_LAYOUT, LAYOUT_FIELDS, N_MAX, NUM_POINTS
 from .pipeline.stages import (
     BUILTIN_SAMPLERS,
     common,
@@ -29,6 +31,7 @@ from .tunable import config_class
 __all__ = [
     "GATE_ALIGNS",
     "GATE_ORDERINGS",
+    "GATE_RESOLUTION",
     "GateGenConfig",
     "SamplerConfig",
     "TRACK_GENERATORS",
@@ -85,9 +88,23 @@ TrackGenConfig = config_class(
     },
 )
 
+#: The sampler resolution of the gate pipeline: ``GateGenConfig``'s defaults of the shared
+#: ``num_points`` and ``num_points_per_segment`` (``TrackGenConfig`` keeps the declarations'
+#: 256 and 30). Gates need the loop's course, not a dense centerline: ~10 gates on a
+#: 32-point loop are placed within a few hundredths of a course's size of where the dense loop
+#: puts them (the checkpoint sampler, whose walk takes num_points steps, draws other courses
+#: of the same kind), and every sampler runs several times faster. A value passed to
+#: GateGenConfig wins (``num_points=256, num_points_per_segment=30``: the track resolution).
+GATE_RESOLUTION = MappingProxyType({NUM_POINTS.field: 32, common.SEGMENT_POINTS.field: 2})
+
 GateGenConfig = config_class(
     "GateGenConfig",
     [
+        (
+            "Sampler resolution (gate defaults, every sampler)",
+            _SAMPLER,
+            (NUM_POINTS, common.SEGMENT_POINTS),
+        ),
         (
             "Gate count and placement (stage gate_anchors)",
             "gate_anchors",
@@ -99,7 +116,10 @@ GateGenConfig = config_class(
     base=SamplerConfig,
     doc="Configuration of a batch of drone-racing gate courses (frozen, checked).\n\n"
     "Every SamplerConfig field (the gates are placed along the same samplers' loops), plus the "
-    "gate fields.",
+    "gate fields. The samplers run at gate resolution by default (``GATE_RESOLUTION``: "
+    "num_points 32, num_points_per_segment 2, where tracks use 256 and 30); pass either field "
+    "to override it.",
+    defaults=GATE_RESOLUTION,
     namespace={
         "N_max": property(
             lambda self: self.max_gates,

@@ -5,7 +5,9 @@ name, default, kind, closed range, unit, doc, static or dynamic. Everything else
 from that row:
 
 * the flat config classes (:class:`~track_gen.TrackGenConfig`, ...) get one dataclass field
-  per declaration and check it with :meth:`Tunable.check` (:func:`config_class`);
+  per declaration and check it with :meth:`Tunable.check` (:func:`config_class`); a class may
+  override the default of a field it shares (``config_class(..., defaults=)``, read with
+  :func:`class_default`): the gate config's sampler resolution;
 * a stage's values (:func:`resolve_values`: config field, else stage option, else default);
 * ``generator.params`` checks every scalar and array write with :meth:`Tunable.check` /
   :meth:`Tunable.check_host_array`, and the device re-checks every dynamic value at each
@@ -26,6 +28,7 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -41,7 +44,7 @@ from .checks import (
     range_text,
 )
 
-__all__ = ["Tunable", "Values", "config_class", "field_rows", "resolve_values"]
+__all__ = ["Tunable", "Values", "class_default", "config_class", "field_rows", "resolve_values"]
 
 _KINDS = ("int", "float", "bool", "choice", "name", "device")
 
@@ -370,6 +373,7 @@ def config_class(
     base: type | None = None,
     doc: str = "",
     namespace: dict | None = None,
+    defaults: Mapping[str, Any] | None = None,
 ) -> type:
     """A frozen dataclass with one field per declaration of ``groups``.
 
@@ -381,6 +385,14 @@ def config_class(
         base: a config class made by this function whose fields come first.
         doc: the class docstring's summary; the field list is appended from the declarations.
         namespace: methods and properties of the class.
+        defaults: per-class default overrides, ``{field name: value}``, for fields of this
+            class (its own or inherited from ``base``): the class's default of that field is
+            ``value`` instead of the declaration's ``default`` (the declaration, its range and
+            every other class keep theirs). ``GateGenConfig`` uses it to run the shared
+            samplers at a coarser resolution than ``TrackGenConfig``. Each value is checked
+            against its declaration; a subclass inherits its base's overrides; the class
+            docstring and :func:`field_rows` show the class's default (:func:`class_default`).
+            A value the user passes always wins over the override.
 
     The class checks and normalizes every field in ``__post_init__`` (NumPy scalars become
     Python values), refuses unknown keywords with a TypeError naming close matches (and the
@@ -403,6 +415,12 @@ def config_class(
     if dup:
         raise ValueError(f"{name}: fields {sorted(dup)} are declared by two tunables")
     renamed = {old: t.field for t in tunables for old in t.renamed_from}
+    by_field = {t.field: t for t in tunables}
+    overrides = dict(getattr(base, "__default_overrides__", {}))
+    for key, value in (defaults or {}).items():
+        if key not in by_field:
+            raise ValueError(f"{name}: default override for unknown field {key!r}")
+        overrides[key] = by_field[key].check(value, f"{name} default of {key!r}")
 
     def post_init(self):
         cls_name = type(self).__name__
@@ -421,16 +439,25 @@ def config_class(
         replace=replace,
         __tunables__=tunables,
         __sections__=tuple(sections),
+        __default_overrides__=MappingProxyType(overrides),
     )
+    # own fields, then inherited fields whose default this class overrides (a dataclass field
+    # redeclared in a subclass keeps its place in the field order)
+    own_ids = {id(t) for t in own}
+    redeclared = [t for t in tunables if t.field in overrides and id(t) not in own_ids]
     fields = [
-        (t.field, _annotation(t), dataclasses.field(default=t.default, metadata={"tunable": t}))
-        for t in own
+        (
+            t.field,
+            _annotation(t),
+            dataclasses.field(default=overrides.get(t.field, t.default), metadata={"tunable": t}),
+        )
+        for t in (*own, *redeclared)
     ]
     cls = dataclasses.make_dataclass(
         name, fields, bases=(base,) if base else (), frozen=True, namespace=ns
     )
     cls.__module__ = "track_gen.config"
-    cls.__doc__ = _class_doc(doc, sections)
+    cls.__doc__ = _class_doc(doc, sections, overrides)
     init = cls.__init__
 
     @functools.wraps(init)
@@ -450,13 +477,20 @@ def config_class(
     return cls
 
 
-def _default_text(t: Tunable) -> str:
-    if t.default is None:
+def class_default(config_cls, t: Tunable):
+    """The default of ``t``'s field in ``config_cls``: the class's override (``config_class(...,
+    defaults=)``), else the declaration's ``default``."""
+    return getattr(config_cls, "__default_overrides__", {}).get(t.field, t.default)
+
+
+def _default_text(t: Tunable, overrides: Mapping | None = None) -> str:
+    value = (overrides or {}).get(t.field, t.default)
+    if value is None:
         return "None"
-    return repr(t.default)
+    return repr(value)
 
 
-def _class_doc(summary: str, sections) -> str:
+def _class_doc(summary: str, sections, overrides: Mapping | None = None) -> str:
     lines = [summary.rstrip(), ""]
     lines.append("Fields (``*``: dynamic, a per-env ``generator.params`` array):")
     lines.append("")
@@ -466,7 +500,8 @@ def _class_doc(summary: str, sections) -> str:
             star = f" (* ``{prefix}.{t.name}``)" if t.dynamic else ""
             unit = f", {t.unit}" if t.unit else ""
             lines.append(
-                f"    {t.field}{star} ({t.kind}, default {_default_text(t)}{unit}): {t.doc} "
+                f"    {t.field}{star} ({t.kind}, default {_default_text(t, overrides)}{unit}): "
+                f"{t.doc} "
                 f"Range: {t.range_text()}."
             )
         lines.append("")
@@ -475,7 +510,8 @@ def _class_doc(summary: str, sections) -> str:
 
 def field_rows(config_cls) -> list[tuple[str, list[dict]]]:
     """``(section title, rows)`` of a config class, one row dict per field (``field``,
-    ``param``, ``kind``, ``default``, ``range``, ``unit``, ``doc``), for the docs tables."""
+    ``param``, ``kind``, ``default``, ``range``, ``unit``, ``doc``), for the docs tables
+    (``default``: the class's, :func:`class_default`)."""
     out = []
     for title, prefix, items in config_cls.__sections__:
         rows = []
@@ -485,7 +521,7 @@ def field_rows(config_cls) -> list[tuple[str, list[dict]]]:
                     "field": t.field,
                     "param": f"{prefix}.{t.name}" if t.dynamic else "",
                     "kind": t.kind,
-                    "default": _default_text(t),
+                    "default": _default_text(t, getattr(config_cls, "__default_overrides__", None)),
                     "range": t.range_text(),
                     "unit": t.unit,
                     "doc": t.doc,

@@ -7,6 +7,9 @@ through the ``"centerline"`` sampler (``gen.inputs["centerline.xy"]``).
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+
 import numpy as np
 import pytest
 import warp as wp
@@ -19,6 +22,7 @@ from track_gen import (
     TrackGenerator,
     effective_seed,
 )
+from track_gen.config import GATE_RESOLUTION, TRACK_GENERATORS, SamplerConfig
 from track_gen.pipeline import presets
 
 from . import gate_oracle as O
@@ -673,3 +677,108 @@ def test_invalid_fraction_grows_with_width(device):
         bad[w] = 1.0 - gen.generate().valid.numpy().mean()
     assert bad[0.0] == 0.0
     assert bad[0.4] > bad[0.1]
+
+
+# ----------------------------------------------------------------------------- gate resolution
+
+#: sha256 (first 16 hex digits) of every Track field after generate() and after
+#: generate(advance=True) (TrackGenConfig defaults, E=6, seeds 5, cpu), recorded at commit
+#: 2c82419, before the gate pipeline got its own sampler resolution. Gate speed work must never
+#: move a track byte; a change that moves track bytes on purpose updates these pins (the loop
+#: in test_tracks_are_pinned_bit_for_bit prints them).
+TRACK_PINS = {
+    "bezier": ("569d8f976438864c", "0e4f83dc19f36b17"),
+    "checkpoint": ("83bad7afa27236d3", "f66d2244f1dbd3cb"),
+    "hull": ("137e7a6c92c9f29c", "3495904ed2d0ac50"),
+    "polar": ("3e0903eed9e6e55d", "55bef881289efb0b"),
+    "repulsive": ("b70e3f5626d9a884", "006b682db0e67d06"),
+    "voronoi": ("3f53a36eced7d135", "f3d3575a7f2a962d"),
+}
+
+
+def _track_digest(track) -> str:
+    h = hashlib.sha256()
+    for f in track.__dataclass_fields__:
+        h.update(getattr(track, f).numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def test_tracks_are_pinned_bit_for_bit():
+    assert set(TRACK_PINS) == set(TRACK_GENERATORS)
+    got = {}
+    for name in TRACK_GENERATORS:
+        gen = TrackGenerator(TrackGenConfig(generator=name, num_envs=6, device="cpu"), seeds=5)
+        first = _track_digest(gen.generate())
+        got[name] = (first, _track_digest(gen.generate(advance=True)))
+    assert got == TRACK_PINS, "\n".join(f'    "{k}": {v},' for k, v in got.items())
+
+
+def test_gate_resolution_defaults_leave_tracks_alone(device):
+    """GateGenConfig defaults the sampler resolution to GATE_RESOLUTION; TrackGenConfig and
+    SamplerConfig keep the declarations' defaults; a value passed explicitly wins."""
+    track, gate, shared = TrackGenConfig(), GateGenConfig(), SamplerConfig()
+    assert (track.num_points, track.num_points_per_segment) == (256, 30)
+    assert (shared.num_points, shared.num_points_per_segment) == (256, 30)
+    assert {k: getattr(gate, k) for k in GATE_RESOLUTION} == dict(GATE_RESOLUTION)
+    for f in dataclasses.fields(TrackGenConfig):  # every track default is the declaration's
+        assert f.default == f.metadata["tunable"].default, f.name
+    for k in GATE_RESOLUTION:
+        assert getattr(GateGenConfig(**{k: 40}), k) == 40
+        assert getattr(gate.replace(**{k: 40}), k) == 40
+    fine = GateGenConfig(num_envs=2, device=device, num_points=256, num_points_per_segment=30)
+    assert GateGenerator(fine).layout.num_points == 256
+    assert GateGenerator(GateGenConfig(num_envs=2, device=device)).layout.num_points == 32
+    # num_points_per_segment reaches the sampler: the loops, hence the gates, differ
+    a = O.snapshot(make(device, generator="polar", num_points_per_segment=30).generate())
+    b = O.snapshot(make(device, generator="polar").generate())
+    assert a["position"].tobytes() != b["position"].tobytes()
+    with pytest.raises(ValueError, match=r"GateGenConfig\.num_points\b"):
+        GateGenConfig(num_points=8)
+    with pytest.raises(ValueError, match=r"GateGenConfig\.num_points_per_segment\b"):
+        GateGenConfig(num_points_per_segment=1)
+
+
+@pytest.mark.parametrize("generator", ["bezier", "hull", "polar", "voronoi", "repulsive"])
+def test_gate_resolution_keeps_the_course(generator, device):
+    """At the default (gate) resolution the gates sit where the track-resolution loop puts
+    them, up to a few hundredths of the course's 1.44 size (the same counts, valid as often).
+    The checkpoint sampler is left out: its walk takes num_points steps, so its courses differ."""
+    E_res = 16
+    coarse = make(device, num_envs=E_res, generator=generator, gate_width=0.1).generate()
+    fine = make(
+        device,
+        num_envs=E_res,
+        generator=generator,
+        gate_width=0.1,
+        num_points=256,
+        num_points_per_segment=30,
+    ).generate()
+    a, b = O.per_env(coarse), O.per_env(fine)
+    np.testing.assert_array_equal(a["count"], b["count"])
+    shift = np.concatenate(
+        [
+            np.linalg.norm(a["position"][e, :c, :2] - b["position"][e, :c, :2], axis=1)
+            for e, c in enumerate(a["count"])
+        ]
+    )
+    assert np.median(shift) < 0.06 and shift.max() < 0.4, (np.median(shift), shift.max())
+    assert a["valid"].mean() >= b["valid"].mean() - 1.0 / E_res
+
+
+def test_padding_is_rewritten_as_counts_shrink(device):
+    """The stages write only the real rows of their staging buffers; the committed result is
+    NaN past count after every regeneration, masked or not, as counts go up and down."""
+    gen = make(device, seeds=3, num_gates_min=4, num_gates_max=12, max_gates=16, **RICH)
+    mask = gen.inputs["regen_mask"]
+    for step in range(6):
+        if step % 2:
+            mask.assign((np.arange(E) % 2 == step % 4 // 2).astype(np.int32))
+            gen.generate(advance=True, mask=mask)
+        else:
+            gen.generate(advance=True)
+        v = O.per_env(gen.result)
+        for e in range(E):
+            c = v["count"][e]
+            for k in (*O.VEC_FIELDS, "orientation", "half_size"):
+                assert np.isfinite(v[k][e, :c]).all(), (step, e, k)
+                assert np.isnan(v[k][e, c:]).all(), (step, e, k)

@@ -15,15 +15,21 @@ gates follow the same shapes as the tracks):
    from ``z_base`` with steps ``U(-1, 1) * z_max_step * plan distance``, clamped, or the
    ``noise`` profile of :mod:`.elevate` at the gate's arc fraction (placement arc / L).
 
-Writes ``result.position`` (rows past ``K`` NaN) and ``result.count``; a non-finite loop
-gives ``count = 0`` and ``FailBit.NONFINITE``.
+Writes ``result.position`` and ``result.count`` (rows past ``K`` are left as they are in the
+staging buffers: the commit writes the result's NaN padding); a non-finite loop (or one whose
+length overflows) gives ``count = 0`` and ``FailBit.NONFINITE``.
+
+Cost per env: one pass over the loop (finiteness and length), one forward walk placing every
+gate (``O(num_points + K)``), ``O(K^2)`` separation pairs per round (squared distances first).
+The gate pipeline runs the sampler at gate resolution (``GateGenConfig``'s ``num_points`` and
+``num_points_per_segment`` defaults, see ``docs/gates.md``), so the loop is short.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from ...geometry import NAN, TWO_PI, all_finite, closed_length
+from ...geometry import TWO_PI
 from ...results import FailBit
 from ...seeds import stage_rng
 from ...tunable import Tunable
@@ -51,29 +57,25 @@ ORDER_RANDOM_PAIRS = wp.constant(1)
 
 
 @wp.func
-def _point_at_arc(line: wp.array(dtype=wp.vec2f), lb: int, n: int, s: float) -> wp.vec2f:
-    """The point at arc ``s`` (0 <= s < L) along the closed loop ``line[lb .. lb+n)``."""
-    acc = float(0.0)
-    out = line[lb]
-    found = int(0)
+def _loop_length(line: wp.array(dtype=wp.vec2f), lb: int, n: int) -> wp.float64:
+    """Perimeter of the closed loop ``line[lb .. lb+n)`` (float64 accumulation). A NaN or inf
+    coordinate makes its two segments, hence the total, non-finite: the loop's finiteness
+    check is ``isfinite(total)``."""
+    total = wp.float64(0.0)
+    p = line[lb]
     for i in range(n):
-        if found == 0:
-            j = i + 1
-            if j == n:
-                j = 0
-            seg = wp.length(line[lb + j] - line[lb + i])
-            if acc + seg >= s:
-                t = wp.clamp((s - acc) / wp.max(seg, 1.0e-12), 0.0, 1.0)
-                out = line[lb + i] + t * (line[lb + j] - line[lb + i])
-                found = 1
-            acc += seg
-    if found == 0:
-        out = line[lb]
-    return out
+        j = i + 1
+        if j == n:
+            j = 0
+        q = line[lb + j]
+        total += wp.float64(wp.length(q - p))
+        p = q
+    return total
 
 
 @wp.kernel
 def _gate_anchors_kernel(
+    # inputs
     line: wp.array(dtype=wp.vec2f),
     active: wp.array(dtype=wp.int32),
     eff_seed: wp.array(dtype=wp.int32),
@@ -91,8 +93,10 @@ def _gate_anchors_kernel(
     solve_iters: int,
     z_profile: int,
     z_knots: int,
+    # scratch
     xy: wp.array(dtype=wp.vec2f),
     u_gate: wp.array(dtype=wp.float32),
+    # outputs
     position_out: wp.array(dtype=wp.vec3f),
     count_out: wp.array(dtype=wp.int32),
     fail_out: wp.array(dtype=wp.int32),
@@ -103,15 +107,39 @@ def _gate_anchors_kernel(
     lb = e * num_points
     gb = e * max_gates
     k_gates = int(0)
-    if all_finite(line, lb, num_points):
+    total64 = _loop_length(line, lb, num_points)
+    if wp.isfinite(total64):
         st = stage_rng(eff_seed[e], SALT_GATES)
         k_gates = wp.min(num_min + int(wp.randf(st) * float(num_max - num_min + 1)), num_max)
-        total = float(closed_length(line, lb, num_points))
+        total = float(total64)
         j = jitter[e]  # range: JITTER (an out-of-range value is flagged PARAM_RANGE)
         slot = total / float(k_gates)
+        # one forward walk places every gate: the arcs ascend (|jitter| < 0.5); an arc behind
+        # the walk (only an out-of-range jitter makes one) restarts it from the first point
+        seg_i = int(0)
+        acc = float(0.0)
+        a = line[lb]
+        b = line[lb + 1]
+        seg = wp.length(b - a)
         for k in range(k_gates):
             s = (float(k) + 0.5 + (2.0 * wp.randf(st) - 1.0) * j) * slot
-            xy[gb + k] = _point_at_arc(line, lb, num_points, s)
+            if s < acc:
+                seg_i = 0
+                acc = 0.0
+                a = line[lb]
+                b = line[lb + 1]
+                seg = wp.length(b - a)
+            while acc + seg < s and seg_i < num_points - 1:
+                acc += seg
+                seg_i += 1
+                nxt = seg_i + 1
+                if nxt == num_points:
+                    nxt = 0
+                a = b
+                b = line[lb + nxt]
+                seg = wp.length(b - a)
+            t = wp.clamp((s - acc) / wp.max(seg, 1.0e-12), 0.0, 1.0)
+            xy[gb + k] = a + t * (b - a)
             u_gate[gb + k] = s / total
         if ordering == ORDER_RANDOM_PAIRS:
             pairs = k_gates // 2
@@ -123,25 +151,30 @@ def _gate_anchors_kernel(
                 xy[gb + 2 * p + 1] = xy[gb + 2 * q + 1]
                 xy[gb + 2 * q] = a0
                 xy[gb + 2 * q + 1] = a1
-        # Gauss-Seidel separation in plan view
+        # Gauss-Seidel separation in plan view (squared distances first: most pairs are far)
         d_min = 2.0 * radius
+        d_min2 = d_min * d_min
         for r in range(solve_iters):
             moved = int(0)
-            for a in range(k_gates):
-                for b in range(a + 1, k_gates):
-                    d = xy[gb + b] - xy[gb + a]
-                    dist = wp.length(d)
-                    if dist + 1.0e-8 < d_min:
-                        u = wp.vec2f(0.0, 0.0)
-                        if dist > 1.0e-8:
-                            u = d / dist
-                        else:
-                            h = wp.randf(wp.rand_init(a * 7919 + b * 104729 + r))
-                            u = wp.vec2f(wp.cos(TWO_PI * h), wp.sin(TWO_PI * h))
-                        push = 0.5 * (d_min - dist)
-                        xy[gb + a] = xy[gb + a] - push * u
-                        xy[gb + b] = xy[gb + b] + push * u
-                        moved = 1
+            for ia in range(k_gates):
+                pa = xy[gb + ia]
+                for ib in range(ia + 1, k_gates):
+                    d = xy[gb + ib] - pa
+                    dd = wp.dot(d, d)
+                    if dd < d_min2:
+                        dist = wp.sqrt(dd)
+                        if dist + 1.0e-8 < d_min:
+                            u = wp.vec2f(0.0, 0.0)
+                            if dist > 1.0e-8:
+                                u = d / dist
+                            else:
+                                h = wp.randf(wp.rand_init(ia * 7919 + ib * 104729 + r))
+                                u = wp.vec2f(wp.cos(TWO_PI * h), wp.sin(TWO_PI * h))
+                            push = 0.5 * (d_min - dist)
+                            pa = pa - push * u
+                            xy[gb + ia] = pa
+                            xy[gb + ib] = xy[gb + ib] + push * u
+                            moved = 1
             if moved == 0:
                 break
         # altitude
@@ -149,22 +182,20 @@ def _gate_anchors_kernel(
         zhi = wp.max(z_min[e], z_max[e])
         z = z_base[e]
         for k in range(k_gates):
+            g = xy[gb + k]
             if z_profile == Z_UNIFORM:
                 z = zlo + wp.randf(st) * (zhi - zlo)
             elif z_profile == Z_NOISE:
                 z = noise_height(eff_seed[e], u_gate[gb + k], z_knots, zlo, zhi)
             elif z_profile == Z_RANDOM_WALK:
                 if k > 0:
-                    step = wp.length(xy[gb + k] - xy[gb + k - 1])
+                    step = wp.length(g - xy[gb + k - 1])
                     z = wp.clamp(z + (2.0 * wp.randf(st) - 1.0) * z_max_step[e] * step, zlo, zhi)
                 else:
                     z = wp.clamp(z_base[e], zlo, zhi)
-            g = xy[gb + k]
             position_out[gb + k] = wp.vec3f(g[0], g[1], z)
     else:
         fail_out[e] = fail_out[e] | _NONFINITE
-    for k in range(k_gates, max_gates):
-        position_out[gb + k] = wp.vec3f(NAN, NAN, NAN)
     count_out[e] = k_gates
 
 

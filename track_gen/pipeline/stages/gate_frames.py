@@ -7,15 +7,14 @@ back to the horizontal tangent and then +x when it is near vertical or zero. The
 roll-free: ``left = normalize(up_world x forward)``, ``up = forward x left``; the orientation
 quaternion maps local (x, y, z) to (forward, left, up). ``half_size = gate_width / 2`` (the
 dynamic ``gate_frames.gate_width``) and the bars run from ``left = position +
-half_size * left_axis`` to ``right = position - half_size * left_axis``. Rows past ``count``
-are NaN.
+half_size * left_axis`` to ``right = position - half_size * left_axis``. Only the ``count``
+real rows are written: the commit writes the result's NaN padding past ``count``.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from ...geometry import NAN
 from ...tunable import Tunable
 from ..stage import Stage, Workspace
 
@@ -32,12 +31,14 @@ def _unit_or(v: wp.vec3f, fallback: wp.vec3f) -> wp.vec3f:
 
 @wp.kernel
 def _gate_frames_kernel(
+    # inputs
     active: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     position: wp.array(dtype=wp.vec3f),
     gate_width: wp.array(dtype=wp.float32),
     yaw_only: int,
     max_gates: int,
+    # outputs
     tangent_out: wp.array(dtype=wp.vec3f),
     forward_out: wp.array(dtype=wp.vec3f),
     orientation_out: wp.array(dtype=wp.quatf),
@@ -49,43 +50,49 @@ def _gate_frames_kernel(
     if active[e] == 0:
         return
     n = count[e]
+    if n <= 0:
+        return
     gb = e * max_gates
     hs = 0.5 * gate_width[e]
     up_w = wp.vec3f(0.0, 0.0, 1.0)
     x_axis = wp.vec3f(1.0, 0.0, 0.0)
+    zero3 = wp.vec3f(0.0, 0.0, 0.0)
+    # the neighbours of gate i roll along: prev = gate i-1 (mod n), p = gate i, nxt = gate i+1
+    prev = position[gb + n - 1]
+    p = position[gb]
     for i in range(n):
-        t = wp.vec3f(0.0, 0.0, 0.0)
-        if n >= 2:
-            t = position[gb + (i + 1) % n] - position[gb + (i + n - 1) % n]
-            if n == 2:
-                t = position[gb + 1] - position[gb]
-                if i == 1:
-                    t = -t
-        t_unit = _unit_or(t, wp.vec3f(0.0, 0.0, 0.0))
+        i_next = i + 1
+        if i_next == n:
+            i_next = 0
+        nxt = position[gb + i_next]
+        t = zero3
+        if n == 2:
+            t = position[gb + 1] - position[gb]
+            if i == 1:
+                t = -t
+        elif n > 2:
+            t = nxt - prev
+        t_unit = _unit_or(t, zero3)
         flat = _unit_or(wp.vec3f(t[0], t[1], 0.0), x_axis)
         fwd = flat
+        # up_world x forward: for a level forward (unit, horizontal) it is unit already
+        left = wp.vec3f(-flat[1], flat[0], 0.0)
         if yaw_only == 0:
             fwd = _unit_or(t, flat)
             if wp.abs(fwd[2]) > 0.999999:
                 fwd = flat
-        left = _unit_or(wp.cross(up_w, fwd), wp.vec3f(0.0, 1.0, 0.0))
+            else:
+                left = _unit_or(wp.cross(up_w, fwd), wp.vec3f(0.0, 1.0, 0.0))
         up = wp.cross(fwd, left)
         rot = wp.mat33(fwd[0], left[0], up[0], fwd[1], left[1], up[1], fwd[2], left[2], up[2])
-        p = position[gb + i]
         tangent_out[gb + i] = t_unit
         forward_out[gb + i] = fwd
         orientation_out[gb + i] = wp.quat_from_matrix(rot)
         half_size_out[gb + i] = hs
         left_out[gb + i] = p + hs * left
         right_out[gb + i] = p - hs * left
-    nan3 = wp.vec3f(NAN, NAN, NAN)
-    for i in range(n, max_gates):
-        tangent_out[gb + i] = nan3
-        forward_out[gb + i] = nan3
-        orientation_out[gb + i] = wp.quatf(NAN, NAN, NAN, NAN)
-        half_size_out[gb + i] = NAN
-        left_out[gb + i] = nan3
-        right_out[gb + i] = nan3
+        prev = p
+        p = nxt
 
 
 GATE_WIDTH = Tunable(
