@@ -5,12 +5,15 @@ Run from the repository root (or with track_gen installed):
     PYTHONPATH=. python benchmarks/collision.py                     # best device, defaults
     PYTHONPATH=. python benchmarks/collision.py --device cpu --E 1024
     PYTHONPATH=. python benchmarks/collision.py --device cuda:0 --E 8192 --res 128
+    PYTHONPATH=. python benchmarks/collision.py --device cpu --E 256 --layout per_item
 
 One bezier batch (``TrackGenConfig(num_envs=E)``, seed 0) and B boxes per env near the
 centerline (a random bead, offset across the road by up to ``--offset`` half widths, yaw along
 the tangent +- 0.3 rad, half extents ``--half-extents``). Every time is the median of
 ``--calls`` calls, each followed by ``wp.synchronize_device`` (kernels loaded first):
-``segments query``, ``sdf bake`` (a full ``refresh()``) and ``sdf query``. Agreement compares
+``segments query``, ``sdf bake`` (a full ``refresh()``) and ``sdf query``, both colliders built
+with ``kernel_layout=--layout`` (``auto``: per_env on the CPU, per_item on CUDA; the answers
+are bitwise the same either way, only the times differ). Agreement compares
 the SDF answers with the exact "segments" ones over the boxes of valid envs: oob flag
 agreement, and the |distance| error in cells of the env's grid (boxes deeper than
 ``SDF_BAND_CELLS - 1`` cells outside, where the SDF distance is clamped, are left out of the
@@ -78,6 +81,9 @@ def main(argv=None) -> None:
     ap.add_argument("--offset", type=float, default=1.0, help="max offset, in half widths")
     ap.add_argument("--half-extents", type=float, nargs=2, default=(0.02, 0.01))
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--layout", default="auto", choices=("auto", "per_env", "per_item"), help="kernel_layout"
+    )
     args = ap.parse_args(argv)
 
     wp.config.log_level = wp.LOG_WARNING
@@ -89,12 +95,14 @@ def main(argv=None) -> None:
     valid = track.valid.numpy() != 0
     boxes = make_boxes(track, args.B, args.offset, args.half_extents, cfg.half_width, args.seed + 1)
 
-    seg = BandCollider(track, method="segments", max_boxes=args.B)
+    seg = BandCollider(track, method="segments", max_boxes=args.B, kernel_layout=args.layout)
     seg_ms = _median_ms(lambda: seg.query(*boxes), args.calls, device)
     exact = seg.query(*boxes).clone()
 
     t0 = time.perf_counter()
-    sdf = BandCollider(track, method="sdf", max_boxes=args.B, sdf_resolution=args.res)
+    sdf = BandCollider(
+        track, method="sdf", max_boxes=args.B, sdf_resolution=args.res, kernel_layout=args.layout
+    )
     wp.synchronize_device(device)
     first_s = time.perf_counter() - t0
     bake_ms = _median_ms(sdf.refresh, args.bake_calls, device)
@@ -115,7 +123,8 @@ def main(argv=None) -> None:
 
     print(
         f"device {device}  E {E}  B {args.B}  res {args.res}  valid {valid.mean():.1%}  "
-        f"half extents {tuple(args.half_extents)}  offset <= {args.offset} hw"
+        f"half extents {tuple(args.half_extents)}  offset <= {args.offset} hw  "
+        f"layout {sdf.kernel_layout}"
     )
     print(f"segments query     {seg_ms:9.3f} ms   ({1e6 * seg_ms / (E * args.B):.0f} ns/box)")
     print(f"sdf bake (refresh) {bake_ms:9.1f} ms   (first construction {first_s:.2f} s)")

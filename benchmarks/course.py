@@ -6,9 +6,10 @@ Run from the repository root:
     PYTHONPATH=. python benchmarks/course.py --device cuda:0 --E 8192
     PYTHONPATH=. python benchmarks/course.py --mode gates --device cpu
 
---mode track (the default): step (segments, sdf), sdf bake, regenerate (masked, full), and
-the cost of regenerate(mask=...) with 0, 1, 10, 100 and E masked envs, the generation cost of
-each z_profile and the 128 x 128 height-field bake.
+--mode track (the default): step (segments, sdf; the step is the progress update plus the
+collision query, each also timed alone), sdf bake, regenerate (masked, full), and the cost of
+regenerate(mask=...) with 0, 1, 10, 100 and E masked envs, the generation cost of each
+z_profile and the 128 x 128 height-field bake.
 --mode gates: a Course.gates(presets.gates(gate_width=0.1), collision=0.02, localize_window=8)
 course: generate (the full regeneration body, regenerate(advance=True)), step (progress +
 post collision + localizer, agents on the course line) and a masked regeneration.
@@ -84,7 +85,13 @@ def track_section(device, E: int, calls: int) -> None:
         he = wp.full(E, wp.vec2f(0.02, 0.01), dtype=wp.vec2f, device=device)
         course.bind(position=pos, orientation=quat, half_extents=he)
         step_ms = timed(course.step, device, calls)
-        row = f"{method:<9} step {step_ms:8.3f} ms"
+        # what the step is made of: the progress update and the collision query, each alone
+        progress_ms = timed(lambda c=course, p=pos: c.progress.update(p), device, calls)
+        query_ms = timed(lambda c=course, a=(pos, quat, he): c.collision.query(*a), device, calls)
+        row = (
+            f"{method:<9} step {step_ms:8.3f} ms (progress {progress_ms:6.3f} + collision "
+            f"{query_ms:6.3f} + course)"
+        )
         if method == "sdf":
             bake_ms = timed(course.collision.refresh, device, max(calls // 2, 1))
             row += f"   bake (all envs) {bake_ms:8.1f} ms"

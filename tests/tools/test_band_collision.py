@@ -16,7 +16,7 @@ import pytest
 import warp as wp
 
 from track_gen import CaptureError, TrackGenConfig, TrackGenerator
-from track_gen.tools import BandCollider, BandContact
+from track_gen.tools import BandCollider, BandCollision, BandContact
 
 E, P, HW = 4, 128, 0.1
 TOL = 2e-5  # float32 kernels vs float64 oracle, coordinates of order 1
@@ -566,6 +566,120 @@ def test_recorded_query_replays_like_eager(device, method):
         got = host(c)
         for k in got:
             assert got[k].tobytes() == eager[k].tobytes(), k
+
+
+# ----------------------------------------------------------------------------- layouts
+
+LAYOUTS = ("per_env", "per_item")
+
+
+def derived(col):
+    """The arrays a refresh writes, by name."""
+    if col.method == "sdf":
+        names = ("beads", "sdf", "sdf_border", "sdf_frame", "sdf_aabb")
+    else:
+        names = ("beads", "strip", "chunk_box")
+    return {k: getattr(col, k) for k in names}
+
+
+def assert_bitwise(a: dict, b: dict, what: str):
+    for k in a:
+        x = a[k].numpy() if isinstance(a[k], wp.array) else a[k]
+        y = b[k].numpy() if isinstance(b[k], wp.array) else b[k]
+        assert x.tobytes() == y.tobytes(), f"{what}: {k}"
+
+
+def layout_track(device):
+    """The default loops with an invalid env (too thin) in slot 1."""
+    loops = default_loops()
+    loops[1] = _circle(0.05)
+    return make_track(device, loops)
+
+
+def layout_boxes(device, track, B, seed):
+    pos, yaw, he = random_boxes(track, B, seed)
+    pos[2] = np.nan  # an inactive slot
+    pos[B + 1, :2] = (30.0, -40.0)  # far outside every grid
+    return as_warp(device, pos, yaw, he)
+
+
+@pytest.mark.parametrize("method", ["segments", "sdf"])
+def test_kernel_layouts_are_bitwise_identical(device, method):
+    """per_env and per_item: the same refresh data (SDF grids, strips) and contacts, byte
+    for byte, through a full refresh, a masked refresh and a recorded refresh + query."""
+    gen, track = layout_track(device)
+    B = 6
+    boxes = layout_boxes(device, track, B, seed=11)
+    cols = {
+        lay: BandCollider(
+            track, method=method, max_boxes=B, sdf_resolution=40, clearance=0.5, kernel_layout=lay
+        )
+        for lay in LAYOUTS
+    }
+    assert {lay: c.kernel_layout for lay, c in cols.items()} == {lay: lay for lay in LAYOUTS}
+    got = {lay: (derived(c), host(c.query(*boxes))) for lay, c in cols.items()}
+    assert_bitwise(got["per_env"][0], got["per_item"][0], "refresh")
+    assert_bitwise(got["per_env"][1], got["per_item"][1], "query")
+    assert np.any(got["per_env"][1]["oob"] == 1) and np.any(got["per_env"][1]["oob"] == 0)
+    # a masked refresh after a regeneration of env 2, then a recorded refresh + query
+    loops = default_loops()
+    loops[1] = _circle(0.05)
+    loops[2] = _ellipse(0.8, 0.45)
+    gen.inputs["centerline.xy"].assign(loops.reshape(-1, 2).astype(np.float32))
+    mask = gen.inputs["regen_mask"]
+    mask.assign(np.array([0, 0, 1, 0], np.int32))
+    gen.generate(mask=mask)
+    graphs = {}
+    for lay, c in cols.items():
+        c.refresh(mask)
+        got[lay] = (derived(c), host(c.query(*boxes)))
+        with wp.ScopedCapture(device=device) as cap:
+            c.refresh()
+            c.query(*boxes)
+        graphs[lay] = cap.graph
+    assert_bitwise(got["per_env"][0], got["per_item"][0], "masked refresh")
+    assert_bitwise(got["per_env"][1], got["per_item"][1], "query after a masked refresh")
+    for lay, c in cols.items():
+        if method == "sdf":
+            c.sdf.fill_(7.0)
+        else:
+            c.strip.fill_(wp.vec4f(7.0, 7.0, 7.0, 7.0))
+        c.contact.distance.fill_(7.0)
+        c.contact.boundary.fill_(7)
+        wp.capture_launch(graphs[lay])
+        replay = (derived(c), host(c.contact))
+        assert_bitwise(got[lay][0], replay[0], f"{lay} replayed refresh")
+        assert_bitwise(got[lay][1], replay[1], f"{lay} replayed query")
+
+
+def test_kernel_layouts_agree_on_generated_tracks(device):
+    """Generated tracks (two samplers, 16 envs) and boxes across the borders: both layouts of
+    both methods answer byte for byte."""
+    for sampler in ("bezier", "polar"):
+        cfg = TrackGenConfig(num_envs=16, device=device, generator=sampler)
+        track = TrackGenerator(cfg, seeds=5).generate()
+        boxes = as_warp(device, *random_boxes(track, 3, seed=12))
+        for method in ("segments", "sdf"):
+            out = []
+            for lay in LAYOUTS:
+                col = BandCollider(
+                    track, method=method, max_boxes=3, sdf_resolution=64, kernel_layout=lay
+                )
+                out.append((derived(col), host(col.query(*boxes))))
+            assert_bitwise(out[0][0], out[1][0], f"{sampler} {method} refresh")
+            assert_bitwise(out[0][1], out[1][1], f"{sampler} {method} query")
+
+
+def test_kernel_layout_argument(device):
+    _, track = make_track(device)
+    auto = BandCollider(track, method="sdf", sdf_resolution=16)
+    assert auto.kernel_layout == ("per_item" if wp.get_device(device).is_cuda else "per_env")
+    for bad, err in (("gpu", ValueError), ("PER_ITEM", ValueError), (1, TypeError)):
+        with pytest.raises(err, match="kernel_layout.*'auto', 'per_env', 'per_item'"):
+            BandCollider(track, kernel_layout=bad)
+        with pytest.raises(err, match="BandCollision kernel_layout"):
+            BandCollision("sdf", kernel_layout=bad)
+    assert BandCollision("segments", kernel_layout="per_item").kernel_layout == "per_item"
 
 
 def test_construction_inside_capture_raises(device):

@@ -40,12 +40,13 @@ clearance, the closest border point and the border normal there, with one of two
     The work is proportional to the road's area in texels, not to ``res^2 * count``
     (about 0.13 s for E=1024, res 128 on one CPU core).
 
-    A query samples ``phi`` bilinearly (grid coordinates clamped to the edge texels; outside
-    the borders' bounding box ``phi`` is also capped by minus the distance to that box) at the
-    box centre and its four corners: the smallest sample is the ``distance``,
-    ``oob = distance <= 0``, the normal is the normalized central difference (step one cell,
-    doubled while ``phi`` is flat there) at that sample and ``nearest = sample - phi * normal``;
-    ``boundary`` is the border nearest to the texel under ``nearest``.
+    A query (one thread per box) samples ``phi`` bilinearly (grid coordinates clamped to the
+    edge texels; outside the borders' bounding box ``phi`` is also capped by minus the distance
+    to that box) at the box centre and its four corners: the smallest sample (the first of
+    equals) is the ``distance``, ``oob = distance <= 0``, the normal is the normalized central
+    difference (step one cell, doubled while ``phi`` is flat there) at that sample and
+    ``nearest = sample - phi * normal``; ``boundary`` is the border nearest to the texel under
+    ``nearest``. About 0.14 ms per query for E=1024 single boxes on one CPU core.
 
     Approximation: inside the band and up to ``SDF_BAND_CELLS - 1`` cells outside it, ``phi``
     is the exact signed distance at texel centres; bilinear sampling errs by a fraction of a
@@ -62,31 +63,47 @@ counts and validity included): call ``refresh(mask)`` after every regeneration (
 before the next query; an env keeps its previous answers until it is refreshed. Queries and
 refreshes allocate nothing, never synchronize and can be recorded into a graph (CUDA, or a
 Warp CPU capture).
+
+``kernel_layout`` chooses the thread layout of the SDF bake and the segments refresh and
+query: ``"per_env"`` (one thread per env; per box for the query), ``"per_item"`` (one thread
+per texel, per bead and chunk, five per box, with deterministic per-env and per-box folds; a
+GPU's shape) or ``"auto"`` (per_env on the CPU, per_item on CUDA). Both give bitwise-identical
+data and answers (docs/collision.md).
+
+Kernels: :mod:`~track_gen.tools.band_collision_kernels` (shared functions),
+:mod:`~track_gen.tools.band_collision_segments` (segments, per_env),
+:mod:`~track_gen.tools.band_collision_items` (segments, per_item) and
+:mod:`~track_gen.tools.band_collision_sdf` (the SDF bake in both layouts, the SDF query).
 """
 
 from __future__ import annotations
-
-import dataclasses
-from dataclasses import dataclass
 
 import warp as wp
 
 from ..checks import check_array, check_mask
 from ..course.component import Component, InputSpec
 from ..exec import require_not_capturing
-from ..pipeline.stage import AllocationBudget
+from ..pipeline.stage import KERNEL_LAYOUT, PER_ITEM, AllocationBudget, resolve_kernel_layout
 from ..results import Track
 from ..tunable import Tunable
-from .band_collision_kernels import (
-    CHUNK_QUADS,
-    SDF_BAND_CELLS,
+from .band_collision_contact import BandContact, _height_kernel
+from .band_collision_items import (
+    QUERY_PARTS,
+    _segments_combine_kernel,
+    _segments_parts_kernel,
+    _strip_bead_kernel,
+    _strip_chunk_kernel,
+)
+from .band_collision_kernels import CHUNK_QUADS, SDF_BAND_CELLS, _Hit
+from .band_collision_sdf import (
     _sdf_fill_kernel,
     _sdf_frame_kernel,
-    _sdf_query_kernel,
+    _sdf_quad_rect_kernel,
     _sdf_raster_kernel,
-    _segments_query_kernel,
-    _strip_kernel,
+    _sdf_texel_kernel,
 )
+from .band_collision_sdf_query import _sdf_query_kernel
+from .band_collision_segments import _segments_query_kernel, _strip_kernel
 from .heightfield import SIZE_HI, check_grid_resolution
 
 wp.set_module_options({"enable_backward": False})
@@ -147,131 +164,6 @@ CLEARANCE = Tunable(
 METHODS = METHOD.choices
 
 
-# ----------------------------------------------------------------------------- results
-
-
-@dataclass
-class BandContact:
-    """Per-box answers of :meth:`BandCollider.query` (box ``b`` of env ``e`` at row
-    ``e*B + b``, ``B = max_boxes``). The collider returns the same instance on every query and
-    overwrites it; :meth:`clone` takes a snapshot. Distances are in track units.
-
-    Attributes:
-        oob: int32 ``[E*B]``: 1 when some part of the box is off the road (a corner outside
-            the band, or a border crossing the box), else 0. 1 for every box of an invalid
-            env, 0 for an inactive slot.
-        distance: float32 ``[E*B]``: signed clearance, track units. Positive: the box is
-            inside the band, this far from the nearest border; negative: the deepest
-            penetration of a box corner beyond a border; 0: a border crosses the box with
-            every corner inside. NaN for an inactive slot or an invalid env. (``"sdf"``:
-            approximate, and about ``-SDF_BAND_CELLS`` cells at most deep.)
-        nearest: vec2f ``[E*B]``: the border point closest to the box (to its deepest outside
-            corner when a corner is out), plan view, track units. NaN when inactive/invalid.
-        normal: vec2f ``[E*B]``: unit border normal at ``nearest``, pointing into the band.
-            NaN when inactive/invalid.
-        boundary: int32 ``[E*B]``: the border ``nearest`` lies on: 0 inner, 1 outer, -1 none
-            (inactive slot, invalid env, or an SDF sample deeper than its narrow band).
-        height: float32 ``[E*B]`` or None: the box centre's height above the road surface
-            (its z minus the centerline's z at the centre's plan-view projection onto the
-            nearest centerline segment; the road is level across its width), track units; NaN
-            for an inactive slot or an invalid env. None when the collider has no
-            ``clearance`` (heights are not checked).
-    """
-
-    oob: wp.array
-    distance: wp.array
-    nearest: wp.array
-    normal: wp.array
-    boundary: wp.array
-    height: wp.array | None = None
-
-    @classmethod
-    def allocate(cls, rows: int, device, height: bool = False) -> BandContact:
-        """Buffers for ``rows`` boxes: oob 0, NaN geometry, boundary -1 (and NaN heights
-        when ``height``)."""
-        nan = float("nan")
-        return cls(
-            oob=wp.zeros(rows, dtype=wp.int32, device=device),
-            distance=wp.full(rows, nan, dtype=wp.float32, device=device),
-            nearest=wp.full(rows, wp.vec2f(nan, nan), dtype=wp.vec2f, device=device),
-            normal=wp.full(rows, wp.vec2f(nan, nan), dtype=wp.vec2f, device=device),
-            boundary=wp.full(rows, -1, dtype=wp.int32, device=device),
-            height=wp.full(rows, nan, dtype=wp.float32, device=device) if height else None,
-        )
-
-    def clone(self) -> BandContact:
-        """A detached deep copy (allocates: call it outside your graph)."""
-        return BandContact(
-            **{
-                f.name: None if getattr(self, f.name) is None else wp.clone(getattr(self, f.name))
-                for f in dataclasses.fields(self)
-            }
-        )
-
-
-_NAN_F = wp.constant(float("nan"))
-_INF_F = wp.constant(float("inf"))
-
-
-@wp.kernel
-def _height_kernel(
-    position: wp.array(dtype=wp.vec3f),
-    orientation: wp.array(dtype=wp.quatf),
-    half_extents: wp.array(dtype=wp.vec2f),
-    center: wp.array(dtype=wp.vec3f),
-    beads: wp.array(dtype=wp.int32),
-    n_max: int,
-    boxes: int,
-    clearance: float,
-    oob_out: wp.array(dtype=wp.int32),
-    height_out: wp.array(dtype=wp.float32),
-):
-    """Height of each box centre above the road surface (the centerline's z at the centre's
-    plan-view projection onto the nearest centerline segment); beyond ``clearance``: oob.
-    Distances are compared in float64, so a box far away (1e20) still finds its segment."""
-    row = wp.tid()
-    e = row // boxes
-    n = wp.clamp(beads[e], 0, n_max)
-    p = position[row]
-    q = orientation[row]
-    h2 = half_extents[row]
-    height_out[row] = _NAN_F
-    active = wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(p[2])
-    active = active and wp.isfinite(q[0]) and wp.isfinite(q[1]) and wp.isfinite(q[2])
-    active = active and wp.isfinite(q[3]) and wp.isfinite(h2[0]) and wp.isfinite(h2[1])
-    if n < 3 or not active:
-        return  # an invalid env or an inactive slot: the query's answer stands
-    base = e * n_max
-    px = wp.float64(p[0])
-    py = wp.float64(p[1])
-    best = wp.float64(_INF_F)
-    z = float(_NAN_F)
-    for i in range(n):
-        j = i + 1
-        if j == n:
-            j = 0
-        a = center[base + i]
-        b = center[base + j]
-        ax = wp.float64(a[0])
-        ay = wp.float64(a[1])
-        dx = wp.float64(b[0]) - ax
-        dy = wp.float64(b[1]) - ay
-        dd = dx * dx + dy * dy
-        t = wp.float64(0.0)
-        if dd > wp.float64(0.0):
-            t = wp.clamp(((px - ax) * dx + (py - ay) * dy) / dd, wp.float64(0.0), wp.float64(1.0))
-        qx = ax + t * dx - px
-        qy = ay + t * dy - py
-        d2 = qx * qx + qy * qy
-        if d2 < best:
-            best = d2
-            z = a[2] + float(t) * (b[2] - a[2])
-    h = p[2] - z
-    height_out[row] = h
-    if wp.abs(h) > clearance:
-        oob_out[row] = 1
-
-
 class BandCollider:
     """Oriented boxes against the road band of a :class:`~track_gen.results.Track`
     (see the module docstring for the band, the two methods and their accuracy).
@@ -291,10 +183,17 @@ class BandCollider:
             this above or below the road surface is off the road (``oob = 1``) and
             ``contact.height`` says by how much; None (default) checks no height. One more
             launch per query, reading the Track's live centerline (O(count) per box).
+        kernel_layout: ``KERNEL_LAYOUT``: ``"per_env"`` (the SDF bake and the segments
+            refresh one thread per env, the segments query one per box), ``"per_item"``
+            (the SDF bake one thread per texel, the segments refresh one per bead and chunk,
+            the segments query five per box and a fold per box; a GPU's shape) or
+            ``"auto"`` (per_env on the CPU, per_item on CUDA). Both give bitwise-identical
+            results. The SDF query is one thread per box either way.
 
     Construction allocates every buffer and refreshes all envs. Attributes (read-only):
 
     * ``contact``: the :class:`BandContact` every query overwrites.
+    * ``kernel_layout``: the resolved layout, ``"per_env"`` or ``"per_item"``.
     * ``beads``: int32 ``[E]``: beads of each env's band at its last refresh (``count`` for a
       valid env with at least 3 beads, else 0: the env answers as invalid).
     * ``strip``: vec4f ``[E*N_max]`` (``"segments"``): ``(inner.x, inner.y, outer.x,
@@ -309,6 +208,11 @@ class BandCollider:
       texel (0, 0)), cell size and the far-field clamp ``far = SDF_BAND_CELLS * cell``,
       track units; NaN for an invalid env.
     * ``sdf_aabb``: vec4f ``[E]`` (``"sdf"``): the borders' bounding box ``(x0, y0, x1, y1)``.
+
+    Scratch of the ``per_item`` layout (allocated only for it): the SDF bake's texel
+    rectangle ``(col0, row0, col1, row1)`` per quad (vec4i ``[E*N_max]``) and per chunk
+    (vec4i ``[E*ceil(N_max/CHUNK_QUADS)]``); the segments query's box scan per box and its
+    corner flags and corner scans (``[E*B]``, ``[4*E*B]``).
     """
 
     def __init__(
@@ -320,6 +224,7 @@ class BandCollider:
         sdf_resolution: int = 128,
         sdf_padding: float | None = None,
         clearance: float | None = None,
+        kernel_layout: str = "auto",
     ):
         if not isinstance(track, Track):
             raise TypeError(f"track must be a Track, got {type(track).__name__}")
@@ -329,10 +234,13 @@ class BandCollider:
         max_boxes = MAX_BOXES.check(max_boxes, "BandCollider max_boxes")
         sdf_resolution = SDF_RESOLUTION.check(sdf_resolution, "BandCollider sdf_resolution")
         sdf_padding = SDF_PADDING.check(sdf_padding, "BandCollider sdf_padding")
+        kernel_layout = KERNEL_LAYOUT.check(kernel_layout, "BandCollider kernel_layout")
         self.track = track
         self.device = track.count.device
         require_not_capturing(self.device, "BandCollider construction")
         self.method = method
+        self.kernel_layout = resolve_kernel_layout(kernel_layout, self.device)
+        per_item = self.kernel_layout == PER_ITEM
         self.num_envs = track.num_envs
         self.max_boxes = int(max_boxes)
         self.sdf_resolution = int(sdf_resolution)
@@ -347,9 +255,16 @@ class BandCollider:
         self.beads = budget.zeros(E, wp.int32, "band beads")
         self.strip = self.chunk_box = None
         self.sdf = self.sdf_border = self.sdf_frame = self.sdf_aabb = None
+        self._quad_rect = self._chunk_rect = None
+        self._box_hit = self._corner_inside = self._corner_hit = None
         if method == "segments":
             self.strip = budget.zeros(E * track.N_max, wp.vec4f, "border strip")
             self.chunk_box = budget.zeros(E * self._nch, wp.vec4f, "chunk boxes")
+            if per_item:
+                rows = self._rows
+                self._box_hit = budget.zeros(rows, _Hit, "per_item box scans (E * max_boxes)")
+                self._corner_inside = budget.zeros(4 * rows, wp.int32, "per_item corner flags")
+                self._corner_hit = budget.zeros(4 * rows, _Hit, "per_item corner scans")
         else:
             texels = E * self.sdf_resolution * self.sdf_resolution
             what = f"SDF grids (E * sdf_resolution^2 = {E} * {self.sdf_resolution}^2)"
@@ -357,6 +272,13 @@ class BandCollider:
             self.sdf_border = budget.zeros(texels, wp.int8, what)
             self.sdf_frame = budget.zeros(E, wp.vec4f, "SDF frames")
             self.sdf_aabb = budget.zeros(E, wp.vec4f, "SDF boxes")
+            if per_item:
+                self._quad_rect = budget.zeros(E * track.N_max, wp.vec4i, "per_item quad rects")
+                self._chunk_rect = budget.zeros(E * self._nch, wp.vec4i, "per_item chunk rects")
+        # recorded query launches and the box arrays they read (re-recorded, after the
+        # checks, when other arrays come in)
+        self._query_boxes: tuple = ()
+        self._query_launches: tuple = ()
         self.refresh()
 
     # ------------------------------------------------------------------ refresh
@@ -364,7 +286,7 @@ class BandCollider:
     def refresh(self, mask: wp.array | None = None) -> None:
         """Recompute the data derived from the Track for the envs with ``mask[e] != 0``
         (``None``: all envs): bead counts and validity, then the packed borders and chunk
-        boxes (``"segments"``) or the SDF bake (``"sdf"``: frame, fill, narrow band).
+        boxes (``"segments"``) or the SDF bake (``"sdf"``: frame, then the narrow band).
 
         ``mask`` is a contiguous ``[E]`` int32 array on the track's device, read by pointer
         (a recorded refresh reads its current contents). Unmasked envs' derived data stay
@@ -373,18 +295,41 @@ class BandCollider:
             mask = self._all
         else:
             check_mask(mask, self.num_envs, self.device)
-        t, E, dev = self.track, self.num_envs, self.device
-        n_max = t.N_max
         if self.method == "segments":
+            self._refresh_segments(mask)
+        else:
+            self._refresh_sdf(mask)
+
+    def _refresh_segments(self, mask: wp.array) -> None:
+        t, E, dev = self.track, self.num_envs, self.device
+        n_max, nch = t.N_max, self._nch
+        if self.kernel_layout != PER_ITEM:
             wp.launch(
                 _strip_kernel,
                 E,
-                inputs=[mask, t.inner, t.outer, t.count, t.valid, n_max, self._nch],
+                inputs=[mask, t.inner, t.outer, t.count, t.valid, n_max, nch],
                 outputs=[self.beads, self.strip, self.chunk_box],
                 device=dev,
             )
             return
-        res = self.sdf_resolution
+        wp.launch(
+            _strip_bead_kernel,
+            (E, n_max),
+            inputs=[mask, t.inner, t.outer, t.count, t.valid, n_max],
+            outputs=[self.beads, self.strip],
+            device=dev,
+        )
+        wp.launch(
+            _strip_chunk_kernel,
+            (E, nch),
+            inputs=[mask, t.count, t.valid, self.strip, n_max, nch],
+            outputs=[self.chunk_box],
+            device=dev,
+        )
+
+    def _refresh_sdf(self, mask: wp.array) -> None:
+        t, E, dev = self.track, self.num_envs, self.device
+        n_max, nch, res = t.N_max, self._nch, self.sdf_resolution
         pad = -1.0 if self.sdf_padding is None else self.sdf_padding
         wp.launch(
             _sdf_frame_kernel,
@@ -393,17 +338,34 @@ class BandCollider:
             outputs=[self.beads, self.sdf_frame, self.sdf_aabb],
             device=dev,
         )
+        if self.kernel_layout != PER_ITEM:
+            wp.launch(
+                _sdf_fill_kernel,
+                (E, res),
+                inputs=[mask, self.sdf_frame, res],
+                outputs=[self.sdf, self.sdf_border],
+                device=dev,
+            )
+            wp.launch(
+                _sdf_raster_kernel,
+                E,
+                inputs=[mask, t.inner, t.outer, self.beads, self.sdf_frame, n_max, res],
+                outputs=[self.sdf, self.sdf_border],
+                device=dev,
+            )
+            return
         wp.launch(
-            _sdf_fill_kernel,
-            (E, res),
-            inputs=[mask, self.sdf_frame, res],
-            outputs=[self.sdf, self.sdf_border],
+            _sdf_quad_rect_kernel,
+            (E, nch),
+            inputs=[mask, t.inner, t.outer, self.beads, self.sdf_frame, n_max, nch, res],
+            outputs=[self._quad_rect, self._chunk_rect],
             device=dev,
         )
         wp.launch(
-            _sdf_raster_kernel,
-            E,
-            inputs=[mask, t.inner, t.outer, self.beads, self.sdf_frame, n_max, res],
+            _sdf_texel_kernel,
+            (E, res, res),
+            inputs=[mask, t.inner, t.outer, self.beads, self.sdf_frame, self._quad_rect]
+            + [self._chunk_rect, n_max, nch, res],
             outputs=[self.sdf, self.sdf_border],
             device=dev,
         )
@@ -426,47 +388,86 @@ class BandCollider:
 
         Every box of an invalid env (``valid == 0`` or ``count < 3`` at the env's last
         refresh) gets oob 1, NaN geometry and boundary -1, inactive slots included. Inputs are
-        checked on the host before anything launches (ValueError naming the argument); one
-        launch, no allocation, no host synchronization.
+        checked on the host before anything launches (ValueError naming the argument); no
+        allocation, no host synchronization. The launches are recorded once per set of input
+        arrays (the same arrays, read by pointer, are neither checked nor packed again).
         """
+        key = (position, orientation, half_extents, self.track.center)
+        if len(self._query_boxes) != len(key) or any(
+            a is not b for a, b in zip(key, self._query_boxes, strict=True)
+        ):
+            self._query_launches = self._record_query(position, orientation, half_extents)
+            self._query_boxes = key
+        for launch in self._query_launches:
+            launch.launch()
+        return self.contact
+
+    def _record_query(
+        self, position: wp.array, orientation: wp.array, half_extents: wp.array
+    ) -> tuple:
+        """Check the box arrays and record the query's launches on them (nothing runs)."""
         rows, dev = self._rows, self.device
         slot = "one row per box slot (env e, box b at row e*max_boxes + b)"
         check_array("position", position, wp.vec3f, rows, dev, slot)
         check_array("orientation", orientation, wp.quatf, rows, dev, slot)
         check_array("half_extents", half_extents, wp.vec2f, rows, dev, slot)
-        t, c = self.track, self.contact
+        t, c, B = self.track, self.contact, self.max_boxes
         outs = [c.oob, c.distance, c.nearest, c.normal, c.boundary]
         boxes = [position, orientation, half_extents]
-        if self.method == "segments":
-            wp.launch(
-                _segments_query_kernel,
-                rows,
-                inputs=[self.beads, self.strip, self.chunk_box, t.N_max, self._nch]
-                + [self.max_boxes]
-                + boxes,
-                outputs=outs,
-                device=dev,
+
+        def record(kernel, dim, inputs, outputs):
+            return wp.launch(
+                kernel, dim, inputs=inputs, outputs=outputs, device=dev, record_cmd=True
             )
+
+        if self.method == "sdf":
+            launches = [
+                record(
+                    _sdf_query_kernel,
+                    rows,
+                    [self.beads, self.sdf, self.sdf_border, self.sdf_frame, self.sdf_aabb]
+                    + [self.sdf_resolution, B]
+                    + boxes,
+                    outs,
+                )
+            ]
+        elif self.kernel_layout != PER_ITEM:
+            launches = [
+                record(
+                    _segments_query_kernel,
+                    rows,
+                    [self.beads, self.strip, self.chunk_box, t.N_max, self._nch, B] + boxes,
+                    outs,
+                )
+            ]
         else:
-            wp.launch(
-                _sdf_query_kernel,
-                rows,
-                inputs=[self.beads, self.sdf, self.sdf_border, self.sdf_frame]
-                + [self.sdf_aabb, self.sdf_resolution, self.max_boxes]
-                + boxes,
-                outputs=outs,
-                device=dev,
-            )
+            launches = [
+                record(
+                    _segments_parts_kernel,
+                    (rows, QUERY_PARTS),
+                    [self.beads, self.strip, self.chunk_box, t.N_max, self._nch, B] + boxes,
+                    [self._box_hit, self._corner_inside, self._corner_hit],
+                ),
+                record(
+                    _segments_combine_kernel,
+                    rows,
+                    [self.beads, self.strip, t.N_max, B]
+                    + boxes
+                    + [self._box_hit, self._corner_inside, self._corner_hit],
+                    outs,
+                ),
+            ]
         if self.clearance is not None:
-            wp.launch(
-                _height_kernel,
-                rows,
-                inputs=[position, orientation, half_extents, t.center, self.beads, t.N_max]
-                + [self.max_boxes, self.clearance],
-                outputs=[c.oob, c.height],
-                device=dev,
+            launches.append(
+                record(
+                    _height_kernel,
+                    rows,
+                    [position, orientation, half_extents, t.center, self.beads, t.N_max]
+                    + [B, self.clearance],
+                    [c.oob, c.height],
+                )
             )
-        return c
+        return tuple(launches)
 
 
 def box_inputs(max_boxes: int) -> tuple[InputSpec, ...]:
@@ -498,6 +499,8 @@ class BandCollision(Component):
             above or below the road is off the road; None checks no height).
         size_hi: the largest course scale a later curriculum reaches, for the SDF grid's
             resolution warning (``"sdf"``; None: the generator's construction range).
+        kernel_layout: thread layout of the SDF bake and the segments refresh and query
+            (``"auto"``, ``"per_env"``, ``"per_item"``; see :class:`BandCollider`).
 
     Inputs: ``box_position`` vec3f ``[E*B]`` (defaults to ``position`` when B == 1),
     ``orientation`` quatf ``[E*B]`` (yaw used), ``half_extents`` vec2f ``[E*B]``.
@@ -516,6 +519,7 @@ class BandCollision(Component):
         sdf_resolution: int = 128,
         clearance: float | None = None,
         size_hi: float | None = None,
+        kernel_layout: str = "auto",
         name: str | None = None,
     ):
         super().__init__(name=name)
@@ -524,6 +528,7 @@ class BandCollision(Component):
         self.sdf_resolution = SDF_RESOLUTION.check(sdf_resolution, "BandCollision sdf_resolution")
         self.clearance = CLEARANCE.check(clearance, "BandCollision clearance")
         self.size_hi = SIZE_HI.check(size_hi, "BandCollision size_hi")
+        self.kernel_layout = KERNEL_LAYOUT.check(kernel_layout, "BandCollision kernel_layout")
         self.INPUTS = box_inputs(max_boxes)
 
     def attach(self, ctx) -> None:
@@ -540,6 +545,7 @@ class BandCollision(Component):
             max_boxes=self.max_boxes,
             sdf_resolution=self.sdf_resolution,
             clearance=self.clearance,
+            kernel_layout=self.kernel_layout,
         )
         self.result = self.utility.contact
 

@@ -1,0 +1,208 @@
+"""``per_item`` kernels of the band collider's ``"segments"`` method (see
+:mod:`track_gen.tools.band_collision`).
+
+* Refresh: :func:`_strip_bead_kernel` (one thread per bead slot) packs the borders, then
+  :func:`_strip_chunk_kernel` (one thread per chunk) bounds each chunk of quads.
+* Query: :func:`_segments_parts_kernel` runs five threads per box: part 4 scans the box
+  against both borders (:func:`_scan_box`), part ``k < 4`` tests corner ``k`` against the band
+  (an integer flag) and, when it is outside, scans for its nearest border point in full;
+  :func:`_segments_combine_kernel` (one thread per box) then folds the four corners in order
+  (the deepest, the first among equals) and writes the answer.
+
+Each part calls the functions the ``per_env`` kernels call with the same arguments, and the
+fold visits the corners in the same order with the same strict comparison, so the answers
+are bitwise those of the ``per_env`` path: a corner's full scan can only end lower than the
+``per_env`` scan that stops at the deepest corner so far, and such a corner is not the
+deepest either way. No float atomics; no reduction depends on thread order.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from .band_collision_kernels import (
+    _CHUNK,
+    _NAN,
+    _corner,
+    _Hit,
+    _inner,
+    _make_box,
+    _outer,
+    _usable_beads,
+    _write_none,
+)
+from .band_collision_segments import (
+    _first_chunk,
+    _in_band,
+    _no_hit,
+    _scan_box,
+    _scan_point,
+    _seed_quad,
+    _write_answer,
+)
+
+wp.set_module_options({"enable_backward": False})
+
+#: Threads per box of the parts kernel: four corners, then the box scan.
+QUERY_PARTS = 5
+_BOX_PART = wp.constant(4)
+
+
+@wp.kernel
+def _strip_bead_kernel(
+    # inputs
+    mask: wp.array(dtype=wp.int32),
+    inner: wp.array(dtype=wp.vec3f),
+    outer: wp.array(dtype=wp.vec3f),
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    n_max: int,
+    # outputs
+    beads_out: wp.array(dtype=wp.int32),
+    strip_out: wp.array(dtype=wp.vec4f),
+):
+    e, i = wp.tid()
+    if mask[e] == 0:
+        return
+    n = _usable_beads(count, valid, e)
+    if i == 0:
+        beads_out[e] = n
+    v = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
+    if i < n:
+        pi = inner[e * n_max + i]
+        po = outer[e * n_max + i]
+        v = wp.vec4f(pi[0], pi[1], po[0], po[1])
+    strip_out[e * n_max + i] = v
+
+
+@wp.kernel
+def _strip_chunk_kernel(
+    # inputs
+    mask: wp.array(dtype=wp.int32),
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    strip: wp.array(dtype=wp.vec4f),
+    n_max: int,
+    nch: int,
+    # outputs
+    chunk_box_out: wp.array(dtype=wp.vec4f),
+):
+    e, c = wp.tid()
+    if mask[e] == 0:
+        return
+    n = _usable_beads(count, valid, e)
+    base = e * n_max
+    bb = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
+    if c < (n + _CHUNK - 1) // _CHUNK:
+        a0 = c * _CHUNK
+        a1 = wp.min(a0 + _CHUNK, n)
+        lo = _inner(strip[base + a0])
+        hi = lo
+        for k in range(a0, a1 + 1):
+            sk = strip[base + k % n]
+            lo = wp.min(lo, wp.min(_inner(sk), _outer(sk)))
+            hi = wp.max(hi, wp.max(_inner(sk), _outer(sk)))
+        bb = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
+    chunk_box_out[e * nch + c] = bb
+
+
+@wp.kernel
+def _segments_parts_kernel(
+    # inputs
+    beads: wp.array(dtype=wp.int32),
+    strip: wp.array(dtype=wp.vec4f),
+    chunk_box: wp.array(dtype=wp.vec4f),
+    n_max: int,
+    nch: int,
+    nbox: int,
+    position: wp.array(dtype=wp.vec3f),
+    orientation: wp.array(dtype=wp.quatf),
+    half_extents: wp.array(dtype=wp.vec2f),
+    # outputs
+    box_hit_out: wp.array(dtype=_Hit),
+    inside_out: wp.array(dtype=wp.int32),
+    corner_hit_out: wp.array(dtype=_Hit),
+):
+    """Part ``part`` of box ``row``: the box scan (``part == 4``) into ``box_hit_out[row]``, or
+    corner ``part``'s in-band flag into ``inside_out[4 * row + part]`` and, outside, its
+    nearest border point into ``corner_hit_out[4 * row + part]`` (d2 -1 when inside)."""
+    row, part = wp.tid()
+    e = row // nbox
+    n = beads[e]
+    if n < 3:
+        return
+    bx = _make_box(position[row], orientation[row], half_extents[row])
+    if bx.ok == 0:
+        return
+    base = e * n_max
+    cb = e * nch
+    nc = (n + _CHUNK - 1) // _CHUNK
+    first = _first_chunk(chunk_box, cb, nc, bx.p - bx.ext, bx.p + bx.ext)
+    seed = _seed_quad(strip, base, n, first, bx.p)
+    if part == _BOX_PART:
+        box_hit_out[row] = _scan_box(strip, base, n, chunk_box, cb, bx, first, seed)
+        return
+    c = _corner(bx, part)
+    ins = _in_band(strip, base, n, chunk_box, cb, c, seed)
+    inside_out[4 * row + part] = ins
+    ch = _no_hit()
+    if ins == 0:
+        ch = _scan_point(strip, base, n, chunk_box, cb, c, seed, -1.0)
+    corner_hit_out[4 * row + part] = ch
+
+
+@wp.kernel
+def _segments_combine_kernel(
+    # inputs
+    beads: wp.array(dtype=wp.int32),
+    strip: wp.array(dtype=wp.vec4f),
+    n_max: int,
+    nbox: int,
+    position: wp.array(dtype=wp.vec3f),
+    orientation: wp.array(dtype=wp.quatf),
+    half_extents: wp.array(dtype=wp.vec2f),
+    box_hit: wp.array(dtype=_Hit),
+    inside_flags: wp.array(dtype=wp.int32),
+    corner_hit: wp.array(dtype=_Hit),
+    # outputs
+    oob_out: wp.array(dtype=wp.int32),
+    distance_out: wp.array(dtype=wp.float32),
+    nearest_out: wp.array(dtype=wp.vec2f),
+    normal_out: wp.array(dtype=wp.vec2f),
+    boundary_out: wp.array(dtype=wp.int32),
+):
+    tid = wp.tid()
+    e = tid // nbox
+    n = beads[e]
+    if n < 3:
+        _write_none(tid, 1, oob_out, distance_out, nearest_out, normal_out, boundary_out)
+        return
+    bx = _make_box(position[tid], orientation[tid], half_extents[tid])
+    if bx.ok == 0:
+        _write_none(tid, 0, oob_out, distance_out, nearest_out, normal_out, boundary_out)
+        return
+    inside = int(0)
+    for k in range(4):
+        inside = inside | (inside_flags[4 * tid + k] << k)
+    hit = box_hit[tid]
+    deep = _no_hit()
+    if not (inside == 15 and hit.d2 > 0.0):
+        for k in range(4):
+            if (inside >> k) & 1 == 0:
+                ch = corner_hit[4 * tid + k]
+                if ch.d2 > deep.d2:
+                    deep = ch
+    _write_answer(
+        tid,
+        inside,
+        hit,
+        deep,
+        strip,
+        e * n_max,
+        n,
+        oob_out,
+        distance_out,
+        nearest_out,
+        normal_out,
+        boundary_out,
+    )
