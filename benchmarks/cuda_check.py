@@ -31,6 +31,12 @@ nonzero mask like an eager twin, bitwise; and times, at --E, the all-zero replay
 same call recorded inside track_gen.exec.unconditional() (a full body), the course's own graph
 for an all-zero mask, and one captured step of examples/warp_env's CarRaceEnv.
 
+The layouts section (--only layouts) builds every sampler's track generator twice, with
+kernel_layout="per_env" and "per_item", checks the two produce bitwise-identical tracks
+(full and masked regeneration) and prints warm ms per generate() of each, so the first GPU
+run picks the default layout with numbers; then the same for a BandCollision (sdf bake via a
+regeneration, sdf and segments step).
+
 --device cpu runs every comparison on the CPU (eager calls and CPU captures: a course has no
 graph of its own there), to check the logic without a GPU. --only picks one section. Exits
 non-zero on a mismatch.
@@ -111,6 +117,8 @@ STEP_STATE = ("events.laps", "events.progress", "events.next_index")
 
 
 def _fields(prefix: str, obj) -> dict:
+    if obj is None:
+        return {}
     return {
         f"{prefix}.{f}": getattr(obj, f)
         for f in obj.__dataclass_fields__
@@ -336,6 +344,77 @@ def check_capture(E: int, calls: int, device: str) -> bool:
     return bool(ok)
 
 
+def check_layouts(E: int, calls: int, device: str, names) -> bool:
+    """per_env vs per_item: bitwise-equal tracks and collisions, ms of each."""
+    from track_gen.tools import BandCollision
+
+    ok = True
+    m = np.zeros(E, np.int32)
+    m[::7] = 1
+    for g in names:
+        gens = {
+            lay: TrackGenerator(
+                TrackGenConfig(generator=g, num_envs=E, device=device, kernel_layout=lay),
+                seeds=5,
+            )
+            for lay in ("per_env", "per_item")
+        }
+        ms = {
+            lay: _ms(lambda gen=gen: gen.generate(advance=True), device, calls)
+            for lay, gen in gens.items()
+        }
+        for gen in gens.values():
+            gen.inputs["regen_mask"].assign(m)
+            gen.generate(advance=True, mask=gen.inputs["regen_mask"])
+        same = _bytes(gens["per_env"].result) == _bytes(gens["per_item"].result)
+        ok &= same
+        print(
+            f"layouts track {g:<10} E={E:<6} per_env {ms['per_env']:9.3f} ms   "
+            f"per_item {ms['per_item']:9.3f} ms   bitwise {'ok' if same else 'MISMATCH'}",
+            flush=True,
+        )
+    for method in ("sdf", "segments"):
+        courses = {}
+        for lay in ("per_env", "per_item"):
+            courses[lay] = Course.track(
+                presets.track(num_envs=E, device=device),
+                checkpoint_spacing=0.6,
+                collision=BandCollision(method, kernel_layout=lay),
+                seeds=13,
+            )
+        regen = {
+            lay: _ms(lambda c=c: c.regenerate(advance=True), device, calls)
+            for lay, c in courses.items()
+        }
+        for c in courses.values():
+            n = c.generator.layout.N_max
+            center = c.result.center.numpy().reshape(E, n, 3)
+            c.bind(
+                position=wp.array(
+                    np.nan_to_num(center[:, 3]).astype(np.float32), dtype=wp.vec3f, device=device
+                ),
+                orientation=wp.full(E, wp.quat_identity(), dtype=wp.quatf, device=device),
+                half_extents=wp.full(E, wp.vec2f(0.02, 0.01), dtype=wp.vec2f, device=device),
+            )
+        step = {lay: _ms(lambda c=c: c.step(), device, calls) for lay, c in courses.items()}
+        outs = []
+        for lay in ("per_env", "per_item"):
+            c = courses[lay]
+            c.collision.refresh()
+            res = c.step()
+            arrays = {**_fields("track", c.result), **step_outputs(res)}
+            outs.append(b"".join(a.numpy().tobytes() for a in arrays.values()))
+        same = outs[0] == outs[1]
+        ok &= same
+        print(
+            f"layouts collision {method:<8} E={E:<6} regenerate per_env {regen['per_env']:9.3f} "
+            f"ms per_item {regen['per_item']:9.3f} ms   step per_env {step['per_env']:8.3f} ms "
+            f"per_item {step['per_item']:8.3f} ms   bitwise {'ok' if same else 'MISMATCH'}",
+            flush=True,
+        )
+    return bool(ok)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--E", type=int, default=8192)
@@ -343,7 +422,7 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cuda:0", help="cuda:0, or cpu for a dry run")
     ap.add_argument(
         "--only",
-        choices=("generators", "courses", "capture"),
+        choices=("generators", "courses", "capture", "layouts"),
         default=None,
         help="run one section only",
     )
@@ -365,6 +444,8 @@ def main(argv=None) -> int:
             ok &= check_course(kind, args.E, args.calls, device)
     if args.only in (None, "capture"):
         ok &= check_capture(args.E, args.calls, device)
+    if args.only in (None, "layouts"):
+        ok &= check_layouts(args.E, args.calls, device, names)
     return 0 if ok else 1
 
 

@@ -162,9 +162,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     parser.add_argument(
         "--family",
-        choices=("track", "gates"),
+        choices=("track", "tracks", "gates"),
         default="track",
-        help="track courses (TrackGenerator) or gate courses (GateGenerator)",
+        help="track courses (TrackGenerator; 'tracks' is the same) or gate courses (GateGenerator)",
     )
     parser.add_argument(
         "--gate-width", type=float, default=0.1, help="gate width for --family gates (0.1)"
