@@ -20,7 +20,7 @@ Two thread layouts (``kernel_layout``) give bitwise-identical beads and diagnost
 ``per_env`` (this module's kernel: one thread per env runs every sweep, with a per-env early
 exit; suits the single-threaded CPU backend) and ``per_item`` (``relax_items.py``: one thread
 per bead, a fixed sequence of launches per sweep; fills a GPU). The per-bead arithmetic of
-both is the same ``@wp.func`` code in ``relax_items.py``.
+both is the same ``@wp.func`` code in ``relax_bead.py``.
 """
 
 from __future__ import annotations
@@ -32,10 +32,9 @@ from ...geometry import closed_length
 from ...tunable import Tunable
 from ..stage import PER_ITEM, Stage, Workspace
 from .inflate import HALF_WIDTH
-from .relax_items import (
+from .relax_bead import (
     BLEND_CHEBY,
     BLOCK,
-    RelaxItems,
     band_for,
     bead_step,
     blend,
@@ -49,6 +48,7 @@ from .relax_items import (
     separation_dense,
     tail_position,
 )
+from .relax_items import RelaxItems
 
 # fuse_fp off: no multiply-add contraction (CUDA would otherwise fuse differently in the two
 # layouts' kernels); every float op rounds on its own, so per_env == per_item on every device.
