@@ -15,9 +15,9 @@ import warp as wp
 
 from ...geometry import (
     CrossingScratch,
-    bbox_normalize,
+    bbox_scale,
     has_self_crossing,
-    resample_closed,
+    resample_closed_box,
     safe_normalize,
 )
 from ...seeds import stage_rng
@@ -62,7 +62,9 @@ def _bezier_kernel(
     num_points: int,
     corners: wp.array(dtype=wp.vec2f),
     cell_ids: wp.array(dtype=wp.int32),
+    corner_keys: wp.array(dtype=wp.float32),
     dense: wp.array(dtype=wp.vec2f),
+    dense_len: wp.array(dtype=wp.float32),
     cross_boxes: wp.array(dtype=wp.vec4f),
     cross_turns: wp.array(dtype=wp.float32),
     cross_nch: int,
@@ -75,7 +77,7 @@ def _bezier_kernel(
     m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
     m = wp.min(m, max_pts)
     cb = e * max_pts
-    st = draw_grid_corners(st, m, cells, corners, cell_ids, cb)
+    st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb)
     # cubic segments into the dense buffer (endpoint of each segment excluded)
     pblend = wp.atan(edgy[e]) / 3.14159265358979 + 0.5
     r = rad[e]
@@ -100,10 +102,10 @@ def _bezier_kernel(
                 + (u * u * u) * c1
             )
     lb = e * num_points
-    resample_closed(dense, db, m * npseg, line_out, lb, num_points)
+    box = resample_closed_box(dense, db, m * npseg, dense_len, db, line_out, lb, num_points)
     if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, e * cross_nch):
-        resample_closed(corners, cb, m, line_out, lb, num_points)
-    bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
+        box = resample_closed_box(corners, cb, m, dense_len, db, line_out, lb, num_points)
+    bbox_scale(line_out, lb, num_points, box, EXTENT * scale[e])
 
 
 RAD = Tunable(
@@ -147,9 +149,10 @@ class SamplerBezier(Stage):
         self.cells = grid_cells(v.min_point_distance)
         self.corners = ws.zeros(E * v.max_corners, wp.vec2f, f"{self.name} corners")
         self.cell_ids = ws.zeros(E * v.max_corners, wp.int32, f"{self.name} cell ids")
-        self.dense = ws.zeros(
-            E * v.max_corners * v.num_points_per_segment, wp.vec2f, f"{self.name} dense loop"
-        )
+        self.corner_keys = ws.zeros(E * v.max_corners, wp.float32, f"{self.name} corner angles")
+        n_dense = E * v.max_corners * v.num_points_per_segment
+        self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
+        self.dense_len = ws.zeros(n_dense, wp.float32, f"{self.name} dense segment lengths")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
@@ -170,7 +173,9 @@ class SamplerBezier(Stage):
                 ws.layout.num_points,
                 self.corners,
                 self.cell_ids,
+                self.corner_keys,
                 self.dense,
+                self.dense_len,
                 self.cross.boxes,
                 self.cross.turns,
                 self.cross.nch,

@@ -32,9 +32,9 @@ import warp as wp
 from ...geometry import (
     TWO_PI,
     CrossingScratch,
-    bbox_normalize,
+    bbox_scale,
     count_crossings,
-    resample_closed,
+    resample_closed_box,
     wrap_angle,
 )
 from ...seeds import stage_rng
@@ -127,6 +127,7 @@ def _checkpoint_kernel(
     nch: int,
     cps: wp.array(dtype=wp.vec2f),
     cand: wp.array(dtype=wp.vec2f),
+    cand_len: wp.array(dtype=wp.float32),
     boxes: wp.array(dtype=wp.vec4f),
     turns: wp.array(dtype=wp.float32),
     line_out: wp.array(dtype=wp.vec2f),
@@ -159,8 +160,8 @@ def _checkpoint_kernel(
             best_slot = slot
             slot = 1 - slot
     lb = e * n
-    resample_closed(cand, (2 * e + best_slot) * n, n, line_out, lb, n)
-    bbox_normalize(line_out, lb, n, EXTENT * scale[e])
+    box = resample_closed_box(cand, (2 * e + best_slot) * n, n, cand_len, lb, line_out, lb, n)
+    bbox_scale(line_out, lb, n, box, EXTENT * scale[e])
 
 
 COUNT = Tunable(
@@ -257,6 +258,7 @@ class SamplerCheckpoint(Stage):
         self.cps = ws.zeros(E * v.count, wp.vec2f, f"{self.name} checkpoints")
         # two candidate loops per env: the best so far and the one being built
         self.cand = ws.zeros(E * 2 * n, wp.vec2f, f"{self.name} candidate loops")
+        self.cand_len = ws.zeros(E * n, wp.float32, f"{self.name} winner segment lengths")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
@@ -278,6 +280,7 @@ class SamplerCheckpoint(Stage):
                 self.cross.nch,
                 self.cps,
                 self.cand,
+                self.cand_len,
                 self.cross.boxes,
                 self.cross.turns,
             ],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ...geometry import centroid, sort_by_angle
+from ...geometry import centroid, sort_by_angle_keyed
 from ...tunable import Tunable
 
 wp.set_module_options({"enable_backward": False})
@@ -67,14 +67,16 @@ def draw_grid_corners(
     cells: int,
     corners: wp.array(dtype=wp.vec2f),
     cell_ids: wp.array(dtype=wp.int32),
+    keys: wp.array(dtype=wp.float32),
     cb: int,
 ) -> wp.uint32:
     """Draw ``m`` corners in distinct cells of a ``cells x cells`` grid over the unit square
     (uniform inside their cell), sorted counter-clockwise around their centroid.
 
     A cell already taken is redrawn up to 8 times, then the next free cell is taken (one
-    exists: the declaration guarantees ``cells * cells >= max_corners``). Returns the advanced
-    RNG state (a Warp function advances its own copy of ``st``).
+    exists: the declaration guarantees ``cells * cells >= max_corners``). ``cell_ids`` and
+    ``keys`` (the corners' sort angles) are scratch rows at ``cb`` like ``corners``. Returns
+    the advanced RNG state (a Warp function advances its own copy of ``st``).
     """
     ncell = cells * cells
     inv = 1.0 / float(cells)
@@ -95,5 +97,5 @@ def draw_grid_corners(
         cx = float(cell % cells) + wp.randf(st)
         cy = float(cell // cells) + wp.randf(st)
         corners[cb + i] = wp.vec2f(cx * inv, cy * inv)
-    sort_by_angle(corners, cb, m, centroid(corners, cb, m))
+    sort_by_angle_keyed(corners, cb, m, centroid(corners, cb, m), keys, cb)
     return st

@@ -23,11 +23,11 @@ import warp as wp
 
 from ...geometry import (
     CrossingScratch,
-    bbox_normalize,
+    bbox_scale,
     catmull_rom_closed,
     centroid,
     has_self_crossing,
-    resample_closed,
+    resample_closed_box,
 )
 from ...seeds import stage_rng
 from ...tunable import Tunable
@@ -53,8 +53,10 @@ def _hull_kernel(
     num_points: int,
     corners: wp.array(dtype=wp.vec2f),
     cell_ids: wp.array(dtype=wp.int32),
+    corner_keys: wp.array(dtype=wp.float32),
     verts: wp.array(dtype=wp.vec2f),
     dense: wp.array(dtype=wp.vec2f),
+    dense_len: wp.array(dtype=wp.float32),
     cross_boxes: wp.array(dtype=wp.vec4f),
     cross_turns: wp.array(dtype=wp.float32),
     cross_nch: int,
@@ -67,7 +69,7 @@ def _hull_kernel(
     m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
     m = wp.min(m, max_pts)
     cb = e * max_pts
-    st = draw_grid_corners(st, m, cells, corners, cell_ids, cb)
+    st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb)
     cen = centroid(corners, cb, m)
     # augmented polygon: corner, displaced midpoint of its outgoing edge, ...
     d = displacement[e]
@@ -83,12 +85,13 @@ def _hull_kernel(
     db = e * 2 * max_pts * npseg
     catmull_rom_closed(verts, vb, nv, npseg, dense, db)
     lb = e * num_points
-    resample_closed(dense, db, nv * npseg, line_out, lb, num_points)
-    if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, e * cross_nch):
-        resample_closed(verts, vb, nv, line_out, lb, num_points)
-        if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, e * cross_nch):
-            resample_closed(corners, cb, m, line_out, lb, num_points)
-    bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
+    sb = e * cross_nch
+    box = resample_closed_box(dense, db, nv * npseg, dense_len, db, line_out, lb, num_points)
+    if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, sb):
+        box = resample_closed_box(verts, vb, nv, dense_len, db, line_out, lb, num_points)
+        if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, sb):
+            box = resample_closed_box(corners, cb, m, dense_len, db, line_out, lb, num_points)
+    bbox_scale(line_out, lb, num_points, box, EXTENT * scale[e])
 
 
 DISPLACEMENT = Tunable(
@@ -115,10 +118,11 @@ class SamplerHull(Stage):
         self.cells = grid_cells(v.min_point_distance)
         self.corners = ws.zeros(E * v.max_corners, wp.vec2f, f"{self.name} corners")
         self.cell_ids = ws.zeros(E * v.max_corners, wp.int32, f"{self.name} cell ids")
+        self.corner_keys = ws.zeros(E * v.max_corners, wp.float32, f"{self.name} corner angles")
         self.verts = ws.zeros(E * 2 * v.max_corners, wp.vec2f, f"{self.name} vertices")
-        self.dense = ws.zeros(
-            E * 2 * v.max_corners * v.num_points_per_segment, wp.vec2f, f"{self.name} dense loop"
-        )
+        n_dense = E * 2 * v.max_corners * v.num_points_per_segment
+        self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
+        self.dense_len = ws.zeros(n_dense, wp.float32, f"{self.name} dense segment lengths")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
@@ -137,8 +141,10 @@ class SamplerHull(Stage):
                 ws.layout.num_points,
                 self.corners,
                 self.cell_ids,
+                self.corner_keys,
                 self.verts,
                 self.dense,
+                self.dense_len,
                 self.cross.boxes,
                 self.cross.turns,
                 self.cross.nch,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ...geometry import TWO_PI, bbox_normalize, catmull_rom_closed, resample_closed
+from ...geometry import TWO_PI, bbox_scale, catmull_rom_closed, resample_closed_box
 from ...seeds import stage_rng
 from ...tunable import Tunable
 from ..stage import Stage, Workspace
@@ -33,6 +33,7 @@ def _polar_kernel(
     num_points: int,
     knots: wp.array(dtype=wp.vec2f),
     dense: wp.array(dtype=wp.vec2f),
+    dense_len: wp.array(dtype=wp.float32),
     line_out: wp.array(dtype=wp.vec2f),
 ):
     e = wp.tid()
@@ -50,8 +51,8 @@ def _polar_kernel(
     db = e * knots_k * npseg
     catmull_rom_closed(knots, kb, knots_k, npseg, dense, db)
     lb = e * num_points
-    resample_closed(dense, db, knots_k * npseg, line_out, lb, num_points)
-    bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
+    box = resample_closed_box(dense, db, knots_k * npseg, dense_len, db, line_out, lb, num_points)
+    bbox_scale(line_out, lb, num_points, box, EXTENT * scale[e])
 
 
 KNOTS = Tunable(
@@ -93,9 +94,9 @@ class SamplerPolar(Stage):
     def allocate(self, ws: Workspace) -> None:
         v, E = self.values, ws.layout.num_envs
         self.knots = ws.zeros(E * v.knots, wp.vec2f, f"{self.name} knots")
-        self.dense = ws.zeros(
-            E * v.knots * v.num_points_per_segment, wp.vec2f, f"{self.name} dense loop"
-        )
+        n_dense = E * v.knots * v.num_points_per_segment
+        self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
+        self.dense_len = ws.zeros(n_dense, wp.float32, f"{self.name} dense segment lengths")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
@@ -113,6 +114,7 @@ class SamplerPolar(Stage):
                 ws.layout.num_points,
                 self.knots,
                 self.dense,
+                self.dense_len,
             ],
             outputs=[ws.line],
             device=ws.layout.device,

@@ -13,7 +13,9 @@ Not a true Voronoi diagram: a site field plus an angular anchor snap. Per env (o
    with ``phi`` a sum of four random-phase harmonics (orders 2, 3, 5, 7) and
    ``A = clip(radial_variation * boost, 0, 0.85)`` (boost 1.00 box, 1.10 void_ring,
    1.16 clustered, 1.06 mixed). Each anchor snaps to the unused site minimizing
-   ``|d angle| / (2 pi / K) + |r_site - r_target| / (0.13 L)``.
+   ``|d angle| / (2 pi / K) + |r_site - r_target| / (0.13 L)`` (ties to the lowest index).
+   The search visits sites by angular bucket outward from the target and stops once the
+   angle term alone exceeds the best cost, so it returns what a scan of every site would.
 3. The snapped anchors are sorted counter-clockwise by angle around the origin. When a gap
    between consecutive anchor angles reaches ``pi`` (the polygon would not be star-shaped
    around the origin) the targets are used instead: sorted, their gaps stay below
@@ -35,11 +37,12 @@ from ...geometry import (
     PI,
     TWO_PI,
     CrossingScratch,
-    bbox_normalize,
+    atan2_estimate,
+    bbox_scale,
     catmull_rom_closed,
     has_self_crossing,
-    resample_closed,
-    sort_by_angle,
+    resample_closed_box,
+    sort_by_angle_keyed,
     wrap_angle,
 )
 from ...seeds import stage_rng
@@ -97,20 +100,192 @@ def _harmonics(t: float, p0: float, p1: float, p2: float, p3: float) -> float:
 
 
 @wp.func
-def _max_angle_gap(pts: wp.array(dtype=wp.vec2f), base: int, n: int) -> float:
+def _max_angle_gap(
+    pts: wp.array(dtype=wp.vec2f),
+    base: int,
+    n: int,
+    angles: wp.array(dtype=wp.float32),
+) -> float:
     """Largest angle step between consecutive (angle-sorted) points, closing gap included;
-    ``2 pi`` when a point sits on the origin."""
+    ``2 pi`` when a point sits on the origin. ``angles[base + i]`` is ``atan2`` of point i
+    (as :func:`sort_by_angle_keyed` around the origin leaves it)."""
     gap = float(0.0)
     for i in range(n):
         p = pts[base + i]
-        q = pts[base + (i + 1) % n]
         if wp.length(p) < 1.0e-6:
             gap = TWO_PI
-        d = wp.atan2(q[1], q[0]) - wp.atan2(p[1], p[0])
+        d = angles[base + (i + 1) % n] - angles[base + i]
         if d < 0.0:
             d += TWO_PI
         gap = wp.max(gap, d)
     return gap
+
+
+#: ``sites_polar[s][0]`` of a site whose polar coordinates are not computed yet (its
+#: ``[1]`` then holds an estimate of its angle, within TURN_TOL).
+POLAR_UNSET = wp.constant(-2.0)
+
+
+@wp.func
+def _site_polar(
+    sites: wp.array(dtype=wp.vec2f), sites_polar: wp.array(dtype=wp.vec2f), i: int
+) -> wp.vec2f:
+    """Polar coordinates (radius, angle) of site row ``i``, computed on first use."""
+    sp = sites_polar[i]
+    if sp[0] == POLAR_UNSET:
+        p = sites[i]
+        sp = wp.vec2f(wp.length(p), wp.atan2(p[1], p[0]))
+        sites_polar[i] = sp
+    return sp
+
+
+@wp.func
+def _angle_bucket(a: float, nb: int) -> int:
+    """Bucket of an angle in [-pi, pi] among ``nb`` equal angular buckets (clamped)."""
+    q = int((a + PI) * (float(nb) / TWO_PI))
+    return wp.clamp(q, 0, nb - 1)
+
+
+@wp.func
+def _bucket_sites(
+    sites_polar: wp.array(dtype=wp.vec2f),
+    sb: int,
+    num_sites: int,
+    nb: int,
+    bucket_start: wp.array(dtype=wp.int32),
+    bb: int,
+    bucket_sites: wp.array(dtype=wp.int32),
+):
+    """Counting sort of the candidate sites (radius >= 0 or not computed yet) by angular
+    bucket: bucket ``q`` holds ``bucket_sites[sb + bucket_start[bb + q] .. sb +
+    bucket_start[bb + q + 1])``."""
+    for q in range(nb + 1):
+        bucket_start[bb + q] = 0
+    for s in range(num_sites):
+        sp = sites_polar[sb + s]
+        if sp[0] >= 0.0 or sp[0] == POLAR_UNSET:
+            q = _angle_bucket(sp[1], nb)
+            bucket_start[bb + q + 1] = bucket_start[bb + q + 1] + 1
+    for q in range(nb):
+        bucket_start[bb + q + 1] = bucket_start[bb + q + 1] + bucket_start[bb + q]
+    for s in range(num_sites):
+        sp = sites_polar[sb + s]
+        if sp[0] >= 0.0 or sp[0] == POLAR_UNSET:
+            q = _angle_bucket(sp[1], nb)
+            slot = bucket_start[bb + q]
+            bucket_sites[sb + slot] = s
+            bucket_start[bb + q] = slot + 1
+    # bucket_start[q] now holds the end of bucket q: shift back to the starts
+    for k in range(nb):
+        q = nb - k
+        bucket_start[bb + q] = bucket_start[bb + q - 1]
+    bucket_start[bb] = 0
+
+
+@wp.func
+def _snap_cost(sp: wp.vec2f, th: float, rt: float, slot: float) -> float:
+    """Snap cost of the site at polar ``sp = (radius, angle)`` for the target (th, rt)."""
+    return wp.abs(wrap_angle(sp[1] - th)) / slot + wp.abs(sp[0] - rt) / (0.13 * BOX_L)
+
+
+@wp.func
+def _snap_scan(
+    sites: wp.array(dtype=wp.vec2f),
+    sites_polar: wp.array(dtype=wp.vec2f),
+    sb: int,
+    bucket_start: wp.array(dtype=wp.int32),
+    bb: int,
+    bucket_sites: wp.array(dtype=wp.int32),
+    q: int,
+    th: float,
+    rt: float,
+    slot: float,
+    best_in: wp.vec2f,
+) -> wp.vec2f:
+    """Fold bucket ``q``'s unused sites into ``best_in = (cost, index)``: lowest cost, ties
+    to the lowest index (the order a scan by index keeps)."""
+    best_cost = best_in[0]
+    best = int(best_in[1])
+    for m in range(bucket_start[bb + q], bucket_start[bb + q + 1]):
+        s = bucket_sites[sb + m]
+        sp = _site_polar(sites, sites_polar, sb + s)
+        if sp[0] >= 0.0:
+            cost = _snap_cost(sp, th, rt, slot)
+            if cost < best_cost or (cost == best_cost and s < best):
+                best_cost = cost
+                best = s
+    return wp.vec2f(best_cost, float(best))
+
+
+@wp.func
+def _snap(
+    sites: wp.array(dtype=wp.vec2f),
+    sites_polar: wp.array(dtype=wp.vec2f),
+    sb: int,
+    num_sites: int,
+    nb: int,
+    bucket_start: wp.array(dtype=wp.int32),
+    bb: int,
+    bucket_sites: wp.array(dtype=wp.int32),
+    th: float,
+    rt: float,
+    slot: float,
+) -> int:
+    """Index of the unused site of least snap cost below 1e30 (ties to the lowest index),
+    -1 when none: the result of a scan of every site by index.
+
+    Buckets are visited outward from the target angle and the search stops once the next
+    bucket on either side is farther in angle alone (less a 1e-4 rad margin for rounding)
+    than the best cost, since the radial term is >= 0 and float rounding is monotone.
+    """
+    best_cost = float(1.0e30)
+    best = int(-1)
+    if not (wp.isfinite(th) and wp.isfinite(rt)):
+        for s in range(num_sites):
+            sp = _site_polar(sites, sites_polar, sb + s)
+            if sp[0] >= 0.0:
+                cost = _snap_cost(sp, th, rt, slot)
+                if cost < best_cost:
+                    best_cost = cost
+                    best = s
+        return best
+    bw = TWO_PI / float(nb)
+    thw = wrap_angle(th)
+    bt = _angle_bucket(thw, nb)
+    # site indices < 2^24 are exact in the float32 slot of the pair
+    acc = _snap_scan(
+        sites,
+        sites_polar,
+        sb,
+        bucket_start,
+        bb,
+        bucket_sites,
+        bt,
+        th,
+        rt,
+        slot,
+        wp.vec2f(1.0e30, -1.0),
+    )
+    right = int(1)
+    left = int(1)
+    for _v in range(nb - 1):
+        d_right = float(bt + right) * bw - PI - thw
+        d_left = thw - (float(bt - left + 1) * bw - PI)
+        lb_right = (d_right - 1.0e-4) / slot
+        lb_left = (d_left - 1.0e-4) / slot
+        if lb_right > acc[0] and lb_left > acc[0]:
+            break
+        q = int(0)
+        if lb_right <= lb_left:
+            q = (bt + right) % nb
+            right += 1
+        else:
+            q = ((bt - left) % nb + nb) % nb
+            left += 1
+        acc = _snap_scan(
+            sites, sites_polar, sb, bucket_start, bb, bucket_sites, q, th, rt, slot, acc
+        )
+    return int(acc[1])
 
 
 @wp.kernel
@@ -127,10 +302,15 @@ def _voronoi_kernel(
     num_points: int,
     sites: wp.array(dtype=wp.vec2f),
     sites_polar: wp.array(dtype=wp.vec2f),
+    nb: int,
+    bucket_start: wp.array(dtype=wp.int32),
+    bucket_sites: wp.array(dtype=wp.int32),
     clusters: wp.array(dtype=wp.vec3f),
     anchors: wp.array(dtype=wp.vec2f),
+    anchor_angles: wp.array(dtype=wp.float32),
     verts: wp.array(dtype=wp.vec2f),
     dense: wp.array(dtype=wp.vec2f),
+    dense_len: wp.array(dtype=wp.float32),
     cross_boxes: wp.array(dtype=wp.vec4f),
     cross_turns: wp.array(dtype=wp.float32),
     cross_nch: int,
@@ -176,7 +356,11 @@ def _voronoi_kernel(
                 p = _box_site(wp.randf(st), wp.randf(st))
         p = wp.vec2f(wp.clamp(p[0], -half, half), wp.clamp(p[1], -half, half))
         sites[sb + s] = p
-        sites_polar[sb + s] = wp.vec2f(wp.length(p), wp.atan2(p[1], p[0]))
+        # polar coordinates on first use by the snap; an angle estimate buckets the site
+        if wp.isfinite(p[0]) and wp.isfinite(p[1]) and (p[0] != 0.0 or p[1] != 0.0):
+            sites_polar[sb + s] = wp.vec2f(POLAR_UNSET, atan2_estimate(p[1], p[0]))
+        else:
+            sites_polar[sb + s] = wp.vec2f(wp.length(p), wp.atan2(p[1], p[0]))
     # ---- anchor targets and snap
     boost = 1.0
     if layout == 1:
@@ -193,6 +377,8 @@ def _voronoi_kernel(
     ph2 = TWO_PI * wp.randf(st)
     ph3 = TWO_PI * wp.randf(st)
     slot = TWO_PI / float(k)
+    bb = e * (nb + 1)
+    _bucket_sites(sites_polar, sb, num_sites, nb, bucket_start, bb, bucket_sites)
     ab = e * k
     vb = e * 2 * k
     for i in range(k):
@@ -204,25 +390,20 @@ def _voronoi_kernel(
         )
         # keep the target (in the Chaikin buffer) for the order fallback
         verts[vb + i] = wp.vec2f(rt * wp.cos(th), rt * wp.sin(th))
-        best = int(-1)
-        best_cost = float(1.0e30)
-        for s in range(num_sites):
-            sp = sites_polar[sb + s]
-            if sp[0] >= 0.0:  # unused (a used site's radius is set to -1)
-                cost = wp.abs(wrap_angle(sp[1] - th)) / slot + wp.abs(sp[0] - rt) / (0.13 * BOX_L)
-                if cost < best_cost:
-                    best_cost = cost
-                    best = s
+        # unused sites only (a used site's radius is set to -1)
+        best = _snap(
+            sites, sites_polar, sb, num_sites, nb, bucket_start, bb, bucket_sites, th, rt, slot
+        )
         if best < 0:
             best = 0  # no finite cost (a non-finite field value): keep the index in bounds
         anchors[ab + i] = sites[sb + best]
         sites_polar[sb + best] = wp.vec2f(-1.0, 0.0)
     # ---- angular order: star-shaped around the origin, hence simple
-    sort_by_angle(anchors, ab, k, wp.vec2f(0.0, 0.0))
-    if _max_angle_gap(anchors, ab, k) >= PI - 1.0e-3:
+    sort_by_angle_keyed(anchors, ab, k, wp.vec2f(0.0, 0.0), anchor_angles, ab)
+    if _max_angle_gap(anchors, ab, k, anchor_angles) >= PI - 1.0e-3:
         for i in range(k):
             anchors[ab + i] = verts[vb + i]
-        sort_by_angle(anchors, ab, k, wp.vec2f(0.0, 0.0))
+        sort_by_angle_keyed(anchors, ab, k, wp.vec2f(0.0, 0.0), anchor_angles, ab)
     # ---- one Chaikin pass -> 2K vertices
     for i in range(k):
         a = anchors[ab + i]
@@ -233,12 +414,13 @@ def _voronoi_kernel(
     db = e * nv * npseg
     catmull_rom_closed(verts, vb, nv, npseg, dense, db)
     lb = e * num_points
-    resample_closed(dense, db, nv * npseg, line_out, lb, num_points)
-    if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, e * cross_nch):
-        resample_closed(verts, vb, nv, line_out, lb, num_points)
-        if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, e * cross_nch):
-            resample_closed(anchors, ab, k, line_out, lb, num_points)
-    bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
+    xb = e * cross_nch
+    box = resample_closed_box(dense, db, nv * npseg, dense_len, db, line_out, lb, num_points)
+    if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, xb):
+        box = resample_closed_box(verts, vb, nv, dense_len, db, line_out, lb, num_points)
+        if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, xb):
+            box = resample_closed_box(anchors, ab, k, dense_len, db, line_out, lb, num_points)
+    bbox_scale(line_out, lb, num_points, box, EXTENT * scale[e])
 
 
 CONTROL_POINTS = Tunable(
@@ -287,6 +469,11 @@ ANGULAR_JITTER = Tunable(
 )
 
 
+def _num_buckets(num_sites: int) -> int:
+    """Angular buckets of the snap search: about four sites each."""
+    return max(8, min(1024, num_sites // 4))
+
+
 class SamplerVoronoi(Stage):
     """Voronoi site-field sampler (``generator="voronoi"``); loops are counter-clockwise."""
 
@@ -308,12 +495,18 @@ class SamplerVoronoi(Stage):
         S, K = v.num_sites, v.control_points
         self.sites = ws.zeros(E * S, wp.vec2f, f"{self.name} sites")
         self.sites_polar = ws.zeros(E * S, wp.vec2f, f"{self.name} sites (polar)")
+        self.num_buckets = _num_buckets(S)
+        self.bucket_start = ws.zeros(
+            E * (self.num_buckets + 1), wp.int32, f"{self.name} site bucket starts"
+        )
+        self.bucket_sites = ws.zeros(E * S, wp.int32, f"{self.name} sites by bucket")
         self.clusters = ws.zeros(E * NUM_CLUSTERS, wp.vec3f, f"{self.name} clusters")
         self.anchors = ws.zeros(E * K, wp.vec2f, f"{self.name} anchors")
+        self.anchor_angles = ws.zeros(E * K, wp.float32, f"{self.name} anchor angles")
         self.verts = ws.zeros(E * 2 * K, wp.vec2f, f"{self.name} vertices")
-        self.dense = ws.zeros(
-            E * 2 * K * v.num_points_per_segment, wp.vec2f, f"{self.name} dense loop"
-        )
+        n_dense = E * 2 * K * v.num_points_per_segment
+        self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
+        self.dense_len = ws.zeros(n_dense, wp.float32, f"{self.name} dense segment lengths")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
@@ -333,10 +526,15 @@ class SamplerVoronoi(Stage):
                 ws.layout.num_points,
                 self.sites,
                 self.sites_polar,
+                self.num_buckets,
+                self.bucket_start,
+                self.bucket_sites,
                 self.clusters,
                 self.anchors,
+                self.anchor_angles,
                 self.verts,
                 self.dense,
+                self.dense_len,
                 self.cross.boxes,
                 self.cross.turns,
                 self.cross.nch,
