@@ -41,7 +41,9 @@ from .band_collision_segments import (
     _write_answer,
 )
 
-wp.set_module_options({"enable_backward": False})
+# fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
+# on every device (CUDA would otherwise contract them differently).
+wp.set_module_options({"enable_backward": False, "fuse_fp": False})
 
 #: Threads per box of the parts kernel: four corners, then the box scan.
 QUERY_PARTS = 5

@@ -35,7 +35,9 @@ from .band_collision_kernels import (
     square_grid,
 )
 
-wp.set_module_options({"enable_backward": False})
+# fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
+# on every device (CUDA would otherwise contract them differently).
+wp.set_module_options({"enable_backward": False, "fuse_fp": False})
 
 #: Texel rectangle of nothing: (col0, row0, col1, row1) with col0 > col1.
 _EMPTY_RECT = wp.constant(wp.vec4i(1 << 30, 1 << 30, -1, -1))

@@ -32,7 +32,9 @@ from .band_collision_kernels import (
     _write_none,
 )
 
-wp.set_module_options({"enable_backward": False})
+# fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
+# on every device (CUDA would otherwise contract them differently).
+wp.set_module_options({"enable_backward": False, "fuse_fp": False})
 
 
 @wp.func
