@@ -94,9 +94,8 @@ from .band_collision_items import (
     _strip_bead_kernel,
     _strip_chunk_kernel,
 )
-from .band_collision_kernels import CHUNK_QUADS, SDF_BAND_CELLS, _Hit
+from .band_collision_kernels import CHUNK_QUADS, SDF_BAND_CELLS, _Hit, fill_grid_kernel
 from .band_collision_sdf import (
-    _sdf_fill_kernel,
     _sdf_frame_kernel,
     _sdf_quad_rect_kernel,
     _sdf_raster_kernel,
@@ -340,9 +339,9 @@ class BandCollider:
         )
         if self.kernel_layout != PER_ITEM:
             wp.launch(
-                _sdf_fill_kernel,
+                fill_grid_kernel,
                 (E, res),
-                inputs=[mask, self.sdf_frame, res],
+                inputs=[mask, self.sdf_frame, res, 1, wp.int8(-1)],
                 outputs=[self.sdf, self.sdf_border],
                 device=dev,
             )

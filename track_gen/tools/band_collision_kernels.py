@@ -256,3 +256,31 @@ def _row_cross(y: float, u: wp.vec2f, v: wp.vec2f, k: float) -> float:
     if above_u != above_v:
         return u[0] + (y - u[1]) * k
     return -_BIG
+
+
+@wp.kernel
+def fill_grid_kernel(
+    # inputs
+    mask: wp.array(dtype=wp.int32),
+    frame: wp.array(dtype=wp.vec4f),
+    res: int,
+    negate: int,
+    label: wp.int8,
+    # outputs
+    values_out: wp.array(dtype=wp.float32),
+    labels_out: wp.array(dtype=wp.int8),
+):
+    """Clear row ``r`` of env ``e``'s ``res x res`` grid (one thread per masked env and row):
+    every value to the frame's fill ``frame[e][3]`` (negated with ``negate != 0``: the SDF's
+    far field), every label to ``label``. The SDF bake (-fill, border -1) and the height-field
+    bake (fill, off road 0) both start from it."""
+    e, r = wp.tid()
+    if mask[e] == 0:
+        return
+    v = frame[e][3]
+    if negate != 0:
+        v = -v
+    k0 = (e * res + r) * res
+    for i in range(res):
+        values_out[k0 + i] = v
+        labels_out[k0 + i] = label

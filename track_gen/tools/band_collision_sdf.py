@@ -3,8 +3,9 @@
 The narrow-band bake in two thread layouts (the query is in
 :mod:`~track_gen.tools.band_collision_sdf_query`):
 
-* ``per_env``: :func:`_sdf_fill_kernel` (one thread per grid row) clears the grid, then
-  :func:`_sdf_raster_kernel` (one thread per env) rasterizes the env's extended quads in bead
+* ``per_env``: ``band_collision_kernels.fill_grid_kernel`` (one thread per grid row, shared
+  with the height-field bake) clears the grid, then :func:`_sdf_raster_kernel` (one thread
+  per env) rasterizes the env's extended quads in bead
   order, merging each texel they reach.
 * ``per_item``: :func:`_sdf_quad_rect_kernel` (one thread per chunk of
   ``CHUNK_QUADS`` quads) stores the texel rectangle each quad (and chunk) rasterizes, then
@@ -265,26 +266,6 @@ def _texel_merge(q: _Quad, w: _Row, r: int, col: int, fr: wp.vec4f, texel: wp.ve
 
 
 # ----------------------------------------------------------------------------- bake: per_env
-
-
-@wp.kernel
-def _sdf_fill_kernel(
-    # inputs
-    mask: wp.array(dtype=wp.int32),
-    frame: wp.array(dtype=wp.vec4f),
-    res: int,
-    # outputs
-    sdf_out: wp.array(dtype=wp.float32),
-    border_out: wp.array(dtype=wp.int8),
-):
-    e, r = wp.tid()
-    if mask[e] == 0:
-        return
-    v = -frame[e][3]
-    k0 = (e * res + r) * res
-    for i in range(res):
-        sdf_out[k0 + i] = v
-        border_out[k0 + i] = wp.int8(-1)
 
 
 @wp.kernel

@@ -65,7 +65,8 @@ from ..pipeline.stage import AllocationBudget
 from ..pipeline.stages.common import EXTENT
 from ..results import Track
 from ..tunable import Tunable
-from .heightfield_kernels import _fill_kernel, _frame_kernel, _raster_kernel
+from .band_collision_kernels import fill_grid_kernel
+from .heightfield_kernels import _frame_kernel, _raster_kernel
 
 wp.set_module_options({"enable_backward": False})
 
@@ -247,9 +248,9 @@ class HeightFieldBaker:
             device=dev,
         )
         wp.launch(
-            _fill_kernel,
+            fill_grid_kernel,
             (E, res),
-            inputs=[mask, f.frame, res],
+            inputs=[mask, f.frame, res, 0, wp.int8(0)],
             outputs=[f.height, f.on_road],
             device=dev,
         )

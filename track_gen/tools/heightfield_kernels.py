@@ -1,7 +1,8 @@
 """Kernels of the height-field bake (see :mod:`track_gen.tools.heightfield`).
 
 Three launches per bake, each skipping the envs whose mask is 0: the frame (one thread per
-env: the grid's origin, cell and fill value), the fill (one thread per grid row) and the
+env: the grid's origin, cell and fill value), the fill (one thread per grid row:
+``band_collision_kernels.fill_grid_kernel``, shared with the SDF bake) and the
 raster (one thread per env: every quad of the band, row by row over its own span). The band's
 inside test is :mod:`~track_gen.tools.band_collision_kernels`' even-odd rule, evaluated with
 the same expressions as the SDF bake (a texel is on the road here exactly when the collider's
@@ -143,26 +144,6 @@ def _frame_kernel(
         for i in range(n):
             value = wp.min(value, wp.min(outer[base + i][2], inner[base + i][2]))
     frame_out[e] = wp.vec4f(g[0], g[1], g[2], value)
-
-
-@wp.kernel
-def _fill_kernel(
-    # inputs
-    mask: wp.array(dtype=wp.int32),
-    frame: wp.array(dtype=wp.vec4f),
-    res: int,
-    # outputs
-    height_out: wp.array(dtype=wp.float32),
-    on_road_out: wp.array(dtype=wp.int8),
-):
-    e, r = wp.tid()
-    if mask[e] == 0:
-        return
-    v = frame[e][3]
-    k0 = (e * res + r) * res
-    for i in range(res):
-        height_out[k0 + i] = v
-        on_road_out[k0 + i] = wp.int8(0)
 
 
 @wp.kernel
