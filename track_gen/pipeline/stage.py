@@ -184,6 +184,12 @@ class Workspace:
         line: vec2f ``[E*num_points]``: the sampler's closed centerline (written by the sampler).
         beads: vec2f ``[E*N_max]``: constant-spacing beads (resample -> relax -> inflate).
         count: int32 ``[E]``: real beads in ``beads``.
+        line_width: vec2f ``[E*num_points]`` or None: per-point road widths ``(left, right)``
+            of ``line`` (track units, left = the side of the plan-view left normal), written
+            by a sampler that has them (``real_track``); None: the constant ``half_width``.
+        bead_width: vec2f ``[E*N_max]`` or None: ``line_width`` resampled to the beads
+            (``resample``), read by ``inflate`` (border offsets) and ``validate``
+            (thickness against the local width); NaN past ``count``.
         result: the staging :class:`~track_gen.Track` / :class:`~track_gen.GateSequence` the
             stages write; the program commits the rebuilt envs' rows to the generator's result
             only once every stage has been launched, so a stage that raises leaves the result
@@ -205,6 +211,8 @@ class Workspace:
     count: wp.array
     result: Any
     diagnostics: dict = dataclasses.field(default_factory=dict)
+    line_width: Any = None
+    bead_width: Any = None
     inputs: dict = dataclasses.field(default_factory=dict)
     input_info: dict = dataclasses.field(default_factory=dict)
 

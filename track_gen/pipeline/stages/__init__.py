@@ -11,6 +11,7 @@ from .hull import SamplerHull
 from .inflate import Inflate
 from .mix import SamplerMix
 from .polar import SamplerPolar
+from .real_track import SamplerRealTrack
 from .relax import RelaxPBD
 from .repulsive import SamplerRepulsive
 from .resample import ResampleConstantSpacing
@@ -33,6 +34,7 @@ BUILTIN_STAGES = {
     **BUILTIN_SAMPLERS,
     "mix": SamplerMix,
     "centerline": SamplerCenterline,
+    "real_track": SamplerRealTrack,
     "resample": ResampleConstantSpacing,
     "relax": RelaxPBD,
     "inflate": Inflate,
@@ -52,6 +54,7 @@ __all__ = [
     "SamplerVoronoi",
     "SamplerMix",
     "SamplerCenterline",
+    "SamplerRealTrack",
     "SamplerCheckpoint",
     "SamplerRepulsive",
     "ResampleConstantSpacing",

@@ -25,6 +25,7 @@ from ...geometry import NAN, cross2, safe_normalize
 from ...tunable import Tunable
 from ..stage import PER_ITEM, Stage, Workspace
 from .resample_kernels import arc_target, point_on_edge, search_arc, tabulate_arc, walk_to_arc
+from .widths import launch_width_borders
 
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
 # on every device (CUDA would otherwise contract them differently).
@@ -396,7 +397,15 @@ class Inflate(Stage):
                 ],
                 device=lay.device,
             )
-            return
+        else:
+            self._enqueue_items(ws, hw)
+        if ws.bead_width is not None:
+            launch_width_borders(ws)
+
+    def _enqueue_items(self, ws: Workspace, hw: float) -> None:
+        """The per_item launches (one thread per bead where the work allows)."""
+        lay, r = ws.layout, ws.result
+        E, n_max = lay.num_envs, lay.N_max
         dev = lay.device
         wp.launch(
             _inflate_arc_kernel,

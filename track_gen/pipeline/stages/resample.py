@@ -25,6 +25,7 @@ from ...tunable import Tunable
 from ..stage import PER_ITEM, Stage, Workspace
 from .inflate import HALF_WIDTH
 from .resample_kernels import arc_target, point_on_edge, search_arc, tabulate_arc, walk_to_arc
+from .widths import launch_bead_widths
 
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
 # on every device (CUDA would otherwise contract them differently).
@@ -226,11 +227,21 @@ class ResampleConstantSpacing(Stage):
                 outputs=[ws.beads],
                 device=lay.device,
             )
-            return
-        wp.launch(
-            _resample_kernel,
-            lay.num_envs,
-            inputs=[ws.line, ws.active, lay.num_points, spacing, lay.N_max, self.arc, self.edge],
-            outputs=[ws.beads, ws.count, ws.fail],
-            device=lay.device,
-        )
+        else:
+            wp.launch(
+                _resample_kernel,
+                lay.num_envs,
+                inputs=[
+                    ws.line,
+                    ws.active,
+                    lay.num_points,
+                    spacing,
+                    lay.N_max,
+                    self.arc,
+                    self.edge,
+                ],
+                outputs=[ws.beads, ws.count, ws.fail],
+                device=lay.device,
+            )
+        if ws.line_width is not None:
+            launch_bead_widths(ws, self.arc, self.edge)

@@ -25,6 +25,7 @@ from ...tunable import Tunable
 from ..stage import Stage, Workspace
 from .inflate import HALF_WIDTH
 from .relax import BAND, band_for
+from .widths import launch_validate_widths
 
 wp.set_module_options({"enable_backward": False})
 
@@ -250,6 +251,9 @@ class ValidateTrack(Stage):
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         lay, r, v = ws.layout, ws.result, self.values
+        if ws.bead_width is not None:
+            launch_validate_widths(ws, params, int(v.band or 0), self.n_chunks, self.boxes)
+            return
         wp.launch(
             _validate_kernel,
             lay.num_envs,
