@@ -24,6 +24,7 @@ echo "generate --profile rc=$?" | tee -a "$out/summary.txt"
 timeout 240 python -m pytest -q -x -p no:cacheprovider \
     tests/course/test_capture_rules.py tests/test_interop_torch.py \
     tests/course/test_ingraph_recipe.py tests/test_warp_env.py tests/course/test_course_gates.py \
+    tests/pipeline/test_real_widths.py \
     > "$out/pytest_cuda.txt" 2>&1
 echo "pytest rc=$?" | tee -a "$out/summary.txt"
 tail -n 25 "$out/cuda_check.txt" "$out/pytest_cuda.txt"

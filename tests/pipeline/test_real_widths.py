@@ -202,3 +202,48 @@ def test_checkpoints_and_progress_at_real_widths(device):
         pos.assign(np.c_[path[[(k - 2) % len(path)]], [0.0]].astype(np.float32))
         course.step()
     assert course.progress.events.laps.numpy()[0] >= 1
+
+
+def thickness_ratio(track, e, tol=0.02):
+    """NumPy oracle of the width thickness rule on the env's own beads, normals and local
+    widths (float64): the smallest ratio of a distance to its limit; THICKNESS iff < 1."""
+    c = env_rows(track, e, "center").astype(np.float64)
+    nrm = env_rows(track, e, "normal").astype(np.float64)
+    wl, wr = (w.astype(np.float64) for w in local_widths(track, e))
+    n, keep = len(c), 1.0 - tol
+    prev, nxt = np.roll(c, 1, 0), np.roll(c, -1, 0)
+    a, b, ac = np.hypot(*(c - prev).T), np.hypot(*(nxt - c).T), np.hypot(*(nxt - prev).T)
+    cr = (c - prev)[:, 0] * (nxt - prev)[:, 1] - (c - prev)[:, 1] * (nxt - prev)[:, 0]
+    kappa = 2.0 * np.abs(cr) / (a * b * ac)
+    inside = np.where(cr > 0, wl, wr)
+    ratios = [(1.0 / np.maximum(kappa, 1e-30) / (keep * inside)).min()]
+    length = float(track.length.numpy()[e])
+    band = max(min(max(int(round(2.0 * max(wl.max(), wr.max()) / (length / n))), 1), n // 4), 1)
+    i, j = np.triu_indices(n, 1)
+    far = (j - i > band) & (j - i < n - band)
+    i, j = i[far], j[far]
+    d = c[j] - c[i]
+    wi = np.where((d * nrm[i]).sum(1) > 0, wl[i], wr[i])
+    wj = np.where((-d * nrm[j]).sum(1) > 0, wl[j], wr[j])
+    ratios.append((np.hypot(*d.T) / (keep * (wi + wj))).min())
+    return min(ratios)
+
+
+def test_thickness_matches_a_numpy_oracle():
+    rng = np.random.default_rng(7)
+    circuits = [stadium(g, w=w) for g, w in [(9.0, 4.0), (14.0, 6.0), (16.0, 7.5), (30.0, 6.0)]]
+    for ry in (12.0, 20.0, 40.0):
+        th = np.linspace(0.0, 2.0 * np.pi, 300, endpoint=False)
+        xy = np.stack([150.0 * np.cos(th), ry * np.sin(th)], 1)
+        w = rng.uniform(3.0, 8.0) + np.sin(2.0 * th + rng.uniform(0, 6))
+        circuits.append(circuit(xy, w, w[::-1].copy()))
+    gen = TrackGenerator(tracks_spec(circuits, num_envs=len(circuits), device="cpu"))
+    tr = gen.generate()
+    fail = tr.fail_mask.numpy()
+    decided = 0
+    for e in range(len(circuits)):
+        r = thickness_ratio(tr, e)
+        if abs(r - 1.0) > 0.01:
+            decided += 1
+            assert bool(fail[e] & int(FailBit.THICKNESS)) == (r < 1.0), (e, r, fail[e])
+    assert decided >= 5 and (fail & int(FailBit.THICKNESS)).any() and (fail == 0).any()
