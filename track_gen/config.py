@@ -23,6 +23,7 @@ from .pipeline.stages import (
     inflate,
     relax,
     resample,
+    road_width,
     validate,
     voronoi,
 )
@@ -72,6 +73,7 @@ TrackGenConfig = config_class(
     "TrackGenConfig",
     [
         ("Road and output resolution", "resample", (inflate.HALF_WIDTH, resample.SPACING, N_MAX)),
+        ("Road widths (stage road_width)", "road_width", (road_width.WIDTH_VARIATION,)),
         ("Thread layout", "resample", (KERNEL_LAYOUT,)),
         ("Relaxation (stage relax)", "relax", (relax.ENABLE, *relax.RelaxPBD.FIELDS)),
         ("Validity (stage validate)", "validate", validate.ValidateTrack.FIELDS),

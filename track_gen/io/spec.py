@@ -130,9 +130,13 @@ def tracks_spec(
         raise ValueError(f"units = {units!r}: must be one of {UNITS}")
     if assign not in ASSIGN_MODES:
         raise ValueError(f"assign = {assign!r}: must be one of {ASSIGN_MODES}")
-    for name in ("generator", "num_envs", "device", "num_points"):
-        if name in config_fields:
-            raise TypeError(f"tracks_spec() sets {name!r} itself; pass it as its own argument")
+    if "generator" in config_fields:
+        raise TypeError("tracks_spec() sets 'generator' itself (the real_track sampler)")
+    if config_fields.get("width_variation", 0.0) != 0.0:
+        raise ValueError(
+            f"width_variation = {config_fields['width_variation']!r}: a real circuit keeps its "
+            "own widths; leave width_variation at 0"
+        )
     circuits = [_circuit_arrays(t, i) for i, t in enumerate(tracks)]
     if num_points is None:
         num_points = min(max(16, max(len(c[0]) for c in circuits)), _MAX_POINTS)

@@ -14,11 +14,15 @@ __all__ = ["gates", "gates_from_config", "track", "track_from_config", "track_mi
 def track_from_config(config) -> PipelineSpec:
     """The standard track pipeline for ``config``.
 
-    Stages: ``<generator>`` (sampler) -> ``resample`` -> ``relax`` (when
-    ``relax_enable``) -> ``inflate`` -> ``validate`` -> ``elevate`` (when ``z_profile`` is not
-    ``"flat"``: a flat config's pipeline is exactly the one without elevation).
+    Stages: ``<generator>`` (sampler) -> ``road_width`` (when ``width_variation > 0``) ->
+    ``resample`` -> ``relax`` (when ``relax_enable``) -> ``inflate`` -> ``validate`` ->
+    ``elevate`` (when ``z_profile`` is not ``"flat"``: a flat config's pipeline is exactly the
+    one without elevation).
     """
-    stages = [StageSpec(config.generator), StageSpec("resample")]
+    stages = [StageSpec(config.generator)]
+    if config.width_variation > 0:
+        stages.append(StageSpec("road_width"))
+    stages.append(StageSpec("resample"))
     if config.relax_enable:
         stages.append(StageSpec("relax"))
     stages += [StageSpec("inflate"), StageSpec("validate")]

@@ -15,6 +15,7 @@ from .real_track import SamplerRealTrack
 from .relax import RelaxPBD
 from .repulsive import SamplerRepulsive
 from .resample import ResampleConstantSpacing
+from .road_width import RoadWidth
 from .validate import ValidateTrack
 from .voronoi import SamplerVoronoi
 
@@ -35,6 +36,7 @@ BUILTIN_STAGES = {
     "mix": SamplerMix,
     "centerline": SamplerCenterline,
     "real_track": SamplerRealTrack,
+    "road_width": RoadWidth,
     "resample": ResampleConstantSpacing,
     "relax": RelaxPBD,
     "inflate": Inflate,
@@ -58,6 +60,7 @@ __all__ = [
     "SamplerCheckpoint",
     "SamplerRepulsive",
     "ResampleConstantSpacing",
+    "RoadWidth",
     "RelaxPBD",
     "Inflate",
     "ValidateTrack",
