@@ -19,8 +19,8 @@ UNITS = ("metres", "normalized")
 NORMALIZED_EXTENT = 1.44
 _MAX_POINTS = 16384
 _MAX_BEADS = 16384
-#: Bead spacing of a real circuit, as a fraction of its median half width (the generated
-#: tracks' default ``0.6 * half_width``).
+#: Bead spacing of a real circuit, as a fraction of its widest width (the generated tracks'
+#: default ``0.6 * half_width``).
 SPACING_FRAC = 0.6
 
 
@@ -100,10 +100,11 @@ def tracks_spec(
         num_points: points per circuit after arc-uniform resampling on the host (default: the
             most points of any circuit, at least 16).
         config_fields: further :class:`~track_gen.TrackGenConfig` fields. Defaults chosen
-            here: ``half_width`` = the median half width of the circuits (it sets the bead
-            spacing ``0.6 * half_width`` and nothing else: the borders use the per-bead
-            widths), ``N_max`` = the most beads any circuit needs, and ``relax_enable=False``
-            (a real centerline is kept as it is).
+            here: ``half_width`` = the widest width of the circuits (it sets the bead spacing
+            ``0.6 * half_width`` and bounds what the course tools size from it, such as the
+            height-field and prop capacities; the borders use the per-bead widths),
+            ``N_max`` = the most beads any circuit needs, and ``relax_enable=False`` (a real
+            centerline is kept as it is).
 
     Returns:
         A :class:`~track_gen.pipeline.PipelineSpec` for ``TrackGenerator(spec)`` or
@@ -160,8 +161,7 @@ def tracks_spec(
         rows.append(r)
         lengths.append(length)
     table = np.stack(rows).astype(np.float32)
-    half = 0.5 * (table[:, :, 2] + table[:, :, 3])
-    hw = float(config_fields.pop("half_width", float(np.median(half))))
+    hw = float(config_fields.pop("half_width", float(table[:, :, 2:].max())))
     spacing = config_fields.get("spacing")
     bead = float(spacing) if spacing is not None else SPACING_FRAC * hw
     need = max(int(math.ceil(length / bead)) + 2 for length in lengths)
