@@ -2,7 +2,9 @@
 
 ``track-gen preview`` builds a batch, times warm :meth:`~track_gen.TrackGenerator.generate`
 calls, prints a summary (device, ms per call, yield, fail bits) and writes a PNG grid of
-tracks (coloured by height when ``--z-profile`` elevates them). ``track-gen`` with no
+tracks (coloured by height when ``--z-profile`` elevates them). ``track-gen export`` builds
+a batch and writes it in a simulator format (``track_gen.io``); ``track-gen import`` reads
+circuits in the TUM racetrack-database layout and draws them. ``track-gen`` with no
 subcommand runs ``preview`` with its defaults.
 """
 
@@ -30,8 +32,11 @@ class _ArgumentError(Exception):
 def _samplers() -> list[str]:
     from .pipeline import default_registry
 
-    # samplers a config alone can build ("mix" needs a weight table, "centerline" user loops)
-    return [s for s in default_registry().samplers() if s not in ("mix", "centerline")]
+    # samplers a config alone can build ("mix" needs a weight table, "centerline" user loops,
+    # "real_track" a table of circuits)
+    return [
+        s for s in default_registry().samplers() if s not in ("mix", "centerline", "real_track")
+    ]
 
 
 def _z_profiles() -> list[str]:
@@ -182,6 +187,10 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=_preview)
+    from .cli_io import add_export_parser, add_import_parser  # after this module is loaded
+
+    add_export_parser(sub)
+    add_import_parser(sub)
     return parser
 
 

@@ -1,0 +1,260 @@
+"""``track-gen export`` and ``track-gen import`` (the :mod:`track_gen.io` side of the CLI;
+:mod:`track_gen.cli` registers them)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .cli import PROG, _ArgumentError, _Progress, _samplers
+
+#: ``export --format`` -> (file name ending, one file per env).
+EXPORT_FORMATS = {
+    "tum": (".csv", True),
+    "cones": (".cones.csv", True),
+    "json": (".json", False),
+    "npz": (".npz", False),
+    "gltf": (".glb", True),
+    "usd": (".usda", True),
+}
+#: Formats ``export --gates`` can write (gate poses).
+GATE_FORMATS = ("json", "npz", "usd")
+
+
+def add_export_parser(sub) -> None:
+    p = sub.add_parser(
+        "export",
+        help="generate a batch and write it as files simulators read",
+        description=(
+            "Build a TrackGenerator (GateGenerator with --gates), generate once and write the "
+            "batch: one file per valid env for the per-course formats (tum, cones, gltf, usd: "
+            "<generator>_env<e>.<ext>, invalid envs skipped with a note), one file for json "
+            "and npz (<generator>.<ext>, with what rebuilds the batch)."
+        ),
+    )
+    p.add_argument(
+        "--generator",
+        choices=_samplers(),
+        default="bezier",
+        help="centerline sampler (default: %(default)s)",
+    )
+    p.add_argument(
+        "-E",
+        "--num-envs",
+        type=int,
+        default=16,
+        metavar="E",
+        help="batch size (default: %(default)s)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="env e is seeded with seed + e (default: %(default)s)"
+    )
+    p.add_argument(
+        "--format",
+        required=True,
+        choices=list(EXPORT_FORMATS),
+        help="file format (tum, cones, gltf, usd: one file per env)",
+    )
+    p.add_argument(
+        "--out", required=True, metavar="DIR", help="output folder (created when its parent exists)"
+    )
+    p.add_argument(
+        "--half-width",
+        type=float,
+        default=None,
+        help="half the road width, track units (default: the config's)",
+    )
+    p.add_argument(
+        "--scale",
+        type=float,
+        default=None,
+        help="course size, track units (default: the config's); FSDS and most "
+        "simulators read metres",
+    )
+    p.add_argument(
+        "--cone-spacing",
+        type=float,
+        default=None,
+        help="cone spacing along each border for --format cones, track units "
+        "(default: one road width, 2 * half_width)",
+    )
+    p.add_argument(
+        "--gates",
+        action="store_true",
+        help=f"export gate courses (GateGenerator; formats {', '.join(GATE_FORMATS)})",
+    )
+    p.add_argument(
+        "--device",
+        default=None,
+        help="Warp device such as cpu or cuda:0 (default: CUDA when present, else cpu)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=_export)
+
+
+def add_import_parser(sub) -> None:
+    p = sub.add_parser(
+        "import",
+        help="read circuits in the TUM racetrack-database CSV layout and draw them",
+        description=(
+            "Read each PATH with track_gen.io.read_tum, print one line per circuit (points, "
+            "closed length, width ranges) and, with --preview, draw them (road band from the "
+            "real left/right widths, one panel per circuit)."
+        ),
+    )
+    p.add_argument(
+        "paths", nargs="+", metavar="PATH", help="CSV files (x_m,y_m,w_tr_right_m,w_tr_left_m)"
+    )
+    p.add_argument("--preview", default=None, metavar="PNG", help="write a picture of the circuits")
+    p.set_defaults(func=_import)
+
+
+def _device_or_error(device):
+    import warp as wp
+
+    if device is None:
+        return
+    try:
+        wp.get_device(device)
+    except (ValueError, RuntimeError) as exc:
+        known = ", ".join(str(d) for d in wp.get_devices())
+        raise _ArgumentError(
+            f"--device {device!r} is not available here (devices: {known})"
+        ) from exc
+
+
+def _out_dir(path: str) -> str:
+    """``--out``: an existing folder, or a new one whose parent exists (created here)."""
+    full = os.path.abspath(path)
+    if os.path.exists(full) and not os.path.isdir(full):
+        raise _ArgumentError(f"--out {path}: exists and is not a folder")
+    if not os.path.isdir(full):
+        parent = os.path.dirname(full)
+        if not os.path.isdir(parent):
+            raise _ArgumentError(f"--out {path}: folder {parent} does not exist")
+        try:
+            os.mkdir(full)
+        except OSError as exc:
+            raise _ArgumentError(f"--out {path}: cannot create the folder: {exc}") from exc
+    return full
+
+
+def _export(args) -> int:
+    from . import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
+    from . import io as tio
+
+    if args.gates and args.format not in GATE_FORMATS:
+        raise _ArgumentError(
+            f"--format {args.format} is not available with --gates (use one of "
+            f"{', '.join(GATE_FORMATS)})"
+        )
+    if args.cone_spacing is not None and args.format != "cones":
+        raise _ArgumentError("--cone-spacing: only with --format cones")
+    _device_or_error(args.device)
+    fields = {"generator": args.generator, "num_envs": args.num_envs, "device": args.device}
+    if args.scale is not None:
+        fields["scale"] = args.scale
+    if args.half_width is not None:
+        if args.gates:
+            raise _ArgumentError("--half-width: only for tracks (gate width: GateGenConfig)")
+        fields["half_width"] = args.half_width
+    try:
+        if args.gates:
+            config = GateGenConfig(**fields)
+            gen = GateGenerator(config, seeds=args.seed)
+        else:
+            config = TrackGenConfig(**fields)
+            gen = TrackGenerator(config, seeds=args.seed)
+    except (ValueError, TypeError) as exc:
+        raise _ArgumentError(str(exc)) from exc
+    spacing = None
+    if args.format == "cones":
+        spacing = 2.0 * config.half_width if args.cone_spacing is None else args.cone_spacing
+        if not (spacing > 0 and spacing < float("inf")):
+            raise _ArgumentError(f"--cone-spacing {spacing!r}: must be finite and > 0")
+    out = _out_dir(args.out)
+
+    gen.generate()
+    result = gen.result
+    ext, per_env = EXPORT_FORMATS[args.format]
+    stem = f"{args.generator}_gates" if args.gates else args.generator
+    if not per_env:
+        path = os.path.join(out, stem + ext)
+        writer = tio.write_json if args.format == "json" else tio.write_npz
+        writer(result, path, generator=gen)
+        print(f"wrote {path} ({config.num_envs} envs, {int(result.valid.numpy().sum())} valid)")
+        return 0
+
+    valid = result.valid.numpy()
+    fail = result.fail_mask.numpy()
+    E = config.num_envs
+    progress = None
+    if E > 1 and not args.no_progress and getattr(sys.stderr, "isatty", lambda: False)():
+        progress = _Progress(E, sys.stderr, "export ")
+    written, skipped = 0, []
+    try:
+        for e in range(E):
+            if not valid[e]:
+                skipped.append(e)
+            else:
+                path = os.path.join(out, f"{stem}_env{e}{ext}")
+                try:
+                    if args.format == "tum":
+                        tio.write_tum(result, e, path)
+                    elif args.format == "cones":
+                        tio.write_cones(result, e, path, spacing=spacing)
+                    elif args.format == "gltf":
+                        tio.write_gltf(result, e, path)
+                    else:
+                        tio.write_usd(result, e, path)
+                except ValueError as exc:
+                    raise _ArgumentError(str(exc)) from exc
+                written += 1
+            if progress is not None:
+                progress.update(e + 1)
+    except ImportError as exc:
+        if progress is not None:
+            progress.close()
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    if progress is not None:
+        progress.close()
+    from .results import FailBit
+
+    for e in skipped:
+        print(f"env {e} skipped: invalid ({FailBit(int(fail[e])).name})", file=sys.stderr)
+    print(f"wrote {written} {args.format} files to {out} ({len(skipped)} invalid envs skipped)")
+    return 0
+
+
+def _import(args) -> int:
+    from . import io as tio
+
+    if args.preview is not None:
+        folder = os.path.dirname(os.path.abspath(args.preview))
+        if not os.path.isdir(folder):
+            raise _ArgumentError(f"--preview {args.preview}: folder {folder} does not exist")
+    tracks = []
+    for path in args.paths:
+        try:
+            tracks.append(tio.read_tum(path))
+        except (OSError, ValueError) as exc:
+            raise _ArgumentError(str(exc)) from exc
+    for t in tracks:
+        print(
+            f"{t.name}: {t.num_points} points, length {t.length:,.1f} m, width right "
+            f"{t.width_right.min():.2f}..{t.width_right.max():.2f} m, left "
+            f"{t.width_left.min():.2f}..{t.width_left.max():.2f} m"
+        )
+    if args.preview is None:
+        return 0
+    try:
+        tio.plot_real_tracks(tracks, args.preview)
+    except ImportError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"{PROG}: error: could not write {args.preview}: {exc}", file=sys.stderr)
+        return 1
+    print(f"output: {args.preview}")
+    return 0

@@ -1,0 +1,504 @@
+"""Real circuits in the TUM racetrack-database layout: :class:`RealTrack`, :func:`read_tum`,
+:func:`write_tum`, and the host-side helpers every writer of ``track_gen.io`` shares.
+
+The layout (one circuit per CSV file, metres)::
+
+    # x_m,y_m,w_tr_right_m,w_tr_left_m
+    -0.32,1.09,7.57,7.36
+    ...
+
+``x_m, y_m`` is a centerline point; ``w_tr_right_m`` / ``w_tr_left_m`` the distances from it
+to the right and left track borders, seen in the driving direction (the order of the rows).
+The loop is closed: the last point joins the first (a closing duplicate of the first point
+is accepted and dropped).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..checks import is_bool, is_int
+from ..results import FailBit, GateSequence, Track
+
+__all__ = ["TUM_COLUMNS", "TUM_HEADER", "RealTrack", "plot_real_tracks", "read_tum", "write_tum"]
+
+#: Column names of the TUM racetrack-database CSV layout, in file order.
+TUM_COLUMNS = ("x_m", "y_m", "w_tr_right_m", "w_tr_left_m")
+#: The header line :func:`write_tum` writes (and :func:`read_tum` expects when present).
+TUM_HEADER = "# " + ",".join(TUM_COLUMNS)
+#: Fewest distinct points of a circuit.
+MIN_POINTS = 4
+
+
+# ----------------------------------------------------------------------------- RealTrack
+@dataclass(frozen=True)
+class RealTrack:
+    """A real circuit: a closed centerline with per-point left and right widths.
+
+    Attributes:
+        name: the circuit's name (:func:`read_tum`: the file stem).
+        xy: float64 ``[N, 2]``, metres: centerline points in driving order, the loop closed
+            from the last point back to the first (no closing duplicate), ``N >= 4``.
+        width_right: float64 ``[N]``, metres, > 0: distance from ``xy[i]`` to the right
+            border (right of the driving direction).
+        width_left: float64 ``[N]``, metres, > 0: distance to the left border.
+
+    The arrays are read-only copies. Construction checks shapes, finiteness, positive
+    widths, at least 4 points and no repeated consecutive point (the closing pair included),
+    raising ValueError (TypeError for a non-str name) naming the field and the fix.
+    """
+
+    name: str
+    xy: np.ndarray
+    width_right: np.ndarray
+    width_left: np.ndarray
+
+    def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise TypeError(f"RealTrack.name must be a str, got {type(self.name).__name__}")
+        xy = _float_array("RealTrack.xy", self.xy)
+        if xy.ndim != 2 or xy.shape[1] != 2:
+            raise ValueError(f"RealTrack.xy must have shape [N, 2], got {list(xy.shape)}")
+        n = xy.shape[0]
+        widths = {}
+        for field in ("width_right", "width_left"):
+            w = _float_array(f"RealTrack.{field}", getattr(self, field))
+            if w.shape != (n,):
+                raise ValueError(
+                    f"RealTrack.{field} must have shape [{n}] (one width per xy point), "
+                    f"got {list(w.shape)}"
+                )
+            widths[field] = w
+        if n < MIN_POINTS:
+            raise ValueError(
+                f"RealTrack.xy has {n} points; a circuit needs at least {MIN_POINTS} distinct "
+                "points"
+            )
+        bad = np.flatnonzero(~np.all(np.isfinite(xy), axis=1))
+        if bad.size:
+            raise ValueError(
+                f"RealTrack.xy[{bad[0]}] = {xy[bad[0]].tolist()} is not finite; every "
+                "coordinate must be a finite number"
+            )
+        for field, w in widths.items():
+            bad = np.flatnonzero(~(np.isfinite(w) & (w > 0)))
+            if bad.size:
+                raise ValueError(
+                    f"RealTrack.{field}[{bad[0]}] = {w[bad[0]]!r} must be finite and > 0"
+                )
+        step = np.linalg.norm(np.roll(xy, -1, axis=0) - xy, axis=1)
+        rep = np.flatnonzero(step == 0.0)
+        if rep.size:
+            i = int(rep[0])
+            raise ValueError(
+                f"RealTrack.xy[{i}] and xy[{(i + 1) % n}] are the same point "
+                f"{xy[i].tolist()}; drop the repeated point (the loop closes by itself)"
+            )
+        for field, arr in (("xy", xy), *widths.items()):
+            arr.flags.writeable = False
+            object.__setattr__(self, field, arr)
+
+    @property
+    def num_points(self) -> int:
+        """N, the number of centerline points."""
+        return int(self.xy.shape[0])
+
+    @property
+    def length(self) -> float:
+        """Closed polyline length of ``xy`` (closing segment included), metres."""
+        d = np.roll(self.xy, -1, axis=0) - self.xy
+        return float(np.hypot(d[:, 0], d[:, 1]).sum())
+
+    def normals(self) -> np.ndarray:
+        """float64 ``[N, 2]``: unit plan-view left normals ``(-t.y, t.x)`` of the unit
+        central-difference tangents ``t`` of the closed loop."""
+        t = np.roll(self.xy, -1, axis=0) - np.roll(self.xy, 1, axis=0)
+        norm = np.hypot(t[:, 0], t[:, 1])
+        norm[norm == 0.0] = 1.0  # a point whose neighbours coincide: no direction to take
+        t = t / norm[:, None]
+        return np.stack([-t[:, 1], t[:, 0]], axis=1)
+
+    def borders(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(left, right)``: float64 ``[N, 2]`` border points, metres:
+        ``xy + width_left * n`` and ``xy - width_right * n`` (``n``: :meth:`normals`)."""
+        n = self.normals()
+        return self.xy + self.width_left[:, None] * n, self.xy - self.width_right[:, None] * n
+
+
+def _float_array(name: str, value) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=np.float64, copy=True)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{name} must be an array of numbers: {exc}") from None
+    return arr
+
+
+# ----------------------------------------------------------------------------- read_tum
+def _check_path(name: str, path) -> Path:
+    """``path`` as a Path (TypeError for anything but str / os.PathLike; ValueError for an
+    empty or NUL-containing name)."""
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or os.PathLike, got {type(path).__name__}")
+    text = os.fspath(path)
+    if not isinstance(text, str) or not text or "\0" in text:
+        raise ValueError(f"{name} = {text!r} is not a usable file name")
+    return Path(text)
+
+
+def read_tum(path) -> RealTrack:
+    """Read one circuit from a CSV in the TUM racetrack-database layout.
+
+    Args:
+        path: str or ``os.PathLike`` of the CSV file.
+
+    Returns:
+        A :class:`RealTrack` named after the file stem; ``xy`` and the widths in the file's
+        units (metres), in row order.
+
+    Accepted: the header comment ``# x_m,y_m,w_tr_right_m,w_tr_left_m`` (optional), other
+    comment lines starting with ``#``, spaces around values, blank lines, a closing row that
+    repeats the first point (dropped).
+
+    Raises:
+        FileNotFoundError: no file at ``path`` (the message names the path).
+        ValueError: a malformed file: the message names the file, the line number, the column
+            and the bad value (not a number, NaN/inf, a width <= 0, a wrong column count), or
+            says what is wrong with the circuit as a whole (fewer than 4 distinct points, a
+            point repeated on consecutive rows, a header with other columns, text that is not
+            UTF-8). Nothing is returned half-built.
+        TypeError: ``path`` is not a str / PathLike.
+    """
+    p = _check_path("path", path)
+    where = os.fspath(path)
+    if not p.exists():
+        raise FileNotFoundError(f"read_tum: no such file: {where}")
+    if p.is_dir():
+        raise IsADirectoryError(f"read_tum: {where} is a folder, not a CSV file")
+    raw = p.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{where}: not a UTF-8 text file ({exc.reason} at byte {exc.start})"
+        ) from None
+
+    rows: list[tuple[float, float, float, float]] = []
+    lines: list[int] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith("#"):
+            _check_header(where, lineno, s)
+            continue
+        cells = s.split(",")
+        if len(cells) != len(TUM_COLUMNS):
+            raise ValueError(
+                f"{where} line {lineno}: expected {len(TUM_COLUMNS)} columns "
+                f"({','.join(TUM_COLUMNS)}), got {len(cells)}: {_clip(s)!r}"
+            )
+        vals = []
+        for col, cell in zip(TUM_COLUMNS, cells, strict=True):
+            vals.append(_parse_cell(where, lineno, col, cell.strip()))
+        rows.append(tuple(vals))
+        lines.append(lineno)
+
+    if not rows:
+        raise ValueError(f"{where}: no data rows (expected rows {','.join(TUM_COLUMNS)})")
+    data = np.array(rows, dtype=np.float64)
+    if len(rows) > 1 and data[-1, 0] == data[0, 0] and data[-1, 1] == data[0, 1]:
+        data, lines = data[:-1], lines[:-1]  # closing duplicate of the first point
+    same = np.flatnonzero((data[1:, 0] == data[:-1, 0]) & (data[1:, 1] == data[:-1, 1]))
+    if same.size:
+        k = int(same[0])
+        raise ValueError(
+            f"{where} line {lines[k + 1]}: point ({data[k + 1, 0]!r}, {data[k + 1, 1]!r}) "
+            f"repeats the point of line {lines[k]}; remove the repeated row"
+        )
+    distinct = np.unique(data[:, :2], axis=0).shape[0]
+    if distinct < MIN_POINTS:
+        raise ValueError(
+            f"{where}: {distinct} distinct points; a circuit needs at least {MIN_POINTS}"
+        )
+    try:
+        return RealTrack(
+            name=p.stem,
+            xy=data[:, :2],
+            width_right=data[:, 2],
+            width_left=data[:, 3],
+        )
+    except ValueError as exc:  # a repeated non-consecutive pair closing the loop, ...
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def _clip(s: str, n: int = 60) -> str:
+    return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def _check_header(where: str, lineno: int, s: str) -> None:
+    """A comment that names columns must name the TUM columns in the TUM order."""
+    body = s.lstrip("#").strip()
+    names = [c.strip() for c in body.split(",")]
+    if len(names) > 1 and "x_m" in names and names != list(TUM_COLUMNS):
+        raise ValueError(
+            f"{where} line {lineno}: header columns {names} are not the TUM layout "
+            f"{list(TUM_COLUMNS)}; reorder the columns or write the file in that layout"
+        )
+
+
+def _parse_cell(where: str, lineno: int, col: str, cell: str) -> float:
+    head = f"{where} line {lineno}, column {col}"
+    try:
+        v = float(cell)
+    except ValueError:
+        raise ValueError(f"{head}: {_clip(cell)!r} is not a number") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{head}: {_clip(cell)!r} is not finite")
+    if col.startswith("w_") and v <= 0.0:
+        raise ValueError(f"{head}: {_clip(cell)!r} must be a width > 0")
+    return v
+
+
+# ----------------------------------------------------------------------------- course rows
+@dataclass(frozen=True)
+class CourseRows:
+    """One valid env of a :class:`~track_gen.Track` on the host (float64 copies of the
+    float32 buffers; ``n = count[env]`` beads, in order).
+
+    Attributes:
+        env: the env index.
+        center, left, right, tangent, normal: float64 ``[n, 3]``, track units; ``left`` is the
+            border on the side of ``normal`` (the plan-view left normal), ``right`` the other.
+        width_left, width_right: float64 ``[n]``: plan-view distances of the borders to
+            ``center``.
+    """
+
+    env: int
+    center: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    tangent: np.ndarray
+    normal: np.ndarray
+    width_left: np.ndarray
+    width_right: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.center.shape[0])
+
+
+def check_env(result, env, who: str, kind=Track) -> int:
+    """``env`` as an int index of a valid env of ``result`` (a ``kind``), else TypeError /
+    ValueError naming ``who``, the env and, for an invalid env, its fail bits."""
+    if not isinstance(result, kind):
+        raise TypeError(f"{who}: expected a track_gen.{kind.__name__}, got {type(result).__name__}")
+    if is_bool(env) or not is_int(env):
+        raise TypeError(f"{who}: env must be an int, got {type(env).__name__} {env!r}")
+    E = result.num_envs
+    e = int(env)
+    if not 0 <= e < E:
+        raise ValueError(f"{who}: env = {e} is out of range: the batch has envs 0 .. {E - 1}")
+    if int(result.valid.numpy()[e]) == 0:
+        gen = int(result.generation.numpy()[e])
+        bits = FailBit(int(result.fail_mask.numpy()[e]))
+        why = "it was never generated" if gen < 0 else f"fail_mask = {bits!r}"
+        raise ValueError(
+            f"{who}: env {e} is invalid ({why}); write a valid env (valid[env] == 1) or "
+            "regenerate it first"
+        )
+    return e
+
+
+def course_rows(track: Track, env, who: str) -> CourseRows:
+    """The host rows of one valid env of ``track`` (checked by :func:`check_env`)."""
+    e = check_env(track, env, who)
+    n_max = track.N_max
+    n = int(track.count.numpy()[e])
+    if n < MIN_POINTS or n > n_max:
+        raise ValueError(f"{who}: env {e} has count {n}, outside [{MIN_POINTS}, {n_max}]")
+    rows = slice(e * n_max, e * n_max + n)
+
+    def host(a):
+        return a.numpy()[rows].astype(np.float64)
+
+    center, outer, inner = host(track.center), host(track.outer), host(track.inner)
+    tangent, normal = host(track.tangent), host(track.normal)
+    for name, arr in (("center", center), ("outer", outer), ("inner", inner)):
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{who}: env {e} has non-finite {name} rows")
+    side = float(np.sum(np.sum((outer - center)[:, :2] * normal[:, :2], axis=1)))
+    left, right = (outer, inner) if side >= 0.0 else (inner, outer)
+    return CourseRows(
+        env=e,
+        center=center,
+        left=left,
+        right=right,
+        tangent=tangent,
+        normal=normal,
+        width_left=np.hypot(*(left - center)[:, :2].T),
+        width_right=np.hypot(*(right - center)[:, :2].T),
+    )
+
+
+# ----------------------------------------------------------------------------- writing
+def check_out_path(name: str, path, suffixes: tuple[str, ...] | None = None) -> Path:
+    """``path`` as a Path whose folder exists and which is not a folder itself (checked before
+    anything is written); ``suffixes``: the accepted file name endings (lower case)."""
+    p = _check_path(name, path)
+    where = os.fspath(path)
+    if where.endswith(("/", os.sep)):
+        raise ValueError(f"{name} = {where!r} ends with a separator; give a file name")
+    if suffixes is not None and not p.name.lower().endswith(suffixes):
+        raise ValueError(f"{name} = {where!r}: the file name must end with one of {list(suffixes)}")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise FileNotFoundError(f"{name} = {where!r}: folder {os.fspath(parent)!r} does not exist")
+    if p.is_dir():
+        raise IsADirectoryError(f"{name} = {where!r} is a folder; give a file name")
+    return p
+
+
+def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+    """Call ``write(tmp)`` on a new temporary file beside ``path`` (same suffix, created with
+    the process umask like any file), then rename it onto ``path``: a failed write leaves no
+    file and never a partial one."""
+    parent = path.parent if str(path.parent) else Path(".")
+    for _ in range(100):
+        tmp_path = parent / f".{path.stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp{path.suffix}"
+        try:
+            with open(tmp_path, "xb"):
+                break
+        except FileExistsError:
+            continue
+    else:  # pragma: no cover - 100 random names taken
+        raise FileExistsError(f"no free temporary name beside {os.fspath(path)}")
+    try:
+        write(tmp_path)
+        os.replace(tmp_path, path)
+    except BaseException:
+        tmp_path.unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8", newline="\n"))
+
+
+def fmt(v: float) -> str:
+    """Shortest text that reads back as the same float64 (``repr``)."""
+    return repr(float(v))
+
+
+def write_tum(track: Track, env: int, path) -> None:
+    """Write one env of ``track`` as a CSV in the TUM racetrack-database layout.
+
+    Args:
+        track: a :class:`~track_gen.Track`.
+        env: index of a valid env (``valid[env] == 1``).
+        path: str or ``os.PathLike`` of the CSV file (its folder must exist).
+
+    The file holds the header line :data:`TUM_HEADER` and one row per bead
+    (``count[env]`` rows, bead order, no closing duplicate): ``center`` x, y in track units,
+    then the plan-view distances from the centre to the right and the left border (the left
+    border is the one on the side of ``normal``). Heights are not part of the layout. Values
+    are written exactly (the float32 coordinates read back bit for bit through
+    :func:`read_tum`). The file is written to a temporary name and renamed: a failure leaves
+    no partial file.
+
+    Raises:
+        TypeError: ``track`` is not a Track, ``env`` not an int, ``path`` not a path.
+        ValueError: ``env`` out of range or invalid (the message names its fail bits).
+        FileNotFoundError: the folder of ``path`` does not exist.
+    """
+    rows = course_rows(track, env, "write_tum")
+    p = check_out_path("path", path)
+    out = [TUM_HEADER]
+    for (x, y, _), wr, wl in zip(rows.center, rows.width_right, rows.width_left, strict=True):
+        out.append(f"{fmt(x)},{fmt(y)},{fmt(wr)},{fmt(wl)}")
+    atomic_write_text(p, "\n".join(out) + "\n")
+
+
+# ----------------------------------------------------------------------------- picture
+def plot_real_tracks(tracks, path, title: str | None = None, columns: int | None = None):
+    """Draw circuits with matplotlib: the road band between the borders from the real
+    widths, the centerline and the start point, one panel per circuit titled with its name
+    and length. Needs matplotlib (``pip install "track_gen[viz]"``).
+
+    Args:
+        tracks: a :class:`RealTrack` or a sequence of them.
+        path: PNG (or any matplotlib format) path, or None to only return the figure.
+        title: optional figure title.
+        columns: panels per row (default: up to 4).
+
+    Returns:
+        The ``matplotlib.figure.Figure``.
+    """
+    try:
+        from matplotlib.figure import Figure
+        from matplotlib.patches import PathPatch
+        from matplotlib.path import Path as MplPath
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            'plot_real_tracks needs matplotlib; install it with: pip install "track_gen[viz]"'
+        ) from exc
+    if isinstance(tracks, RealTrack):
+        tracks = [tracks]
+    tracks = list(tracks)
+    if not tracks or not all(isinstance(t, RealTrack) for t in tracks):
+        raise TypeError("plot_real_tracks: tracks must be a RealTrack or a non-empty sequence")
+    cols = columns or min(4, len(tracks))
+    rows_n = math.ceil(len(tracks) / cols)
+    fig = Figure(figsize=(4.0 * cols, 4.0 * rows_n + (0.4 if title else 0.0)))
+    for k, t in enumerate(tracks):
+        ax = fig.add_subplot(rows_n, cols, k + 1)
+        left, right = t.borders()
+        ring = np.concatenate([left, left[:1], right[::-1], right[-1:]])
+        codes = (
+            [MplPath.MOVETO]
+            + [MplPath.LINETO] * (len(left) - 1)
+            + [MplPath.CLOSEPOLY]
+            + [MplPath.MOVETO]
+            + [MplPath.LINETO] * (len(right) - 1)
+            + [MplPath.CLOSEPOLY]
+        )
+        band = PathPatch(MplPath(ring, codes), facecolor="#b8b8b8", edgecolor="none")
+        ax.add_patch(band)
+        for b, c in ((left, "#1f4fd1"), (right, "#e0b000")):
+            loop = np.concatenate([b, b[:1]])
+            ax.plot(loop[:, 0], loop[:, 1], color=c, lw=0.8)
+        c = np.concatenate([t.xy, t.xy[:1]])
+        ax.plot(c[:, 0], c[:, 1], color="white", lw=0.6, ls="--")
+        ax.plot(t.xy[0, 0], t.xy[0, 1], "o", color="#d04000", ms=4)
+        ax.set_title(f"{t.name}: {t.length:,.1f} m, {t.num_points} points", fontsize=9)
+        ax.set_aspect("equal")
+        ax.autoscale_view()
+        ax.tick_params(labelsize=7)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(os.fspath(path), dpi=110)
+    return fig
+
+
+def gate_rows(gates: GateSequence, env, who: str) -> dict[str, np.ndarray]:
+    """Host rows of one valid env of a :class:`~track_gen.GateSequence`: ``position``,
+    ``forward``, ``left``, ``right`` float64 ``[n, 3]``, ``orientation`` ``[n, 4]`` (x, y, z,
+    w), ``half_size`` ``[n]``."""
+    e = check_env(gates, env, who, kind=GateSequence)
+    m = gates.max_gates
+    n = int(gates.count.numpy()[e])
+    rows = slice(e * m, e * m + n)
+    out = {
+        name: getattr(gates, name).numpy()[rows].astype(np.float64)
+        for name in ("position", "forward", "orientation", "half_size", "left", "right")
+    }
+    out["env"] = e
+    return out
