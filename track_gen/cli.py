@@ -185,12 +185,21 @@ def _build_parser() -> argparse.ArgumentParser:
         default="track_gen_preview.png",
         help="PNG path (default: %(default)s)",
     )
+    p.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="settings JSON exported by track-gen explore (replaces --generator, -E, --seed, "
+        "--half-width and the --z-* options)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=_preview)
     from .cli_io import add_export_parser, add_import_parser  # after this module is loaded
+    from .explore.cli import add_parser as add_explore_parser
 
     add_export_parser(sub)
     add_import_parser(sub)
+    add_explore_parser(sub)
     return parser
 
 
@@ -243,18 +252,28 @@ def _preview(args) -> int:
             raise _ArgumentError(
                 f"--device {args.device!r} is not available here (devices: {known})"
             ) from exc
-    elevation = _elevation(args)
-    try:
-        config = TrackGenConfig(
-            generator=args.generator,
-            num_envs=args.num_envs,
-            half_width=args.half_width,
-            device=args.device,
-            **elevation,
-        )
-        gen = TrackGenerator(config, seeds=args.seed)
-    except (ValueError, TypeError) as exc:
-        raise _ArgumentError(str(exc)) from exc
+    if args.config is not None:
+        from .explore.settings import track_generator_from_file
+
+        try:
+            gen, args.seed = track_generator_from_file(args.config, device=args.device)
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            raise _ArgumentError(f"--config {args.config}: {exc}") from exc
+        config = gen.config
+        elevation = {} if config.z_profile == "flat" else {"z_profile": config.z_profile}
+    else:
+        elevation = _elevation(args)
+        try:
+            config = TrackGenConfig(
+                generator=args.generator,
+                num_envs=args.num_envs,
+                half_width=args.half_width,
+                device=args.device,
+                **elevation,
+            )
+            gen = TrackGenerator(config, seeds=args.seed)
+        except (ValueError, TypeError) as exc:
+            raise _ArgumentError(str(exc)) from exc
 
     dev = gen.device
     E = config.num_envs

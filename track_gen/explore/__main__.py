@@ -1,0 +1,7 @@
+"""``python -m track_gen.explore``: ``track-gen explore`` alone."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
