@@ -115,7 +115,9 @@ RAD = Tunable(
     hi=2.0,
     dynamic=True,
     unit="chord",
-    doc="handle length as a fraction of the chord (curviness).",
+    doc="handle length as a fraction of the chord (curviness). The handle is min(rad * "
+    "chord, handle_clamp_frac * shorter incident edge) and that edge is at most the chord, so "
+    "values above handle_clamp_frac change nothing: raise both for rounder corners.",
 )
 EDGY = Tunable(
     "edgy",
