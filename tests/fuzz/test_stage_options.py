@@ -39,8 +39,10 @@ def pipeline(kind: str, options: dict, device="cpu") -> PipelineSpec:
         stages = [StageSpec(k) for k in ("bezier", *GATE_STAGES)]
         stages[stages.index(StageSpec(kind))] = StageSpec(kind, options=options)
         return PipelineSpec(GateGenConfig(**base), tuple(stages), family="gates")
-    if kind in TRACK_PROCESS:
+    if kind in TRACK_PROCESS or kind == "road_width":
         stages = [StageSpec(k) for k in ("bezier", *TRACK_PROCESS)]
+        if kind == "road_width":
+            stages.insert(1, StageSpec(kind))
         stages[stages.index(StageSpec(kind))] = StageSpec(kind, options=options)
         return PipelineSpec(TrackGenConfig(**base), tuple(stages))
     cfg = TrackGenConfig(generator=kind, repulsive_iters=4, **base)
@@ -53,7 +55,7 @@ OPTIONS = [
     (kind, t)
     for kind in KINDS
     for t in BUILTIN_STAGES[kind].FIELDS
-    if kind in SAMPLERS or kind in GATE_STAGES or kind in TRACK_PROCESS
+    if kind in SAMPLERS or kind in GATE_STAGES or kind in TRACK_PROCESS or kind == "road_width"
 ]
 
 
