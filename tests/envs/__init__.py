@@ -1,0 +1,2 @@
+"""Tests of track_gen.envs (the racing env and its gymnasium / rsl_rl adapters) and of
+track_gen.distributed."""

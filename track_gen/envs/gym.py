@@ -1,0 +1,141 @@
+"""gymnasium 1.x ``VectorEnv`` over a :class:`~track_gen.envs.RaceEnv`: :class:`RaceVectorEnv`.
+
+Autoreset mode ``SAME_STEP`` (``metadata["autoreset_mode"]``): a step that ends an env's
+episode returns, for that env, the FIRST observation of its next episode in ``obs`` (its car
+already stands on its new course, or on the same one with ``new_course_on_reset=False``), the
+ended episode's last observation in ``infos["final_obs"][e]`` and its summary in
+``infos["final_info"]``; ``terminated`` / ``truncated`` describe the ended episode. The next
+``step`` uses the action as for any other env.
+
+Arrays returned are NumPy copies on the host (gymnasium's convention); the env itself runs on
+its Warp device. Importing this module imports gymnasium (the ``[rl]`` extra).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import warp as wp
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from ..checks import check_int, is_int
+from .race import RaceDone, RaceEnv
+
+__all__ = ["RaceVectorEnv"]
+
+
+class RaceVectorEnv(VectorEnv):
+    """A gymnasium ``VectorEnv`` of ``num_envs`` racing cars (see the module docs).
+
+    Args:
+        num_envs: E.
+        device: Warp device of the env (None: the default device).
+        seed: an int ``s``: env ``e`` gets seed ``s + e`` (``reset(seed=...)`` reseeds).
+        env_kwargs: keyword arguments of :class:`RaceEnv` (``config``,
+            ``new_course_on_reset``, ``captured``).
+
+    Spaces: ``single_observation_space`` ``Box(-inf, inf, (D,), float32)``,
+    ``single_action_space`` ``Box(-1, 1, (2,), float32)`` (throttle, steering command);
+    ``observation_space`` / ``action_space`` are their batches.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int, device=None, seed: int = 0, **env_kwargs):
+        self.env = RaceEnv(num_envs, device, seed, **env_kwargs)
+        self.num_envs = self.env.num_envs
+        D = self.env.obs_dim
+        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (D,), np.float32)
+        self.single_action_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.render_mode = None
+        self._mask = wp.zeros(self.num_envs, dtype=wp.int32, device=self.env.device)
+        self._host_actions = np.zeros((self.num_envs, 2), np.float32)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Restart episodes. ``seed`` (an int ``s``): every env reseeded ``s + e`` with a new
+        course at epoch 0. ``options={"reset_mask": bool [E]}`` restarts only those envs on
+        their same course (a seed then is a ValueError). Returns ``(obs [E, D] float32,
+        {})``."""
+        mask = None
+        if options is not None:
+            if not isinstance(options, dict):
+                raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+            unknown = set(options) - {"reset_mask"}
+            if unknown:
+                raise ValueError(f"options: unknown keys {sorted(unknown)}; known: reset_mask")
+            if "reset_mask" in options:
+                mask = np.asarray(options["reset_mask"])
+                if mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
+                    raise ValueError(
+                        f"options['reset_mask'] must be a bool array of shape "
+                        f"({self.num_envs},), got {mask.dtype} {mask.shape}"
+                    )
+        if seed is not None:
+            if not is_int(seed):
+                raise TypeError(f"seed must be an int or None, got {type(seed).__name__}")
+            if mask is not None:
+                raise ValueError("reset(seed=...) reseeds every env: pass no reset_mask with it")
+            check_int("seed", seed, -(2**31), 2**31 - self.num_envs)
+            self.env.reseed(int(seed))
+        elif mask is not None:
+            self._mask.assign(mask.astype(np.int32))
+            self.env.reset(self._mask)
+        else:
+            self.env.reset()
+        return self.env.obs.numpy().copy(), {}
+
+    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """Step every env with ``actions`` (``[E, 2]``, finite floats; clipped to [-1, 1]).
+
+        Returns ``(obs float32 [E, D], rewards float32 [E], terminated bool [E], truncated
+        bool [E], infos)``; ``infos`` holds ``final_obs`` (object ``[E]``: the ended
+        episode's last observation, None elsewhere), ``final_info`` (``episode_progress``
+        laps, ``lap_completed``, ``done_reason``, each ``[E]`` with a ``_`` mask) and their
+        ``_final_obs`` / ``_final_info`` masks, only when some env is done."""
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs, 2):
+            raise ValueError(f"actions must have shape ({self.num_envs}, 2), got {a.shape}")
+        if not np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.complexfloating):
+            raise TypeError(f"actions must be real numbers, got dtype {a.dtype}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError("actions must be finite (NaN or inf found)")
+        np.copyto(self._host_actions, a, casting="unsafe")
+        self.env.actions.assign(self._host_actions)
+        self.env.step()
+        e = self.env
+        obs = e.obs.numpy().copy()
+        reward = e.reward.numpy().copy()
+        done = e.done.numpy() != 0
+        truncated = e.time_out.numpy() != 0
+        terminated = done & ~truncated
+        infos: dict[str, Any] = {}
+        if done.any():
+            final = e.final_obs.numpy()
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            for i in np.flatnonzero(done):
+                final_obs[i] = final[i].copy()
+            reason = e.done_reason.numpy().copy()
+            infos = {
+                "final_obs": final_obs,
+                "_final_obs": done.copy(),
+                "final_info": {
+                    "episode_progress": np.where(done, e.final_progress.numpy(), 0.0),
+                    "_episode_progress": done.copy(),
+                    "lap_completed": done & ((reason & int(RaceDone.LAPS)) != 0),
+                    "_lap_completed": done.copy(),
+                    "done_reason": np.where(done, reason, 0),
+                    "_done_reason": done.copy(),
+                },
+                "_final_info": done.copy(),
+            }
+        return obs, reward, terminated, truncated, infos
+
+    def close_extras(self, **kwargs) -> None:
+        """Nothing to release beyond the env's arrays (freed with it)."""

@@ -1,0 +1,583 @@
+"""``RaceEnv``: a batched kinematic car racing on a :class:`~track_gen.course.Course` track.
+
+One car per env drives laps of its own generated course. Everything of a step runs as Warp
+kernels on the course's device; the adapters (:mod:`track_gen.envs.gym`,
+:mod:`track_gen.envs.rsl_rl`) only copy actions in and views out.
+
+A step, in order (:meth:`RaceEnv.step`):
+
+1. ``drive``: a kinematic bicycle (rear-axle reference) moves each car by ``dt``.
+2. ``course.step()``: checkpoints and laps (``progress``), the band collision (``oob``,
+   clearance) and the localizer (arc length ``s``, lateral offset, closest segment).
+3. ``observe``: ONE kernel writes the observation, reward, done mask and the episode
+   bookkeeping of every env, gated on ``valid`` with selects.
+4. auto-reset of the done envs: with ``new_course_on_reset=True`` (default) a masked
+   regeneration ``course.regenerate(mask=done, advance=True)`` gives each a NEW course (its
+   ``(seed, epoch + 1)``); with ``False`` ``course.reset(mask=done)`` keeps its course. The car
+   respawns at rest behind the start line, the course is stepped once more (the first update
+   after a reset never counts a crossing) and the observation of the done envs is replaced
+   by their new episode's first one (gymnasium's same-step autoreset). ``final_obs`` keeps
+   the last observation of the ended episode.
+
+Observation (float32 ``[E, obs_dim]``, ``obs_dim = 8 + 2 * len(lookahead)``), per column:
+speed / max_speed; steering angle / max_steer; lateral offset from the centerline (track
+units, left positive); sin and cos of the heading error (car yaw minus the closest segment's
+direction); band clearance (track units, negative off the road); distance to the next
+checkpoint (track units); lap fraction ``s / length`` in ``[0, 1)``; then for each look-ahead
+distance ``d`` the centerline point at arc length ``s + d``, in the car frame (x forward, y
+left, track units). An invalid env (no usable course, or a non-finite car state) observes all
+zeros (the cos column 1), gets reward 0 and is done.
+
+Reward per step: ``reward_progress * ds + reward_checkpoint * passed - penalty_oob * oob``,
+where ``ds`` is the arc length gained along the centerline this step (track units, wrapped at
+the start line, 0 on the first step of an episode). Episode progress (laps, the metric of the
+training notes) is the sum of ``ds / length`` over the episode.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import warp as wp
+
+from ..checks import (
+    INT32_MAX,
+    INT32_MIN,
+    check_bool,
+    check_choice,
+    check_float,
+    check_int,
+    check_seed_values,
+    is_int,
+)
+from ..seeds import PerEnvSeededRNG
+from .race_kernels import (
+    _BASE_OBS,
+    RaceDone,
+    _drive,
+    _observe,
+    _observe_reset,
+    _respawn,
+)
+
+__all__ = ["RaceConfig", "RaceDone", "RaceEnv", "RaceStats"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RaceConfig:
+    """The car, the episode and the reward of a :class:`RaceEnv` (checked on construction:
+    TypeError for a wrong kind, ValueError for a value out of range, naming the field).
+
+    Lengths in track units (the default road is 0.1 wide on each side of the centerline, a
+    lap about 5 long), times in seconds, angles in radians.
+
+    Attributes:
+        dt: step, s, in (0, 1].
+        wheelbase: in (0, 1].
+        max_speed: track units / s, in (0, 100] (no reverse).
+        max_accel: track units / s^2 at full throttle, in (0, 1000].
+        max_steer: front-wheel angle at full command, in (0, 1.5].
+        max_steer_rate: rad / s, in (0, 1000].
+        max_lateral_accel: track units / s^2, in (0, 1e4]: the yaw rate is capped at
+            ``max_lateral_accel / speed`` (a fast car cannot take a tight corner: brake).
+        half_extents: the car's (half length, half width), each in (0, 1].
+        spawn_back: how far behind the start line a car respawns, in (0, 1].
+        max_laps: laps that end an episode, in [1, 1000].
+        max_episode_steps: steps that time an episode out, in [1, 10**6].
+        lookahead: arc-length distances ahead of the car whose centerline points are
+            observed: 1 to 16 values, each in (0, 10].
+        reward_progress: reward per track unit gained along the centerline, finite.
+        reward_checkpoint: reward per checkpoint passed, finite.
+        penalty_oob: subtracted on the step the car leaves the road, finite.
+        checkpoint_spacing: arc length between checkpoints (the course's ``Checkpoints``).
+        generator: the track sampler (``presets.track(generator=...)``).
+    """
+
+    dt: float = 0.05
+    wheelbase: float = 0.03
+    max_speed: float = 2.0
+    max_accel: float = 4.0
+    max_steer: float = 0.5
+    max_steer_rate: float = 4.0
+    max_lateral_accel: float = 6.0
+    half_extents: tuple[float, float] = (0.02, 0.01)
+    spawn_back: float = 0.03
+    max_laps: int = 2
+    max_episode_steps: int = 300
+    lookahead: tuple[float, ...] = (0.1, 0.2, 0.35, 0.5, 0.7)
+    reward_progress: float = 10.0
+    reward_checkpoint: float = 0.0
+    penalty_oob: float = 2.0
+    checkpoint_spacing: float = 0.6
+    generator: str = "bezier"
+
+    def __post_init__(self):
+        f = object.__setattr__
+        f(self, "dt", check_float("dt", self.dt, 0.0, 1.0, lo_open=True))
+        f(self, "wheelbase", check_float("wheelbase", self.wheelbase, 0.0, 1.0, lo_open=True))
+        f(self, "max_speed", check_float("max_speed", self.max_speed, 0.0, 100.0, lo_open=True))
+        f(self, "max_accel", check_float("max_accel", self.max_accel, 0.0, 1e3, lo_open=True))
+        f(self, "max_steer", check_float("max_steer", self.max_steer, 0.0, 1.5, lo_open=True))
+        f(
+            self,
+            "max_steer_rate",
+            check_float("max_steer_rate", self.max_steer_rate, 0.0, 1e3, lo_open=True),
+        )
+        f(
+            self,
+            "max_lateral_accel",
+            check_float("max_lateral_accel", self.max_lateral_accel, 0.0, 1e4, lo_open=True),
+        )
+        he = _float_tuple("half_extents", self.half_extents, 2, 2)
+        f(self, "half_extents", he)
+        f(self, "spawn_back", check_float("spawn_back", self.spawn_back, 0.0, 1.0, lo_open=True))
+        f(self, "max_laps", check_int("max_laps", self.max_laps, 1, 1000))
+        f(
+            self,
+            "max_episode_steps",
+            check_int("max_episode_steps", self.max_episode_steps, 1, 10**6),
+        )
+        f(self, "lookahead", _float_tuple("lookahead", self.lookahead, 1, 16, hi=10.0))
+        for name in ("reward_progress", "reward_checkpoint", "penalty_oob"):
+            f(self, name, check_float(name, getattr(self, name)))
+        f(
+            self,
+            "checkpoint_spacing",
+            check_float("checkpoint_spacing", self.checkpoint_spacing, 0.0, 100.0, lo_open=True),
+        )
+        check_choice("generator", self.generator, _SAMPLERS)
+
+    @property
+    def obs_dim(self) -> int:
+        """Columns of the observation: ``8 + 2 * len(lookahead)``."""
+        return _BASE_OBS + 2 * len(self.lookahead)
+
+
+_SAMPLERS = ("bezier", "polar", "hull", "voronoi", "checkpoint", "repulsive")
+
+
+def _float_tuple(name: str, value, lo_count: int, hi_count: int, hi: float = 1.0) -> tuple:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
+        raise TypeError(
+            f"{name} must be a tuple of {lo_count}..{hi_count} numbers, got "
+            f"{type(value).__name__} {value!r}"
+        )
+    if not lo_count <= len(value) <= hi_count:
+        raise ValueError(
+            f"{name} must hold {lo_count}..{hi_count} numbers, got {len(value)}: {value!r}"
+        )
+    return tuple(check_float(f"{name}[{i}]", v, 0.0, hi, lo_open=True) for i, v in enumerate(value))
+
+
+@dataclasses.dataclass(frozen=True)
+class RaceStats:
+    """Episodes that ended since the last :meth:`RaceEnv.stats` call with ``clear=True``.
+
+    Attributes:
+        episodes: episodes ended (all envs).
+        mean_progress: mean episode progress, laps (NaN when no episode ended).
+        lap_rate: fraction of those episodes that completed ``max_laps`` laps.
+        mean_length: mean episode length, steps.
+    """
+
+    episodes: int
+    mean_progress: float
+    lap_rate: float
+    mean_length: float
+
+
+# ------------------------------------------------------------------------------ the env
+def _device(device) -> wp.context.Device:
+    """``device`` (None, a name such as ``"cpu"`` / ``"cuda:0"``, or a wp Device) as a Warp
+    device; ValueError naming ``device`` and the devices present otherwise."""
+    try:
+        return wp.get_device(device)
+    except Exception:
+        names = [d.alias for d in wp.get_devices()]
+        raise ValueError(
+            f"device = {device!r} is not a Warp device here: pass None or one of {names}"
+        ) from None
+
+
+def _env_seeds(seeds, E: int) -> np.ndarray:
+    """``seeds`` as int32 ``[E]``: an int ``s`` gives ``s + e``, else one int per env."""
+    if is_int(seeds):
+        s = int(seeds)
+        if s < INT32_MIN or s + E - 1 > INT32_MAX:
+            raise ValueError(
+                f"seeds = {s} gives env seeds {s}..{s + E - 1}, outside the int32 range: pass "
+                f"an int in [{INT32_MIN}, {INT32_MAX - E + 1}]"
+            )
+        return (s + np.arange(E, dtype=np.int64)).astype(np.int32)
+    if isinstance(seeds, (str, bytes, float, bool, np.floating, np.bool_)) or seeds is None:
+        raise TypeError(
+            f"seeds must be an int (env e gets seeds + e) or one int per env, got "
+            f"{type(seeds).__name__} {seeds!r}"
+        )
+    return check_seed_values("seeds", seeds, E)
+
+
+class RaceEnv:
+    """``E`` kinematic cars, one per env, each racing its own course; see the module docs.
+
+    Args:
+        num_envs: E, in [1, 2**20].
+        device: Warp device (None: the default device).
+        seeds: an int ``s`` (env ``e`` gets seed ``s + e``) or one int32 per env (a sequence,
+            NumPy array or wp.array). Env ``e``'s course is a pure function of
+            ``(seeds[e], epoch[e])``: :mod:`track_gen.distributed` gives each rank its slice.
+            The same seed for every env and ``new_course_on_reset=False`` trains on one
+            fixed course.
+        config: a :class:`RaceConfig` (None: the defaults).
+        new_course_on_reset: True: an ended episode's env gets the next course of its seed
+            (masked regeneration, ``advance=True``); False: it restarts on the same course.
+        captured: record :meth:`step` into a ``wp.ScopedCapture`` once and replay it (the
+            auto-reset then runs every step, an all-zero mask being an exact no-op).
+        spec: None (``presets.track`` with ``config.generator``) or a track
+            :class:`~track_gen.pipeline.PipelineSpec` of ``num_envs`` envs, e.g.
+            ``io.tracks_spec(circuits, num_envs=E, units="normalized")`` to drive imported
+            real circuits; its device is the env's (``device`` must then be None or equal).
+
+    Every argument is checked before anything is built (TypeError / ValueError naming it).
+
+    Attributes (device arrays allocated once, ``E`` = num_envs, ``D`` = ``obs_dim``):
+        course: the :class:`~track_gen.course.Course` (checkpoints, progress, segment band
+            collision, localizer).
+        actions: float32 ``[E, 2]``: throttle and steering command, each in [-1, 1].
+        obs: float32 ``[E, D]``: the observation after the last step (for a done env, its
+            new episode's first observation).
+        final_obs: float32 ``[E, D]``: the observation the last step computed before any
+            reset (for a done env, its ended episode's last observation).
+        reward: float32 ``[E]``. done: int32 ``[E]`` (1: the episode ended this step).
+        time_out: int32 ``[E]`` (1: ended by ``max_episode_steps`` alone, a truncation).
+        done_reason: int32 ``[E]``, :class:`RaceDone` flags (0 when not done).
+        episode_length: int32 ``[E]``: steps of the running episode.
+        episode_progress: float32 ``[E]``: laps gained in the running episode.
+        final_progress: float32 ``[E]``: laps gained by the episode as of the last step
+            (its total for a done env).
+        position: vec3f ``[E]`` (track units), yaw, speed, steer: float32 ``[E]`` (rad,
+            track units / s, rad): the car state.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        device=None,
+        seeds=0,
+        *,
+        config: RaceConfig | None = None,
+        new_course_on_reset: bool = True,
+        captured: bool = False,
+        spec=None,
+    ):
+        E = check_int("num_envs", num_envs, 1, 2**20)
+        if config is None:
+            config = RaceConfig()
+        if not isinstance(config, RaceConfig):
+            raise TypeError(f"config must be a RaceConfig, got {type(config).__name__}")
+        self.new_course_on_reset = check_bool("new_course_on_reset", new_course_on_reset)
+        captured = check_bool("captured", captured)
+        seed_values = _env_seeds(seeds, E)
+
+        from .. import tools
+        from ..course import Course
+        from ..pipeline import PipelineSpec, presets
+
+        if spec is None:
+            dev = _device(device)
+            spec = presets.track(num_envs=E, device=str(dev), generator=config.generator)
+        else:
+            if not isinstance(spec, PipelineSpec) or spec.family != "track":
+                raise TypeError(
+                    f"spec must be a track PipelineSpec (presets.track(...), "
+                    f"io.tracks_spec(...)) or None, got {type(spec).__name__}"
+                )
+            if spec.config.num_envs != E:
+                raise ValueError(
+                    f"spec is built for num_envs = {spec.config.num_envs}, the env has {E}: "
+                    "build the spec with the same num_envs"
+                )
+            dev = wp.get_device(spec.config.device)
+            if device is not None and _device(device) != dev:
+                raise ValueError(
+                    f"device = {device!r} but spec is on {dev}: pass device=None with a spec"
+                )
+
+        self.config = config
+        self.num_envs = E
+        self.obs_dim = config.obs_dim
+        self.course = Course.track(
+            spec,
+            checkpoint_spacing=config.checkpoint_spacing,
+            collision="segments",
+            extra=[tools.Localizer(warm_window=8)],
+            seeds=PerEnvSeededRNG(
+                wp.array(seed_values, dtype=wp.int32, device=dev), num_envs=E, device=dev
+            ),
+        )
+        self.device = self.course.device
+        self.n_max = self.course.generator.layout.N_max
+        self._host_guard = self.device.is_cpu
+
+        def f32(shape=E):
+            return wp.zeros(shape, dtype=wp.float32, device=dev)
+
+        def i32():
+            return wp.zeros(E, dtype=wp.int32, device=dev)
+
+        self.position = wp.zeros(E, dtype=wp.vec3f, device=dev)
+        self.orientation = wp.full(E, wp.quat_identity(), dtype=wp.quatf, device=dev)
+        self.half_extents = wp.full(E, wp.vec2f(*config.half_extents), dtype=wp.vec2f, device=dev)
+        self.yaw, self.speed, self.steer = f32(), f32(), f32()
+        self.course.bind(
+            position=self.position, orientation=self.orientation, half_extents=self.half_extents
+        )
+        self.lookahead = wp.array(np.asarray(config.lookahead, np.float32), device=dev)
+        self.actions = f32((E, 2))
+        self.obs = f32((E, self.obs_dim))
+        self.final_obs = f32((E, self.obs_dim))
+        self.reward = f32()
+        self.done, self.time_out, self.done_reason = i32(), i32(), i32()
+        self.episode_length = i32()
+        self.episode_progress = f32()
+        self.final_progress = f32()
+        self._s_prev = wp.full(E, wp.nan, dtype=wp.float32, device=dev)
+        self._stat_episodes, self._stat_laps, self._stat_steps = i32(), i32(), i32()
+        self._stat_progress = f32()
+        self._everyone = wp.ones(E, dtype=wp.int32, device=dev)
+        self.graph = None
+
+        self._respawn_observe(self._everyone)
+        if captured:
+            self.capture()
+
+    # ------------------------------------------------------------------ stages
+    def _drive(self) -> None:
+        c = self.config
+        wp.launch(
+            _drive,
+            self.num_envs,
+            inputs=[
+                self.actions,
+                c.dt,
+                c.wheelbase,
+                c.max_speed,
+                c.max_accel,
+                c.max_steer,
+                c.max_steer_rate,
+                c.max_lateral_accel,
+                self.position,
+                self.yaw,
+                self.speed,
+                self.steer,
+            ],
+            outputs=[self.orientation],
+            device=self.device,
+        )
+
+    def _observe(self, res) -> None:
+        c, r, ev, frame = self.config, self.course.result, res.events, res.frame
+        wp.launch(
+            _observe,
+            self.num_envs,
+            inputs=[
+                res.valid,
+                res.contacts.oob,
+                res.contacts.distance,
+                ev.passed,
+                ev.laps,
+                ev.dist_to_next,
+                frame.s,
+                frame.n,
+                frame.segment,
+                frame.tangent,
+                r.center,
+                r.arclen,
+                r.length,
+                r.count,
+                self.n_max,
+                self.lookahead,
+                self.position,
+                self.yaw,
+                self.speed,
+                self.steer,
+                c.max_speed,
+                c.max_steer,
+                c.max_laps,
+                c.max_episode_steps,
+                c.reward_progress,
+                c.reward_checkpoint,
+                c.penalty_oob,
+                self.episode_length,
+                self._s_prev,
+                self.episode_progress,
+                self._stat_episodes,
+                self._stat_progress,
+                self._stat_laps,
+                self._stat_steps,
+            ],
+            outputs=[
+                self.obs,
+                self.final_obs,
+                self.reward,
+                self.done,
+                self.time_out,
+                self.done_reason,
+                self.final_progress,
+            ],
+            device=self.device,
+        )
+
+    def _respawn_observe(self, mask: wp.array) -> None:
+        """Respawn the masked cars behind the start line of their current course, step the
+        course once and write their first observation."""
+        c, r = self.config, self.course.result
+        wp.launch(
+            _respawn,
+            self.num_envs,
+            inputs=[mask, r.center, r.tangent, r.count, self.n_max, c.spawn_back],
+            outputs=[
+                self.position,
+                self.yaw,
+                self.speed,
+                self.steer,
+                self.orientation,
+                self.episode_length,
+                self.episode_progress,
+            ],
+            device=self.device,
+        )
+        res = self.course.step()
+        frame = res.frame
+        wp.launch(
+            _observe_reset,
+            self.num_envs,
+            inputs=[
+                mask,
+                res.valid,
+                res.contacts.distance,
+                res.events.dist_to_next,
+                frame.s,
+                frame.n,
+                frame.segment,
+                frame.tangent,
+                r.center,
+                r.arclen,
+                r.length,
+                r.count,
+                self.n_max,
+                self.lookahead,
+                self.position,
+                self.yaw,
+                self.speed,
+                self.steer,
+                c.max_speed,
+                c.max_steer,
+            ],
+            outputs=[self._s_prev, self.obs],
+            device=self.device,
+        )
+
+    def _auto_reset(self) -> None:
+        if self.new_course_on_reset:
+            self.course.regenerate(mask=self.done, advance=True)
+        else:
+            self.course.reset(self.done)
+        self._respawn_observe(self.done)
+
+    def _simulate(self, guard: bool) -> None:
+        self._drive()
+        self._observe(self.course.step())
+        if guard and not self.done.numpy().any():  # CPU only: a free read of host memory
+            return
+        self._auto_reset()
+
+    # ------------------------------------------------------------------ public API
+    def step(self, actions: wp.array | None = None) -> None:
+        """Advance every env one step and auto-reset the done ones (see the module docs).
+
+        ``actions``: None (use :attr:`actions` as it is: write into it first) or a float32
+        ``[E, 2]`` wp.array on the env's device, copied into :attr:`actions`. The outputs are
+        the env's stable arrays (:attr:`obs`, :attr:`reward`, :attr:`done`, ...), overwritten
+        by the next step. On CUDA nothing is read back to the host.
+        """
+        if actions is not None and actions is not self.actions:
+            self._check_array("actions", actions, wp.float32, (self.num_envs, 2))
+            wp.copy(self.actions, actions)
+        if self.graph is not None:
+            wp.capture_launch(self.graph)
+        else:
+            self._simulate(self._host_guard)
+
+    def reset(self, mask: wp.array | None = None) -> None:
+        """Restart the episodes of the envs with ``mask[e] != 0`` (None: every env) on their
+        SAME course: car at rest behind the start line, progress, localizer and episode
+        counters reset, first observation in :attr:`obs`. Other envs are unchanged.
+
+        ``mask``: a contiguous int32 ``[E]`` wp.array on the env's device (checked first).
+        """
+        if mask is None:
+            mask = self._everyone
+        else:
+            self._check_array("mask", mask, wp.int32, (self.num_envs,))
+        self.course.reset(mask)
+        self._respawn_observe(mask)
+
+    def reseed(self, seeds) -> None:
+        """New seeds for every env (int ``s``: env ``e`` gets ``s + e``; or one int32 per
+        env), epochs back to 0, new courses, every episode restarted."""
+        self.course.generate(seeds=_env_seeds(seeds, self.num_envs))
+        self._respawn_observe(self._everyone)
+
+    def capture(self):
+        """Record :meth:`step` (without the action copy) once; every later :meth:`step`
+        replays it. Returns the graph. Recording runs nothing."""
+        if self.graph is None:
+            with wp.ScopedCapture(device=self.device) as cap:
+                self._simulate(False)
+            self.graph = cap.graph
+        return self.graph
+
+    @property
+    def seeds(self) -> wp.array:
+        """int32 ``[E]``: each env's seed (read-only use)."""
+        return self.course.generator.seeds.seeds
+
+    @property
+    def epochs(self) -> wp.array:
+        """int32 ``[E]``: each env's epoch (its course is that of ``(seed, epoch)``)."""
+        return self.course.generator.seeds.epochs
+
+    def stats(self, clear: bool = True) -> RaceStats:
+        """Episodes ended since the last clearing call, summed on the host (reads device
+        memory: call it between rollouts, not per step)."""
+        clear = check_bool("clear", clear)
+        eps = self._stat_episodes.numpy().astype(np.int64)
+        n = int(eps.sum())
+        prog = float(self._stat_progress.numpy().astype(np.float64).sum())
+        laps = int(self._stat_laps.numpy().sum())
+        steps = int(self._stat_steps.numpy().astype(np.int64).sum())
+        if clear:
+            for a in (self._stat_episodes, self._stat_progress, self._stat_laps, self._stat_steps):
+                a.zero_()
+        nan = math.nan
+        return RaceStats(
+            episodes=n,
+            mean_progress=prog / n if n else nan,
+            lap_rate=laps / n if n else nan,
+            mean_length=steps / n if n else nan,
+        )
+
+    def _check_array(self, name: str, arr, dtype, shape: tuple[int, ...]) -> None:
+        if not isinstance(arr, wp.array):
+            raise TypeError(f"{name} must be a wp.array, got {type(arr).__name__}")
+        if arr.dtype != dtype:
+            raise TypeError(f"{name} must have dtype {dtype.__name__}, got {arr.dtype.__name__}")
+        if tuple(arr.shape) != shape:
+            raise ValueError(f"{name} must have shape {shape}, got {tuple(arr.shape)}")
+        if arr.device != self.device:
+            raise ValueError(f"{name} is on {arr.device}, the env on {self.device}")
+        if not arr.is_contiguous:
+            raise ValueError(f"{name} must be contiguous")

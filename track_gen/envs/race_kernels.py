@@ -1,0 +1,436 @@
+"""The Warp kernels of :class:`~track_gen.envs.RaceEnv` (``race.py``): the car's drive, the
+one observe kernel (observation, reward, done, bookkeeping), the respawn and the first
+observation after an auto-reset, with the observation columns and :class:`RaceDone`."""
+
+from __future__ import annotations
+
+import enum
+
+import warp as wp
+
+__all__ = ["RaceDone"]
+
+wp.set_module_options({"enable_backward": False})
+
+
+#: Fixed observation columns before the look-ahead points.
+_BASE_OBS = 8
+OBS_SPEED = wp.constant(0)
+OBS_STEER = wp.constant(1)
+OBS_LATERAL = wp.constant(2)
+OBS_HEADING_SIN = wp.constant(3)
+OBS_HEADING_COS = wp.constant(4)
+OBS_CLEARANCE = wp.constant(5)
+OBS_DIST_NEXT = wp.constant(6)
+OBS_LAP_FRACTION = wp.constant(7)
+OBS_LOOKAHEAD = wp.constant(8)
+
+_PI = wp.constant(3.14159265358979)
+_TWO_PI = wp.constant(6.28318530717959)
+
+
+class RaceDone(enum.IntFlag):
+    """Why an episode ended (``RaceEnv.done_reason[e]``; several bits may be set)."""
+
+    OOB = 1  #: part of the car left the road band (a crash: terminated)
+    LAPS = 2  #: ``max_laps`` laps completed (terminated)
+    TIME_OUT = 4  #: ``max_episode_steps`` steps taken (truncated, alone)
+    INVALID = 8  #: no usable course (``valid == 0``) or a non-finite car state (terminated)
+
+
+_OOB = wp.constant(int(RaceDone.OOB))
+_LAPS = wp.constant(int(RaceDone.LAPS))
+_TIME_OUT = wp.constant(int(RaceDone.TIME_OUT))
+_INVALID = wp.constant(int(RaceDone.INVALID))
+
+
+# ------------------------------------------------------------------------------ kernels
+@wp.func
+def _finite_or_zero(x: float) -> float:
+    return wp.where(wp.isfinite(x), x, 0.0)
+
+
+@wp.func
+def _wrap_angle(a: float) -> float:
+    """``a`` wrapped to ``[-pi, pi)``."""
+    return a - _TWO_PI * wp.floor((a + _PI) / _TWO_PI)
+
+
+@wp.kernel
+def _drive(
+    # inputs
+    actions: wp.array2d(dtype=wp.float32),
+    dt: float,
+    wheelbase: float,
+    max_speed: float,
+    max_accel: float,
+    max_steer: float,
+    max_steer_rate: float,
+    max_lateral_accel: float,
+    # in/out
+    pos_inout: wp.array(dtype=wp.vec3f),
+    yaw_inout: wp.array(dtype=wp.float32),
+    speed_inout: wp.array(dtype=wp.float32),
+    steer_inout: wp.array(dtype=wp.float32),
+    # outputs
+    orientation_out: wp.array(dtype=wp.quatf),
+):
+    """Kinematic bicycle with a grip limit, one explicit step: ``actions[e, 0]`` throttle and
+    ``actions[e, 1]`` steering command, each clamped to [-1, 1] (non-finite read as 0); the
+    yaw rate ``v / wheelbase * tan(steer)`` is clamped to ``max_lateral_accel / v``."""
+    e = wp.tid()
+    throttle = wp.clamp(_finite_or_zero(actions[e, 0]), -1.0, 1.0)
+    command = wp.clamp(_finite_or_zero(actions[e, 1]), -1.0, 1.0)
+    v = wp.clamp(speed_inout[e] + max_accel * throttle * dt, 0.0, max_speed)
+    turn = max_steer_rate * dt
+    delta = steer_inout[e]
+    delta = delta + wp.clamp(command * max_steer - delta, -turn, turn)
+    # grip: the yaw rate is capped at max_lateral_accel / v (the car understeers)
+    grip = max_lateral_accel / wp.max(v, 1.0e-6)
+    rate = wp.clamp(v / wheelbase * wp.tan(delta), -grip, grip)
+    yaw = _wrap_angle(yaw_inout[e] + rate * dt)
+    p = pos_inout[e]
+    pos_inout[e] = wp.vec3f(p[0] + v * wp.cos(yaw) * dt, p[1] + v * wp.sin(yaw) * dt, p[2])
+    yaw_inout[e] = yaw
+    speed_inout[e] = v
+    steer_inout[e] = delta
+    orientation_out[e] = wp.quat_from_axis_angle(wp.vec3f(0.0, 0.0, 1.0), yaw)
+
+
+@wp.func
+def _write_obs(
+    e: int,
+    ok: bool,
+    s: float,
+    n: float,
+    heading: float,
+    gap: float,
+    dist: float,
+    length: float,
+    segment: int,
+    count: int,
+    n_max: int,
+    center: wp.array(dtype=wp.vec3f),
+    arclen: wp.array(dtype=wp.float32),
+    lookahead: wp.array(dtype=wp.float32),
+    pos: wp.vec3f,
+    yaw: float,
+    speed: float,
+    steer: float,
+    max_speed: float,
+    max_steer: float,
+    obs_out: wp.array2d(dtype=wp.float32),
+):
+    """Every column of ``obs_out[e]`` (zeros, cos column 1, when not ``ok``)."""
+    obs_out[e, OBS_SPEED] = wp.where(ok, speed / max_speed, 0.0)
+    obs_out[e, OBS_STEER] = wp.where(ok, steer / max_steer, 0.0)
+    obs_out[e, OBS_LATERAL] = wp.where(ok, n, 0.0)
+    obs_out[e, OBS_HEADING_SIN] = wp.where(ok, wp.sin(heading), 0.0)
+    obs_out[e, OBS_HEADING_COS] = wp.where(ok, wp.cos(heading), 1.0)
+    obs_out[e, OBS_CLEARANCE] = wp.where(ok, gap, 0.0)
+    obs_out[e, OBS_DIST_NEXT] = wp.where(ok, dist, 0.0)
+    obs_out[e, OBS_LAP_FRACTION] = wp.where(ok, s / length, 0.0)
+    c = wp.cos(yaw)
+    sn = wp.sin(yaw)
+    base = e * n_max
+    for k in range(lookahead.shape[0]):
+        # walk the beads forward from the closest segment (arc lengths unwrapped past the
+        # start line) to the segment holding arc length s + d
+        j = segment
+        wrap = float(0.0)
+        x = float(0.0)
+        y = float(0.0)
+        if ok:
+            d = lookahead[k]
+            target = s + (d - length * wp.floor(d / length))  # a look-ahead past a lap wraps
+            steps = int(0)
+            a_next = float(0.0)
+            while steps <= count:
+                a_j = arclen[base + j] + wrap
+                if j + 1 < count:
+                    a_next = arclen[base + j + 1] + wrap
+                else:
+                    a_next = length + wrap
+                if target <= a_next:
+                    break
+                j = j + 1
+                if j >= count:
+                    j = 0
+                    wrap = wrap + length
+                steps = steps + 1
+            a_j = arclen[base + j] + wrap
+            j1 = j + 1
+            if j1 >= count:
+                j1 = 0
+            t = wp.clamp((target - a_j) / wp.max(a_next - a_j, 1.0e-9), 0.0, 1.0)
+            q = wp.lerp(center[base + j], center[base + j1], t)
+            dx = q[0] - pos[0]
+            dy = q[1] - pos[1]
+            x = c * dx + sn * dy
+            y = -sn * dx + c * dy
+            if not (wp.isfinite(x) and wp.isfinite(y)):
+                x = 0.0
+                y = 0.0
+        obs_out[e, OBS_LOOKAHEAD + 2 * k] = x
+        obs_out[e, OBS_LOOKAHEAD + 2 * k + 1] = y
+
+
+@wp.func
+def _usable(
+    valid: int,
+    count: int,
+    segment: int,
+    s: float,
+    n: float,
+    heading: float,
+    length: float,
+    gap: float,
+    dist: float,
+) -> bool:
+    """Whether an env's course and the course's answers for its car are usable (else the env
+    observes zeros, gets reward 0 and is done with INVALID)."""
+    ok = valid != 0 and count >= 2 and segment >= 0 and length > 0.0
+    ok = ok and wp.isfinite(s) and wp.isfinite(n) and wp.isfinite(heading)
+    return ok and wp.isfinite(length) and wp.isfinite(gap) and wp.isfinite(dist)
+
+
+@wp.func
+def _heading_error(yaw: float, tangent: wp.vec3f) -> float:
+    return _wrap_angle(yaw - wp.atan2(tangent[1], tangent[0]))
+
+
+@wp.kernel
+def _observe(
+    # inputs: course results of this step
+    valid: wp.array(dtype=wp.int32),
+    oob: wp.array(dtype=wp.int32),
+    clearance: wp.array(dtype=wp.float32),
+    passed: wp.array(dtype=wp.int32),
+    laps: wp.array(dtype=wp.int32),
+    dist_to_next: wp.array(dtype=wp.float32),
+    frame_s: wp.array(dtype=wp.float32),
+    frame_n: wp.array(dtype=wp.float32),
+    frame_segment: wp.array(dtype=wp.int32),
+    frame_tangent: wp.array(dtype=wp.vec3f),
+    center: wp.array(dtype=wp.vec3f),
+    arclen: wp.array(dtype=wp.float32),
+    length: wp.array(dtype=wp.float32),
+    count: wp.array(dtype=wp.int32),
+    n_max: int,
+    lookahead: wp.array(dtype=wp.float32),
+    # inputs: car state
+    pos: wp.array(dtype=wp.vec3f),
+    yaw: wp.array(dtype=wp.float32),
+    speed: wp.array(dtype=wp.float32),
+    steer: wp.array(dtype=wp.float32),
+    # inputs: constants
+    max_speed: float,
+    max_steer: float,
+    max_laps: int,
+    max_episode_steps: int,
+    reward_progress: float,
+    reward_checkpoint: float,
+    penalty_oob: float,
+    # in/out: episode bookkeeping
+    episode_length_inout: wp.array(dtype=wp.int32),
+    s_prev_inout: wp.array(dtype=wp.float32),
+    progress_inout: wp.array(dtype=wp.float32),
+    stat_episodes_inout: wp.array(dtype=wp.int32),
+    stat_progress_inout: wp.array(dtype=wp.float32),
+    stat_laps_inout: wp.array(dtype=wp.int32),
+    stat_steps_inout: wp.array(dtype=wp.int32),
+    # outputs
+    obs_out: wp.array2d(dtype=wp.float32),
+    final_obs_out: wp.array2d(dtype=wp.float32),
+    reward_out: wp.array(dtype=wp.float32),
+    done_out: wp.array(dtype=wp.int32),
+    time_out_out: wp.array(dtype=wp.int32),
+    done_reason_out: wp.array(dtype=wp.int32),
+    final_progress_out: wp.array(dtype=wp.float32),
+):
+    """Observation, reward, done mask and episode bookkeeping of one env; writes EVERY entry
+    of every output (``done_out`` is the auto-reset mask), ``final_obs_out`` a copy of the
+    observation."""
+    e = wp.tid()
+    L = length[e]
+    s = frame_s[e]
+    n = frame_n[e]
+    heading = _heading_error(yaw[e], frame_tangent[e])
+    gap = clearance[e]
+    dist = dist_to_next[e]
+    p = pos[e]
+    ok = _usable(valid[e], count[e], frame_segment[e], s, n, heading, L, gap, dist)
+    ok = ok and wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(yaw[e])
+    _write_obs(
+        e,
+        ok,
+        s,
+        n,
+        heading,
+        gap,
+        dist,
+        L,
+        frame_segment[e],
+        count[e],
+        n_max,
+        center,
+        arclen,
+        lookahead,
+        p,
+        yaw[e],
+        speed[e],
+        steer[e],
+        max_speed,
+        max_steer,
+        obs_out,
+    )
+    for k in range(obs_out.shape[1]):
+        final_obs_out[e, k] = obs_out[e, k]
+
+    # arc length gained along the centerline, wrapped at the start line
+    ds = float(0.0)
+    sp = s_prev_inout[e]
+    if ok and wp.isfinite(sp):
+        ds = s - sp
+        ds = ds - L * wp.floor(ds / L + 0.5)
+    s_prev_inout[e] = wp.where(ok, s, sp)
+    prog = progress_inout[e] + wp.where(ok, ds / wp.max(L, 1.0e-9), 0.0)
+    progress_inout[e] = prog
+
+    off_road = oob[e] != 0
+    r = reward_progress * ds + reward_checkpoint * float(passed[e])
+    r = r - wp.where(off_road, penalty_oob, 0.0)
+    reward_out[e] = wp.where(ok, r, 0.0)  # a select: never r * float(valid[e])
+
+    steps = episode_length_inout[e] + 1
+    episode_length_inout[e] = steps
+    reason = int(0)
+    if not ok:
+        reason = reason | _INVALID
+    else:
+        if off_road:
+            reason = reason | _OOB
+        if laps[e] >= max_laps:
+            reason = reason | _LAPS
+    if steps >= max_episode_steps:
+        reason = reason | _TIME_OUT
+    done_reason_out[e] = reason
+    done = reason != 0
+    done_out[e] = wp.where(done, 1, 0)
+    time_out_out[e] = wp.where(reason == _TIME_OUT, 1, 0)  # truncated, not terminated
+    final_progress_out[e] = prog
+    if done:
+        stat_episodes_inout[e] = stat_episodes_inout[e] + 1
+        stat_progress_inout[e] = stat_progress_inout[e] + prog
+        stat_steps_inout[e] = stat_steps_inout[e] + steps
+        if (reason & _LAPS) != 0:
+            stat_laps_inout[e] = stat_laps_inout[e] + 1
+
+
+@wp.kernel
+def _respawn(
+    # inputs
+    mask: wp.array(dtype=wp.int32),
+    center: wp.array(dtype=wp.vec3f),
+    tangent: wp.array(dtype=wp.vec3f),
+    count: wp.array(dtype=wp.int32),
+    n_max: int,
+    spawn_back: float,
+    # outputs (masked envs only)
+    pos_out: wp.array(dtype=wp.vec3f),
+    yaw_out: wp.array(dtype=wp.float32),
+    speed_out: wp.array(dtype=wp.float32),
+    steer_out: wp.array(dtype=wp.float32),
+    orientation_out: wp.array(dtype=wp.quatf),
+    episode_length_out: wp.array(dtype=wp.int32),
+    progress_out: wp.array(dtype=wp.float32),
+):
+    """Each masked car at rest ``spawn_back`` behind bead 0 (the start line) of its course,
+    facing along the centerline; without a finite bead 0, at the origin (the env is invalid
+    and ends its next step)."""
+    e = wp.tid()
+    if mask[e] == 0:
+        return
+    p = wp.vec3f(0.0, 0.0, 0.0)
+    yaw = float(0.0)
+    if count[e] >= 2:
+        c = center[e * n_max]
+        t = tangent[e * n_max]
+        h = wp.vec3f(t[0], t[1], 0.0)
+        hl = wp.length(h)
+        if wp.isfinite(c[0]) and wp.isfinite(c[1]) and wp.isfinite(hl) and hl > 1.0e-6:
+            h = h / hl
+            p = c - spawn_back * h
+            yaw = wp.atan2(h[1], h[0])
+    pos_out[e] = p
+    yaw_out[e] = yaw
+    speed_out[e] = 0.0
+    steer_out[e] = 0.0
+    orientation_out[e] = wp.quat_from_axis_angle(wp.vec3f(0.0, 0.0, 1.0), yaw)
+    episode_length_out[e] = 0
+    progress_out[e] = 0.0
+
+
+@wp.kernel
+def _observe_reset(
+    # inputs
+    mask: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    clearance: wp.array(dtype=wp.float32),
+    dist_to_next: wp.array(dtype=wp.float32),
+    frame_s: wp.array(dtype=wp.float32),
+    frame_n: wp.array(dtype=wp.float32),
+    frame_segment: wp.array(dtype=wp.int32),
+    frame_tangent: wp.array(dtype=wp.vec3f),
+    center: wp.array(dtype=wp.vec3f),
+    arclen: wp.array(dtype=wp.float32),
+    length: wp.array(dtype=wp.float32),
+    count: wp.array(dtype=wp.int32),
+    n_max: int,
+    lookahead: wp.array(dtype=wp.float32),
+    pos: wp.array(dtype=wp.vec3f),
+    yaw: wp.array(dtype=wp.float32),
+    speed: wp.array(dtype=wp.float32),
+    steer: wp.array(dtype=wp.float32),
+    max_speed: float,
+    max_steer: float,
+    # outputs (masked envs only)
+    s_prev_out: wp.array(dtype=wp.float32),
+    obs_out: wp.array2d(dtype=wp.float32),
+):
+    """The first observation of a respawned car's episode (masked envs only)."""
+    e = wp.tid()
+    if mask[e] == 0:
+        return
+    L = length[e]
+    s = frame_s[e]
+    n = frame_n[e]
+    heading = _heading_error(yaw[e], frame_tangent[e])
+    gap = clearance[e]
+    dist = dist_to_next[e]
+    p = pos[e]
+    ok = _usable(valid[e], count[e], frame_segment[e], s, n, heading, L, gap, dist)
+    _write_obs(
+        e,
+        ok,
+        s,
+        n,
+        heading,
+        gap,
+        dist,
+        L,
+        frame_segment[e],
+        count[e],
+        n_max,
+        center,
+        arclen,
+        lookahead,
+        p,
+        yaw[e],
+        speed[e],
+        steer[e],
+        max_speed,
+        max_steer,
+        obs_out,
+    )
+    s_prev_out[e] = wp.where(ok, s, wp.nan)
