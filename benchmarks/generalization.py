@@ -45,6 +45,7 @@ HALF_WIDTH = float(_HALF_WIDTH.default)
 
 def evaluate_circuits(runner, directory: Path, episodes: int, device) -> dict:
     """One episode per env on the imported circuits (env ``e`` drives circuit ``e % K``)."""
+    from track_gen import TrackGenerator
     from track_gen.envs import RaceEnv
     from track_gen.envs.rsl_rl import RslRlRaceEnv
     from track_gen.io import RealTrack, read_tum, tracks_spec
@@ -59,6 +60,13 @@ def evaluate_circuits(runner, directory: Path, episodes: int, device) -> dict:
     for t in tracks:
         s = HALF_WIDTH / float(np.median(0.5 * (t.width_left + t.width_right)))
         scaled.append(RealTrack(t.name, t.xy * s, t.width_right * s, t.width_left * s))
+    # a circuit the library marks invalid (too thin for its width) is left out and named
+    probe = TrackGenerator(tracks_spec(scaled, num_envs=len(scaled), device=device))
+    valid = probe.generate().valid.numpy().astype(bool)
+    dropped = [t.name for t, ok in zip(scaled, valid, strict=True) if not ok]
+    scaled = [t for t, ok in zip(scaled, valid, strict=True) if ok]
+    if not scaled:
+        raise ValueError(f"--circuits {directory}: every circuit is invalid ({dropped})")
     spec = tracks_spec(scaled, num_envs=episodes, device=device, units="metres")
     env = RaceEnv(episodes, None, 0, spec=spec, new_course_on_reset=False)
     vec = RslRlRaceEnv(env)
@@ -78,7 +86,8 @@ def evaluate_circuits(runner, directory: Path, episodes: int, device) -> dict:
             if not np.isnan(final).any():
                 break
     return {
-        "circuits": [t.name for t in tracks],
+        "circuits": [t.name for t in scaled],
+        "invalid_circuits": dropped,
         "mean_progress": float(np.nanmean(final)),
         "mean_distance": float(np.nanmean(final * env.course.result.length.numpy())),
         "lap_rate": float(laps.mean()),
