@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
 import numpy as np
 
+from ..pipeline.presets import track_from_config
 from ..pipeline.spec import PipelineSpec, StageSpec
 from ..pipeline.stages.real_track import ASSIGN_MODES
 
@@ -179,13 +181,7 @@ def tracks_spec(
         half_width=hw,
         **fields,
     )
-    stages = [
-        StageSpec("real_track", options={"table": table, "assign": assign}),
-        StageSpec("resample"),
-    ]
-    if config.relax_enable:
-        stages.append(StageSpec("relax"))
-    stages += [StageSpec("inflate"), StageSpec("validate")]
-    if config.z_profile != "flat":
-        stages.append(StageSpec("elevate"))
-    return PipelineSpec(config=config, stages=tuple(stages), family="track")
+    # the standard track pipeline with the real_track sampler (what track_mix does for mix)
+    spec = track_from_config(config)
+    sampler = StageSpec("real_track", options={"table": table, "assign": assign})
+    return dataclasses.replace(spec, stages=(sampler, *spec.stages[1:]))

@@ -22,6 +22,7 @@ import warp as wp
 
 from ...seeds import stage_rng
 from ..stage import Stage, Workspace
+from .widths import allocate_widths
 
 wp.set_module_options({"enable_backward": False})
 
@@ -90,11 +91,7 @@ class SamplerRealTrack(Stage):
         self.draw = int(assign == "draw")
         self.table_xy = ws.budget.array(rows[:, :2], wp.vec2f, f"{self.name} circuits")
         self.table_width = ws.budget.array(rows[:, 2:], wp.vec2f, f"{self.name} widths")
-        E = lay.num_envs
-        ws.line_width = ws.zeros(E * lay.num_points, wp.vec2f, f"{self.name} line widths")
-        ws.bead_width = ws.budget.full(
-            E * lay.N_max, wp.vec2f(float("nan"), float("nan")), wp.vec2f, "bead widths"
-        )
+        allocate_widths(ws, self.name)
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         lay = ws.layout

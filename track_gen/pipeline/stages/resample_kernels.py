@@ -112,7 +112,22 @@ def point_on_edge(
     jn = j + 1
     if jn == n:
         jn = 0
+    t = edge_fraction(arc, arc_base, edge, edge_base, j, target)
+    return src[base + j] + t * (src[base + jn] - src[base + j])
+
+
+@wp.func
+def edge_fraction(
+    arc: wp.array(dtype=wp.float64),
+    arc_base: int,
+    edge: wp.array(dtype=wp.float32),
+    edge_base: int,
+    j: int,
+    target: wp.float64,
+) -> float:
+    """How far along edge ``j`` of the tabulated loop the arc ``target`` lies, in [0, 1]
+    (what :func:`point_on_edge` interpolates with; other per-point data such as road widths
+    is interpolated with the same fraction)."""
     seg = wp.float64(edge[edge_base + j])
     t = float((target - arc[arc_base + j]) / wp.max(seg, wp.float64(1.0e-12)))
-    t = wp.clamp(t, 0.0, 1.0)
-    return src[base + j] + t * (src[base + jn] - src[base + j])
+    return wp.clamp(t, 0.0, 1.0)

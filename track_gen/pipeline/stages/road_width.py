@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import warp as wp
 
+from ...geometry import TWO_PI
 from ...seeds import stage_rng
 from ...tunable import Tunable
 from ..stage import Stage, Workspace
 from .inflate import HALF_WIDTH
+from .widths import allocate_widths
 
 wp.set_module_options({"enable_backward": False})
 
 SALT_ROAD_WIDTH = wp.constant(wp.uint32(0x3D1D7A11))
-TWO_PI = wp.constant(6.28318530717959)
 
 WIDTH_VARIATION = Tunable(
     "width_variation",
@@ -88,14 +89,7 @@ class RoadWidth(Stage):
     FIELDS = (HALF_WIDTH, WIDTH_VARIATION)
 
     def allocate(self, ws: Workspace) -> None:
-        lay = ws.layout
-        E = lay.num_envs
-        if ws.line_width is None:
-            ws.line_width = ws.zeros(E * lay.num_points, wp.vec2f, f"{self.name} line widths")
-        if ws.bead_width is None:
-            ws.bead_width = ws.budget.full(
-                E * lay.N_max, wp.vec2f(float("nan"), float("nan")), wp.vec2f, "bead widths"
-            )
+        allocate_widths(ws, self.name)
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         lay, v = ws.layout, self.values
