@@ -8,6 +8,8 @@ import enum
 
 import warp as wp
 
+from ..geometry import wrap_angle
+
 __all__ = ["RaceDone"]
 
 wp.set_module_options({"enable_backward": False})
@@ -24,9 +26,6 @@ OBS_CLEARANCE = wp.constant(5)
 OBS_DIST_NEXT = wp.constant(6)
 OBS_LAP_FRACTION = wp.constant(7)
 OBS_LOOKAHEAD = wp.constant(8)
-
-_PI = wp.constant(3.14159265358979)
-_TWO_PI = wp.constant(6.28318530717959)
 
 
 class RaceDone(enum.IntFlag):
@@ -48,12 +47,6 @@ _INVALID = wp.constant(int(RaceDone.INVALID))
 @wp.func
 def _finite_or_zero(x: float) -> float:
     return wp.where(wp.isfinite(x), x, 0.0)
-
-
-@wp.func
-def _wrap_angle(a: float) -> float:
-    """``a`` wrapped to ``[-pi, pi)``."""
-    return a - _TWO_PI * wp.floor((a + _PI) / _TWO_PI)
 
 
 @wp.kernel
@@ -88,7 +81,7 @@ def _drive(
     # grip: the yaw rate is capped at max_lateral_accel / v (the car understeers)
     grip = max_lateral_accel / wp.max(v, 1.0e-6)
     rate = wp.clamp(v / wheelbase * wp.tan(delta), -grip, grip)
-    yaw = _wrap_angle(yaw_inout[e] + rate * dt)
+    yaw = wrap_angle(yaw_inout[e] + rate * dt)
     p = pos_inout[e]
     pos_inout[e] = wp.vec3f(p[0] + v * wp.cos(yaw) * dt, p[1] + v * wp.sin(yaw) * dt, p[2])
     yaw_inout[e] = yaw
@@ -196,7 +189,7 @@ def _usable(
 
 @wp.func
 def _heading_error(yaw: float, tangent: wp.vec3f) -> float:
-    return _wrap_angle(yaw - wp.atan2(tangent[1], tangent[0]))
+    return wrap_angle(yaw - wp.atan2(tangent[1], tangent[0]))
 
 
 @wp.kernel
