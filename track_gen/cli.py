@@ -91,6 +91,35 @@ def _height_summary(track, valid) -> str:
     return f"heights {lo:.3f} .. {hi:.3f}, steepest grade {grade:.3f} (valid envs)"
 
 
+def _add_batch_arguments(p) -> None:
+    """The batch every generating subcommand builds: --generator, -E, --seed."""
+    p.add_argument(
+        "--generator",
+        choices=_samplers(),
+        default="bezier",
+        help="centerline sampler (default: %(default)s)",
+    )
+    p.add_argument(
+        "-E",
+        "--num-envs",
+        type=int,
+        default=16,
+        metavar="E",
+        help="batch size (default: %(default)s)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="env e is seeded with seed + e (default: %(default)s)"
+    )
+
+
+def _add_device_argument(p) -> None:
+    p.add_argument(
+        "--device",
+        default=None,
+        help="Warp device such as cpu or cuda:0 (default: CUDA when present, else cpu)",
+    )
+
+
 def _build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -112,23 +141,7 @@ def _build_parser() -> argparse.ArgumentParser:
             "write a PNG of the last batch."
         ),
     )
-    p.add_argument(
-        "--generator",
-        choices=_samplers(),
-        default="bezier",
-        help="centerline sampler (default: %(default)s)",
-    )
-    p.add_argument(
-        "-E",
-        "--num-envs",
-        type=int,
-        default=16,
-        metavar="E",
-        help="batch size (default: %(default)s)",
-    )
-    p.add_argument(
-        "--seed", type=int, default=0, help="env e is seeded with seed + e (default: %(default)s)"
-    )
+    _add_batch_arguments(p)
     p.add_argument(
         "--half-width",
         type=float,
@@ -161,11 +174,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="random_walk step bound, a grade (default: "
         f"{Z_MAX_STEP_DEFAULT:g} with --z-profile random_walk)",
     )
-    p.add_argument(
-        "--device",
-        default=None,
-        help="Warp device such as cpu or cuda:0 (default: CUDA when present, else cpu)",
-    )
+    _add_device_argument(p)
     p.add_argument(
         "--calls",
         type=int,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .cli import PROG, _ArgumentError, _Progress, _samplers
+from .cli import PROG, _add_batch_arguments, _add_device_argument, _ArgumentError, _Progress
 
 #: ``export --format`` -> (file name ending, one file per env).
 EXPORT_FORMATS = {
@@ -32,23 +32,7 @@ def add_export_parser(sub) -> None:
             "and npz (<generator>.<ext>, with what rebuilds the batch)."
         ),
     )
-    p.add_argument(
-        "--generator",
-        choices=_samplers(),
-        default="bezier",
-        help="centerline sampler (default: %(default)s)",
-    )
-    p.add_argument(
-        "-E",
-        "--num-envs",
-        type=int,
-        default=16,
-        metavar="E",
-        help="batch size (default: %(default)s)",
-    )
-    p.add_argument(
-        "--seed", type=int, default=0, help="env e is seeded with seed + e (default: %(default)s)"
-    )
+    _add_batch_arguments(p)
     p.add_argument(
         "--format",
         required=True,
@@ -83,11 +67,7 @@ def add_export_parser(sub) -> None:
         action="store_true",
         help=f"export gate courses (GateGenerator; formats {', '.join(GATE_FORMATS)})",
     )
-    p.add_argument(
-        "--device",
-        default=None,
-        help="Warp device such as cpu or cuda:0 (default: CUDA when present, else cpu)",
-    )
+    _add_device_argument(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=_export)
 
