@@ -18,7 +18,7 @@ import numpy as np
 
 from ..checks import check_float
 from ..results import Track
-from .tum import atomic_write_text, check_out_path, course_rows, fmt
+from .tum import atomic_write_text, check_out_path, course_rows, fmt, locate_on_loop, loop_segments
 
 __all__ = ["CONE_COLUMNS", "CONE_TAGS", "DEFAULT_CONE_SPACING", "MAX_CONES", "write_cones"]
 
@@ -38,8 +38,7 @@ def _place(border: np.ndarray, spacing: float, side: str) -> tuple[np.ndarray, n
     """``k`` points at equal arc steps ``<= spacing`` along the closed plan-view polyline
     ``border`` (``[n, 2]``), the first at ``border[0]``; returns (points ``[k, 2]``,
     headings ``[k]`` in radians of the segment each point lies on)."""
-    seg = np.roll(border, -1, axis=0) - border
-    seg_len = np.hypot(seg[:, 0], seg[:, 1])
+    seg, seg_len, starts = loop_segments(border)
     total = float(seg_len.sum())
     ratio = total / spacing if total > 0 else 0.0
     if ratio > MAX_CONES:  # compared as a float: a tiny spacing makes it inf
@@ -54,10 +53,7 @@ def _place(border: np.ndarray, spacing: float, side: str) -> tuple[np.ndarray, n
             f"(length {total:.6g} track units); use a spacing <= {total / MIN_CONES:.6g} "
             f"(at least {MIN_CONES} cones per border)"
         )
-    starts = np.concatenate([[0.0], np.cumsum(seg_len)[:-1]])
-    s = np.arange(k) * (total / k)
-    i = np.clip(np.searchsorted(starts, s, side="right") - 1, 0, len(border) - 1)
-    frac = np.where(seg_len[i] > 0, (s - starts[i]) / np.where(seg_len[i] > 0, seg_len[i], 1), 0)
+    i, frac = locate_on_loop(seg_len, starts, np.arange(k) * (total / k))
     pts = border[i] + frac[:, None] * seg[i]
     heading = np.arctan2(seg[i, 1], seg[i, 0])
     return pts, heading

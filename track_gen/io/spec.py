@@ -12,6 +12,7 @@ import numpy as np
 from ..pipeline.presets import track_from_config
 from ..pipeline.spec import PipelineSpec, StageSpec
 from ..pipeline.stages.real_track import ASSIGN_MODES
+from .tum import locate_on_loop, loop_segments
 
 __all__ = ["UNITS", "tracks_spec"]
 
@@ -60,18 +61,15 @@ def _circuit_arrays(track, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _resample_closed(xy, wl, wr, num_points: int):
     """Arc-uniform ``num_points`` samples of the closed polyline (widths interpolated
     alongside); returns ``([P, 4] rows (x, y, wl, wr), closed length)``."""
-    nxt = np.roll(np.arange(len(xy)), -1)
-    seg = np.hypot(*(xy[nxt] - xy).T)
-    arc = np.concatenate([[0.0], np.cumsum(seg)])
-    length = float(arc[-1])
-    targets = np.arange(num_points) * (length / num_points)
-    j = np.clip(np.searchsorted(arc, targets, side="right") - 1, 0, len(xy) - 1)
-    t = np.where(seg[j] > 0, (targets - arc[j]) / np.where(seg[j] > 0, seg[j], 1.0), 0.0)
+    _, seg_len, starts = loop_segments(xy)
+    length = float(starts[-1] + seg_len[-1])
+    j, t = locate_on_loop(seg_len, starts, np.arange(num_points) * (length / num_points))
     t = np.clip(t, 0.0, 1.0)[:, None]
+    nxt = (j + 1) % len(xy)
 
     def lerp(a):
         a2 = a.reshape(len(xy), -1)
-        return a2[j] + t * (a2[nxt[j]] - a2[j])
+        return a2[j] + t * (a2[nxt] - a2[j])
 
     rows = np.concatenate([lerp(xy), lerp(wl), lerp(wr)], axis=1)
     return rows, length

@@ -140,6 +140,29 @@ def _float_array(name: str, value) -> np.ndarray:
     return arr
 
 
+# ----------------------------------------------------------------------------- closed polylines
+def loop_segments(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The segments of the closed polyline ``points`` (``[n, 2]``; segment ``i`` runs from
+    ``points[i]`` to ``points[(i + 1) % n]``): their vectors ``[n, 2]``, lengths ``[n]`` and
+    start arcs ``[n]`` (running float64 sums, 0 first; the closed length is
+    ``starts[-1] + lengths[-1]``)."""
+    seg = np.roll(points, -1, axis=0) - points
+    seg_len = np.hypot(seg[:, 0], seg[:, 1])
+    starts = np.concatenate([[0.0], np.cumsum(seg_len)[:-1]])
+    return seg, seg_len, starts
+
+
+def locate_on_loop(
+    seg_len: np.ndarray, starts: np.ndarray, s: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where the arc positions ``s`` (in ``[0, closed length)``) lie on a polyline described by
+    :func:`loop_segments`: the segment index of each and the fraction along it (0 on a
+    zero-length segment)."""
+    i = np.clip(np.searchsorted(starts, s, side="right") - 1, 0, len(starts) - 1)
+    frac = np.where(seg_len[i] > 0, (s - starts[i]) / np.where(seg_len[i] > 0, seg_len[i], 1), 0)
+    return i, frac
+
+
 # ----------------------------------------------------------------------------- read_tum
 def _check_path(name: str, path) -> Path:
     """``path`` as a Path (TypeError for anything but str / os.PathLike; ValueError for an
