@@ -35,7 +35,7 @@ import warp as wp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
-from train_ppo import evaluate, train  # noqa: E402
+from train_ppo import evaluate, first_episodes, train  # noqa: E402
 
 from track_gen.pipeline.stages.inflate import HALF_WIDTH as _HALF_WIDTH  # noqa: E402
 
@@ -46,8 +46,7 @@ HALF_WIDTH = float(_HALF_WIDTH.default)
 def evaluate_circuits(runner, directory: Path, episodes: int, device) -> dict:
     """One episode per env on the imported circuits (env ``e`` drives circuit ``e % K``)."""
     from track_gen import TrackGenerator
-    from track_gen.envs import RaceEnv
-    from track_gen.envs.rsl_rl import RslRlRaceEnv
+    from track_gen.envs import RaceDone, RaceEnv
     from track_gen.io import RealTrack, read_tum, tracks_spec
 
     tracks = [read_tum(p) for p in sorted(directory.glob("*.csv"))]
@@ -69,22 +68,9 @@ def evaluate_circuits(runner, directory: Path, episodes: int, device) -> dict:
         raise ValueError(f"--circuits {directory}: every circuit is invalid ({dropped})")
     spec = tracks_spec(scaled, num_envs=episodes, device=device, units="metres")
     env = RaceEnv(episodes, None, 0, spec=spec, new_course_on_reset=False)
-    vec = RslRlRaceEnv(env)
-    policy = runner.get_inference_policy(device=str(vec.device))
-    final = np.full(episodes, np.nan)
-    laps = np.zeros(episodes, bool)
-    crash = np.zeros(episodes, bool)
-    obs = vec.get_observations()
-    with torch.inference_mode():
-        for _ in range(env.config.max_episode_steps):
-            obs, _, dones, _ = vec.step(policy(obs))
-            d = dones.cpu().numpy() != 0
-            first = d & np.isnan(final)
-            final[first] = env.final_progress.numpy()[first]
-            laps[first] = (env.done_reason.numpy()[first] & 2) != 0
-            crash[first] = (env.done_reason.numpy()[first] & 1) != 0
-            if not np.isnan(final).any():
-                break
+    final, reason = first_episodes(runner, env)
+    laps = (reason & RaceDone.LAPS) != 0
+    crash = (reason & RaceDone.OOB) != 0
     return {
         "circuits": [t.name for t in scaled],
         "invalid_circuits": dropped,

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 import warp as wp
 
-from track_gen.envs import RaceConfig, RaceEnv
+from track_gen.envs import RaceConfig, RaceDone, RaceEnv
 from track_gen.envs.rsl_rl import RslRlRaceEnv, ppo_config
 
 
@@ -98,16 +98,14 @@ def train(
     return runner, env, history
 
 
-def evaluate(runner, seeds, device=None, config=None) -> dict:
-    """One episode per held-out course (``seeds``: one int per env, or an int ``s`` for
-    ``s + e``) with the policy's mean action; returns ``mean_progress`` (laps), ``lap_rate``,
-    ``episodes`` and per-env ``progress``."""
-    n = len(seeds) if not isinstance(seeds, int) else 256
-    env = RaceEnv(n, device, seeds, config=config, new_course_on_reset=False)
+def first_episodes(runner, env: RaceEnv) -> tuple[np.ndarray, np.ndarray]:
+    """Drive each env's first episode with the policy's mean action; returns each episode's
+    progress (laps, float ``[E]``) and why it ended (``RaceDone`` bits, int ``[E]``)."""
     vec = RslRlRaceEnv(env)
     policy = runner.get_inference_policy(device=str(vec.device))
+    n = env.num_envs
     final = np.full(n, np.nan)
-    laps = np.zeros(n, bool)
+    reason = np.zeros(n, np.int64)
     obs = vec.get_observations()
     with torch.inference_mode():
         for _ in range(env.config.max_episode_steps):
@@ -116,9 +114,20 @@ def evaluate(runner, seeds, device=None, config=None) -> dict:
             first = d & np.isnan(final)
             if first.any():
                 final[first] = env.final_progress.numpy()[first]
-                laps[first] = (env.done_reason.numpy()[first] & 2) != 0
+                reason[first] = env.done_reason.numpy()[first]
             if not np.isnan(final).any():
                 break
+    return final, reason
+
+
+def evaluate(runner, seeds, device=None, config=None) -> dict:
+    """One episode per held-out course (``seeds``: one int per env, or an int ``s`` for
+    ``s + e``) with the policy's mean action; returns ``mean_progress`` (laps), ``lap_rate``,
+    ``episodes`` and per-env ``progress``."""
+    n = len(seeds) if not isinstance(seeds, int) else 256
+    env = RaceEnv(n, device, seeds, config=config, new_course_on_reset=False)
+    final, reason = first_episodes(runner, env)
+    laps = (reason & RaceDone.LAPS) != 0
     return {
         "episodes": int(n),
         "mean_progress": float(np.nanmean(final)),
