@@ -9,6 +9,10 @@ import urllib.request
 
 from track_gen.explore import ExploreState, Settings, make_server
 
+#: Seconds any wait of these tests may take: a generous bound for a loaded CI machine (a wait
+#: ends as soon as its event happens; only a hang reaches it).
+WAIT = 300.0
+
 
 def request(url: str, body=None, raw: bytes | None = None, headers=None):
     data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
@@ -17,7 +21,7 @@ def request(url: str, body=None, raw: bytes | None = None, headers=None):
     for k, v in (headers or {}).items():
         req.add_header(k, v)
     try:
-        with urllib.request.urlopen(req, timeout=30) as r:
+        with urllib.request.urlopen(req, timeout=WAIT) as r:
             return r.status, json.loads(r.read() or b"null")
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read() or b"null")
@@ -42,4 +46,4 @@ class Served:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
-        self.thread.join(5)
+        self.thread.join(WAIT)

@@ -25,7 +25,7 @@ from track_gen.explore.settings import track_generator_from_file
 from track_gen.explore.state import UNAVAILABLE
 from track_gen.pipeline import default_registry
 
-from . import Served, request
+from . import WAIT, Served, request
 
 REPO = Path(__file__).resolve().parents[2]
 ROSE = REPO / "examples" / "custom_generator.py"  # a plugin sampler (example.rose)
@@ -247,7 +247,7 @@ def test_concurrent_requests_are_serialized(served):
     for t in threads:
         t.start()
     for t in threads:
-        t.join(60)
+        t.join(WAIT)
     assert results == [200] * 12
     assert served.state.generator is gen and overlap[0] == 1
     assert served.state.requests == 8  # /api/batch is a read, not a request that changes
@@ -322,11 +322,11 @@ def test_gates_send_frames(device):
 
 
 def test_page_and_foreign_hosts(served):
-    with urllib.request.urlopen(served.url, timeout=10) as r:
+    with urllib.request.urlopen(served.url, timeout=WAIT) as r:
         html = r.read().decode()
     assert r.status == 200 and "page.js" in html
     for name in ("page.js", "page.css"):
-        with urllib.request.urlopen(served.url + name, timeout=10) as r:
+        with urllib.request.urlopen(served.url + name, timeout=WAIT) as r:
             text = r.read().decode()
         assert r.status == 200
         html += text
@@ -335,7 +335,7 @@ def test_page_and_foreign_hosts(served):
     assert status == 403
     # an HTTP/1.0-style request without a Host header is served
     host, port = served.server.server_address[:2]
-    conn = http.client.HTTPConnection(host, port, timeout=10)
+    conn = http.client.HTTPConnection(host, port, timeout=WAIT)
     conn.putrequest("GET", "/api/state", skip_host=True)
     conn.endheaders()
     assert conn.getresponse().status == 200
@@ -372,10 +372,21 @@ def test_cli_errors(tmp_path, capsys):
     assert "--plugin no_such_module_xyz" in capsys.readouterr().err
 
 
-def test_command_serves_and_stops_on_ctrl_c(tmp_path):
+def _inherit_ignored_sigint():
+    # what a command started with ``&`` from a non-interactive shell (a CI script) inherits
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize(
+    "stop, inherited",
+    [(signal.SIGINT, "default"), (signal.SIGINT, "ignored"), (signal.SIGTERM, "default")],
+)
+def test_command_serves_and_stops_on_ctrl_c(tmp_path, stop, inherited):
     """``python -m track_gen.explore --port 0 --plugin MODULE --generator NAME``: imports the
     plugin, prints its URL, serves the first batch of the plugin's sampler, exits 0 on SIGINT
-    (Ctrl-C)."""
+    (Ctrl-C) or SIGTERM, also when the process inherited SIGINT ignored (a background job of
+    a non-interactive shell: before the server installed its own handlers, SIGINT was lost
+    there and the server ran on)."""
     (tmp_path / "acme_rose.py").write_text(
         "import importlib.util\n"
         "from track_gen.pipeline import register\n"
@@ -394,6 +405,7 @@ def test_command_serves_and_stops_on_ctrl_c(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=_inherit_ignored_sigint if inherited == "ignored" else None,
     )
     try:
         line = proc.stdout.readline()
@@ -406,8 +418,8 @@ def test_command_serves_and_stops_on_ctrl_c(tmp_path):
         assert status == 200 and len(out["courses"]) == 16
         assert "acme.rose" in request(url + "api/state")[1]["samplers"]
         print(f"command to first batch served: {first:.2f} s")
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=20) == 0
+        proc.send_signal(stop)
+        assert proc.wait(timeout=WAIT) == 0
         assert "stopped" in proc.stdout.read()
     finally:
         if proc.poll() is None:

@@ -24,7 +24,7 @@ import pytest
 from track_gen.explore import Settings
 from track_gen.viz import describe_fail_mask
 
-from . import Served
+from . import WAIT, Served
 
 playwright_api = pytest.importorskip(
     "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
@@ -70,6 +70,7 @@ def test_page_drives_the_generator(browser, tmp_path):
     served = Served(Settings(config={"generator": "bezier", "num_envs": 16}, seed=336))
     state = served.state
     context = browser.new_context(viewport={"width": 1280, "height": 960}, accept_downloads=True)
+    context.set_default_timeout(WAIT * 1e3)  # ms: every wait ends on its event, a hang on this
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))

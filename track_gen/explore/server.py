@@ -26,6 +26,7 @@ generator (:class:`~track_gen.explore.state.ExploreState` holds a lock).
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import threading
 import traceback
@@ -36,7 +37,7 @@ from urllib.parse import urlsplit
 
 from .state import ExploreState
 
-__all__ = ["MAX_BODY", "ExploreServer", "make_server", "serve"]
+__all__ = ["MAX_BODY", "STOP_SIGNALS", "ExploreServer", "make_server", "serve"]
 
 #: Largest request body accepted (bytes).
 MAX_BODY = 1 << 20
@@ -228,17 +229,46 @@ def make_server(
     return ExploreServer((host, port), state, verbose=verbose)
 
 
+#: Signals that stop :func:`serve` cleanly (exit status 0 from ``track-gen explore``).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _serve_blocking_stop_signals(server: ExploreServer) -> None:
+    # the stop signals go to the waiting (main) thread, whose wait they interrupt at once: a
+    # signal delivered to a serving thread would only be seen at the main thread's next poll
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    server.serve_forever(poll_interval=0.1)
+
+
 def serve(server: ExploreServer, poll: float = 0.5) -> None:
-    """Serve until Ctrl-C (KeyboardInterrupt) or ``server.shutdown()``, then close the
-    socket. The server runs in a worker thread; the calling thread waits for it, so a
-    Ctrl-C stops it cleanly with ``shutdown()``."""
-    worker = threading.Thread(target=server.serve_forever, name="track-gen-explore", daemon=True)
-    worker.start()
+    """Serve until Ctrl-C (SIGINT), SIGTERM or ``server.shutdown()``, then close the socket.
+
+    The server runs in a worker thread (which blocks the stop signals, and so do the threads
+    it starts for requests); the calling thread waits for it. Called from the main thread,
+    ``serve`` installs its own SIGINT and SIGTERM handlers for the time it serves (the previous
+    ones come back afterwards), so the server stops at once on either signal even when the
+    process inherited SIGINT ignored (a command started in the background of a
+    non-interactive shell does)."""
+    worker = threading.Thread(
+        target=_serve_blocking_stop_signals, args=(server,), name="track-gen-explore", daemon=True
+    )
+    previous = {}
     try:
+        if threading.current_thread() is threading.main_thread():
+            for sig in STOP_SIGNALS:
+                previous[sig] = signal.signal(sig, _raise_interrupt)
+        worker.start()
         while worker.is_alive():
             worker.join(poll)
     except KeyboardInterrupt:
-        server.shutdown()
-        worker.join()
+        if worker.is_alive():  # shutdown() waits for a serve_forever() that started
+            server.shutdown()
+            worker.join()
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         server.server_close()
