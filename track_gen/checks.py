@@ -10,8 +10,8 @@ decides the exception type everywhere:
   wrong shape or length, another device, a non-contiguous array, a duplicate env id.
 
 NumPy scalars count as their Python kind (``np.int64`` is an int, ``np.float32`` a number,
-``np.bool_`` a bool) and are returned as Python values. Messages name the argument, the value
-and the fix.
+``np.bool_`` a bool, ``np.str_`` a str) and are returned as Python values. Messages name the
+argument, the value and the fix.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def check_float(
 
 
 def check_choice(name: str, value, choices, hint: str = "") -> str:
-    """``value`` as one of the str ``choices``."""
+    """``value`` as one of the str ``choices``, a Python ``str`` (``np.str_`` normalized)."""
     if not isinstance(value, str):
         raise TypeError(
             f"{name} must be a str, one of {tuple(choices)}, got {type(value).__name__} "
@@ -136,7 +136,7 @@ def check_choice(name: str, value, choices, hint: str = "") -> str:
         raise ValueError(
             f"{name} = {value!r} is out of range: must be one of {tuple(choices)}{_tail(hint)}"
         )
-    return value
+    return str(value)
 
 
 def check_array(name: str, arr, dtype, rows: int, device, hint: str = "") -> wp.array:

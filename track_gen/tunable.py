@@ -181,13 +181,13 @@ class Tunable:
                 raise TypeError(f"{owner} must be a non-empty str, got {value!r}")
             if not value:
                 raise ValueError(f"{owner} = '' is out of range: must be a non-empty str")
-            return value
+            return str(value)  # np.str_ -> str
         if kind == "device":
             if not isinstance(value, str):
                 raise TypeError(
                     f"{owner} must be a str such as 'cpu' or 'cuda:0', or None, got {value!r}"
                 )
-            return value
+            return str(value)
         lo, hi = self.bounds(lookup)
         if isinstance(self.lo, Tunable) and lo is not None:
             lo_text = f"{self.lo.field} = {lo}"

@@ -3,8 +3,9 @@
 A value is either refused at construction with the documented exception (TypeError for the
 wrong kind, ValueError for a value outside the range, a number beyond float64 or, for a
 dynamic field, a float32 rounding outside it) naming the field, or accepted, stored as a
-Python value, and a generator built from it at E=2 generates a batch satisfying the invariant
-(``invariants.py``) without any env failing the device range check.
+Python value (a NumPy scalar, ``np.str_`` included, as its Python kind), and a generator built
+from it at E=2 generates a batch satisfying the invariant (``invariants.py``) without any env
+failing the device range check.
 """
 
 from __future__ import annotations
@@ -94,8 +95,8 @@ def construct(cls, field: str, value, device):
         assert type(stored) is float and stored == float(value)
     elif t.kind == "bool":
         assert type(stored) is bool and stored == bool(value)
-    else:
-        assert stored == value
+    else:  # choice, name, device: a Python str (np.str_ normalized)
+        assert type(stored) is str and stored == value
     return cfg
 
 
