@@ -5,6 +5,7 @@ from __future__ import annotations
 import warp as wp
 
 from .config import GateGenConfig, TrackGenConfig
+from .pipeline.plan import check_sampler_name
 from .pipeline.presets import gates_from_config, track_from_config
 from .pipeline.program import Program
 from .pipeline.registry import Registry, default_registry
@@ -47,14 +48,10 @@ class TrackGenerator(Program):
         registry: Registry | None = None,
     ):
         name = type(self).__name__
+        if registry is not None and not isinstance(registry, Registry):
+            raise TypeError(f"registry must be a Registry, got {type(registry).__name__}")
         if isinstance(config_or_spec, self._config_type):
-            reg = registry or default_registry()
-            gen = config_or_spec.generator
-            if gen not in reg or reg.get(gen).cls.role != "sampler":
-                raise ValueError(
-                    f"{self._config_type.__name__}.generator = {gen!r} is not "
-                    f"a registered sampler; choose one of {reg.samplers()}"
-                )
+            check_sampler_name(config_or_spec, registry or default_registry())
             spec = self._spec_from_config(config_or_spec)
         elif isinstance(config_or_spec, PipelineSpec):
             spec = config_or_spec

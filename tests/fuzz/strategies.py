@@ -662,3 +662,98 @@ def stream_cases(E: int, device) -> list[tuple[str, type | None, Callable]]:
                 cases.append((f"a stream of {other}", ValueError, partial(wp.Stream, other)))
                 break
     return cases
+
+
+# ------------------------------------------------------------------------------ specs (issue 21)
+# Oracles of what a PipelineSpec checks when it is made: randomizers and the mix's samplers.
+def expected_range_error(lo_hi) -> type | None:
+    """TypeError / ValueError of a ``(lo, hi)`` randomizer range on its own, or None: a pair
+    (anything with a length of 2 that is not a str) of numbers, finite as floats, lo <= hi."""
+    if isinstance(lo_hi, (str, bytes)) or not hasattr(lo_hi, "__len__") or len(lo_hi) != 2:
+        return TypeError
+    lo, hi = lo_hi
+    if not (is_number(lo) and is_number(hi)):
+        return TypeError
+    flo, fhi = to_float(lo), to_float(hi)
+    if flo is None or fhi is None:
+        return ValueError
+    if not (math.isfinite(flo) and math.isfinite(fhi)) or flo > fhi:
+        return ValueError
+    return None
+
+
+def expected_randomizer_error(declarations: dict, name, lo_hi) -> type | None:
+    """The error of ``spec.with_randomize({name: lo_hi})`` over a spec whose dynamic fields
+    are ``declarations`` (public name -> Tunable), or None: a non-str name is a TypeError, a
+    name without a dot a ValueError, then the range alone, then an unknown name a KeyError,
+    then each end against the field's own range (as a construction value, float32 included)."""
+    if not isinstance(name, str):
+        return TypeError
+    if "." not in name:
+        return ValueError
+    err = expected_range_error(lo_hi)
+    if err is not None:
+        return err
+    if name not in declarations:
+        return KeyError
+    t = declarations[name]
+    lo, hi = lo_hi
+    return expected_error(t, float(lo), None) or expected_error(t, float(hi), None)
+
+
+def range_pairs(t: Tunable) -> st.SearchStrategy:
+    """``(lo, hi)`` ranges of a dynamic field: both ends from :func:`values` (so inside, at,
+    just outside and far outside its range, wrong kinds too), sorted or not, and malformed
+    pairs (a str, one or three numbers, a list, a NumPy array)."""
+    ends = values(t)
+    pair = st.tuples(ends, ends)
+    return st.one_of(
+        pair,
+        pair.map(lambda p: tuple(sorted(p)) if all(is_number(v) for v in p) else p),
+        in_range(t).map(lambda v: (v, v)),
+        st.sampled_from(["ab", (1.0,), (0.1, 0.2, 0.3), 3, None, {"lo": 0.1}]),
+        st.tuples(in_range(t), in_range(t)).map(list),
+        st.tuples(in_range(t), in_range(t)).map(lambda p: np.asarray(sorted(p), np.float64)),
+    )
+
+
+def expected_mix_error(generators, samplers, registered) -> tuple[type | None, type | None]:
+    """``(error of presets.track_mix(generators, ...), error when its spec is built)``.
+    ``samplers``: the registered samplers that can be mixed; ``registered``: every registered
+    kind. A name that is neither is refused with ValueError, when the spec is made, or, for a
+    namespaced name not registered yet (a plugin), when it is built. Order: the argument's
+    kind (None, a str or bytes, a non-iterable: a TypeError), the entries (a mapping's items,
+    or each element of a sequence as a name with weight 1): none (ValueError), more than 64
+    (ValueError), then entry by entry a name that is no non-empty str (TypeError), a weight
+    that is no number (TypeError) or is not finite, <= 0 or > 1e6 (ValueError); a name twice
+    (ValueError); then each name in order: not registered or not a sampler that can be mixed
+    (ValueError)."""
+    if generators is None or isinstance(generators, (str, bytes)):
+        return TypeError, None
+    if not hasattr(generators, "__iter__"):
+        return TypeError, None
+    if hasattr(generators, "items"):
+        items = list(generators.items())
+    else:
+        items = [(g, 1.0) for g in generators]
+    if not items:
+        return ValueError, None
+    if len(items) > 64:
+        return ValueError, None
+    for name, w in items:
+        if not isinstance(name, str) or not name:
+            return TypeError, None
+        if not is_number(w):
+            return TypeError, None
+        x = to_float(w)
+        if x is None or not math.isfinite(x) or not (0.0 < x <= 1.0e6):
+            return ValueError, None
+    names = [name for name, _ in items]
+    if len(set(names)) != len(names):
+        return ValueError, None
+    if any(n not in registered and "." in n.strip(".") for n in names):
+        return None, ValueError  # a plugin name: every check of the mix waits for the build
+    for name in names:
+        if name not in samplers:
+            return ValueError, None
+    return None, None

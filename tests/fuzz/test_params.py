@@ -30,12 +30,14 @@ from .strategies import (
     examples,
     expected_error,
     expected_host_values,
+    expected_randomizer_error,
     float32_edges,
     float32_survives,
     in_range,
     is_bool,
     is_number,
     out_of_range,
+    range_pairs,
     special_values,
     to_float,
     wrong_arrays,
@@ -462,6 +464,47 @@ def test_randomizer_of_the_smallest_float32_passes_the_device_check():
     gen = build(spec.with_randomize({"bezier.scale": (1e-45, 1e-45)}), seeds=1)
     gen.generate()
     assert not (gen.result.fail_mask.numpy() & PARAM_RANGE).any()
+
+
+# ------------------------------------------------------------------------------ with_randomize
+#: Names that are no dynamic field (or no name): refused by with_randomize itself.
+ODD_NAMES = ["rad", "bezier.nope", "", ".", "bezier.", "nope.rad", 3, None, b"bezier.rad", ("a",)]
+
+
+@pytest.mark.parametrize(
+    "family, sampler", [("track", "bezier"), ("track", "polar"), ("gates", "bezier")]
+)
+@settings(max_examples=examples(30))
+@given(data=st.data())
+def test_with_randomize_is_refused_where_it_is_given_or_builds(generators, family, sampler, data):
+    """``spec.with_randomize({name: (lo, hi)})`` raises what the build raised before (the same
+    checks, made when the range is given) or returns a spec that builds with that live range
+    and generates a batch satisfying the invariant."""
+    gen = generators(family, sampler, "cpu")
+    declarations = {name: gen.params.spec(name) for name in gen.params}
+    known = sorted(declarations)
+    name = data.draw(
+        st.one_of(st.sampled_from(known), st.sampled_from(ODD_NAMES + [np.str_(known[0])])),
+        label="name",
+    )
+    t = declarations.get(name) if isinstance(name, str) else None
+    lo_hi = data.draw(range_pairs(t or declarations[known[0]]), label="lo_hi")
+    cfg = _config(family, sampler)
+    spec = gates_from_config(cfg) if family == "gates" else track_from_config(cfg)
+    err = expected_randomizer_error(declarations, name, lo_hi)
+    event("refused" if err else "accepted")
+    if err is not None:
+        with pytest.raises(err):
+            spec.with_randomize({name: lo_hi})
+        return
+    randomized = spec.with_randomize({name: lo_hi})
+    lo, hi = lo_hi
+    assert dict(randomized.randomize) == {name: (float(lo), float(hi))}
+    assert all(type(k) is str for k, _ in randomized.randomize)
+    built = build(randomized, seeds=2)
+    assert built.randomizers[name] == (float(lo), float(hi))
+    built.generate()
+    check_result(built)
 
 
 # ------------------------------------------------------------------------------ known issues

@@ -1,13 +1,14 @@
 """Stage options: ``StageSpec(kind, options={...})`` inside a ``PipelineSpec``, built with
 ``track_gen.pipeline.build``.
 
-An unknown option name is a ValueError listing the accepted options (a non-str name a
-TypeError); a known option is checked like its config field: the same exception type for the
-same value (naming the option), and every field of the stage is checked again with the
-resolved values, so an option breaking another field's bound or rule (``min_corners`` above
-``max_corners``, ``z_min`` above ``z_max``) is a ValueError naming both; else the option is
-accepted and the pipeline generates a batch satisfying the invariant, no env failing the
-device range check.
+Every option is checked when the ``PipelineSpec`` is made (the message the build gave before,
+raised earlier). An unknown option name is a ValueError listing the accepted options (a
+non-str name a TypeError); a known option is checked like its config field: the same
+exception type for the same value (naming the option), and every field of the stage is
+checked again with the resolved values, so an option breaking another field's bound or rule
+(``min_corners`` above ``max_corners``, ``z_min`` above ``z_max``) is a ValueError naming
+both; else the option is accepted and the pipeline generates a batch satisfying the
+invariant, no env failing the device range check.
 """
 
 from __future__ import annotations
@@ -32,20 +33,29 @@ GATE_STAGES = ("gate_anchors", "gate_frames", "gate_validate")
 TRACK_PROCESS = ("resample", "relax", "inflate", "validate", "elevate")
 
 
+def config_for(kind: str, device="cpu"):
+    """The config of :func:`pipeline` for a stage ``kind``."""
+    base = {"num_envs": E, "device": device, "num_points": 64}
+    if kind in GATE_STAGES:
+        return GateGenConfig(**base)
+    if kind in TRACK_PROCESS or kind == "road_width":
+        return TrackGenConfig(**base)
+    return TrackGenConfig(generator=kind, repulsive_iters=4, **base)
+
+
 def pipeline(kind: str, options: dict, device="cpu") -> PipelineSpec:
     """A pipeline holding stage ``kind`` with ``options`` (the other stages at defaults)."""
-    base = {"num_envs": E, "device": device, "num_points": 64}
+    cfg = config_for(kind, device)
     if kind in GATE_STAGES:
         stages = [StageSpec(k) for k in ("bezier", *GATE_STAGES)]
         stages[stages.index(StageSpec(kind))] = StageSpec(kind, options=options)
-        return PipelineSpec(GateGenConfig(**base), tuple(stages), family="gates")
+        return PipelineSpec(cfg, tuple(stages), family="gates")
     if kind in TRACK_PROCESS or kind == "road_width":
         stages = [StageSpec(k) for k in ("bezier", *TRACK_PROCESS)]
         if kind == "road_width":
             stages.insert(1, StageSpec(kind))
         stages[stages.index(StageSpec(kind))] = StageSpec(kind, options=options)
-        return PipelineSpec(TrackGenConfig(**base), tuple(stages))
-    cfg = TrackGenConfig(generator=kind, repulsive_iters=4, **base)
+        return PipelineSpec(cfg, tuple(stages))
     rest = tuple(StageSpec(k) for k in ("resample", "inflate", "validate"))
     return PipelineSpec(cfg, (StageSpec(kind, options=options), *rest))
 
@@ -71,9 +81,8 @@ def test_unknown_option_name_is_refused_listing_the_accepted_ones(kind, name):
     if name in _accepted(kind):
         return
     options = {"generators": {"bezier": 1.0}} if kind == "mix" else {}
-    spec = pipeline(kind, {**options, name: 1.0})
     with pytest.raises(ValueError, match="unknown option") as info:
-        build(spec, seeds=1)
+        pipeline(kind, {**options, name: 1.0})  # refused when the spec is made
     text = str(info.value)
     for accepted in _accepted(kind) or ["none"]:
         assert accepted in text, f"{accepted!r} missing from {text!r}"
@@ -100,17 +109,19 @@ def _config_class(kind):
 @given(data=st.data())
 def test_option_value_is_checked_like_its_config_field(kind, t, device, data):
     value = data.draw(values(t), label=t.name)
-    spec = pipeline(kind, {t.name: value}, device)
-    stage = next(s for s in spec.stages if s.kind == kind)
-    err, culprit = expected_options_error(BUILTIN_STAGES[kind].FIELDS, stage.options, spec.config)
+    options = {t.name: value}
+    err, culprit = expected_options_error(
+        BUILTIN_STAGES[kind].FIELDS, options, config_for(kind, device)
+    )
     event(f"refused ({'itself' if culprit == t.name else 'another field'})" if err else "accepted")
     if err is not None:
         with pytest.raises(err) as info:
-            build(spec, seeds=1)
+            pipeline(kind, options, device)  # refused when the spec is made
         text = str(info.value)
         # the option itself, or another field whose bound or rule names it as the bound
         assert repr(t.name) in text or t.field in text, f"{text!r} does not name {t.name!r}"
         return
+    spec = pipeline(kind, options, device)
     if kind == "repulsive" and t.name == "iters" and value > 50:
         return  # the repulsive sampler only at tiny iteration counts
     gen = build(spec, seeds=4)
@@ -140,7 +151,7 @@ def test_option_value_is_checked_like_its_config_field(kind, t, device, data):
 )
 def test_option_breaking_a_cross_field_bound_is_refused(kind, options, other):
     with pytest.raises(ValueError, match="out of range") as info:
-        build(pipeline(kind, options), seeds=1)
+        pipeline(kind, options)  # refused when the spec is made
     text = str(info.value)
     assert other in text and any(name in text for name in options), text
 
@@ -150,7 +161,7 @@ def test_z_min_above_z_max_option_message():
         ValueError,
         match=r"gate_anchors'\) option 'z_min' = 5\.0 is out of range: must be <= z_max = 0\.0",
     ):
-        build(pipeline("gate_anchors", {"z_min": 5.0}), seeds=1)
+        pipeline("gate_anchors", {"z_min": 5.0})
 
 
 @pytest.mark.parametrize(
@@ -180,10 +191,10 @@ def test_voronoi_control_points_above_num_sites_is_refused_not_a_crash():
         from track_gen.pipeline import PipelineSpec, StageSpec, build
         cfg = TrackGenConfig(generator="voronoi", num_envs=2, device="cpu", num_points=64,
                              voronoi_num_sites=20)
-        spec = PipelineSpec(cfg, (StageSpec("voronoi", options={"control_points": 64}),
-                                  StageSpec("resample"), StageSpec("inflate"),
-                                  StageSpec("validate")))
         try:
+            spec = PipelineSpec(cfg, (StageSpec("voronoi", options={"control_points": 64}),
+                                      StageSpec("resample"), StageSpec("inflate"),
+                                      StageSpec("validate")))
             gen = build(spec, seeds=1)
         except ValueError as exc:
             print("refused:", exc)

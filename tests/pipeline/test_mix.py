@@ -83,7 +83,7 @@ def test_masked_regeneration_leaves_unmasked_envs(device):
 
 
 def test_refused_mixes():
-    with pytest.raises(KeyError, match="nope"):
+    with pytest.raises(ValueError, match="'nope' is not a registered sampler; samplers: "):
         make("cpu", generators={"bezier": 1, "nope": 1})
     with pytest.raises(ValueError, match="> 0"):
         make("cpu", generators={"bezier": 0, "polar": 1})

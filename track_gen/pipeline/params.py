@@ -15,7 +15,7 @@ from ..results import FailBit
 from ..seeds import stage_rng
 from ..tunable import Tunable
 
-__all__ = ["Params", "Randomizers"]
+__all__ = ["MAX_RANDOMIZED", "Params", "Randomizers", "as_range", "check_randomizer"]
 
 wp.set_module_options({"enable_backward": False})
 
@@ -238,7 +238,7 @@ class Randomizers(Mapping):
         device, E = params._device, params._num_envs
         host = {}
         for name, lo_hi in ranges.items():
-            host[name] = _check_range(params, name, lo_hi)
+            host[name] = check_randomizer(params._specs, name, lo_hi)
         n = max(len(self._names), 1)
         self.index = wp.array(
             [params.index(k) for k in self._names] or [0], dtype=wp.int32, device=device
@@ -285,7 +285,7 @@ class Randomizers(Mapping):
                 f"{name!r} is not randomized (randomized fields: {self._names}); "
                 "declare it with spec.with_randomize({name: (lo, hi)})"
             )
-        lo, hi = _check_range(self._params, name, lo_hi)
+        lo, hi = check_randomizer(self._params._specs, name, lo_hi)
         self._host[name] = (lo, hi)
         self.ranges.assign(np.array([self._host[k] for k in self._names], np.float32))
 
@@ -309,13 +309,16 @@ def as_range(name: str, lo_hi) -> tuple[float, float]:
     return lo, hi
 
 
-def _check_range(params: Params, name, lo_hi) -> tuple[float, float]:
-    if name not in params:
+def check_randomizer(declarations: Mapping[str, Tunable], name, lo_hi) -> tuple[float, float]:
+    """``(lo, hi)`` of the randomized field ``name``, both ends checked against its
+    declaration (``declarations``: public name -> Tunable of every dynamic field); KeyError
+    listing the fields when ``name`` is none of them."""
+    if not isinstance(name, str) or name not in declarations:
         raise KeyError(
-            f"with_randomize: no dynamic parameter {name!r}; parameters: {sorted(params)}"
+            f"with_randomize: no dynamic parameter {name!r}; parameters: {sorted(declarations)}"
         )
     lo, hi = as_range(name, lo_hi)
-    spec = params.spec(name)
+    spec = declarations[name]
     spec.check(lo, f"randomizer {name!r} lo")
     spec.check(hi, f"randomizer {name!r} hi")
     return lo, hi

@@ -2,24 +2,39 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .plan import check_sampler_name
+from .registry import default_registry
 from .spec import PipelineSpec, StageSpec
+
+if TYPE_CHECKING:
+    from ..config import TrackGenConfig
 
 __all__ = ["gates", "gates_from_config", "track", "track_from_config", "track_mix"]
 
 
-def track_from_config(config) -> PipelineSpec:
+def track_from_config(config: TrackGenConfig, *, sampler: StageSpec | None = None) -> PipelineSpec:
     """The standard track pipeline for ``config``.
 
     Stages: ``<generator>`` (sampler) -> ``road_width`` (when ``width_variation > 0``) ->
     ``resample`` -> ``relax`` (when ``relax_enable``) -> ``inflate`` -> ``validate`` ->
     ``elevate`` (when ``z_profile`` is not ``"flat"``: a flat config's pipeline is exactly the
     one without elevation).
+
+    Args:
+        config: a :class:`~track_gen.TrackGenConfig`.
+        sampler: the first stage with its options (``StageSpec("mix", options=...)``);
+            default ``StageSpec(config.generator)``.
+
+    Raises ValueError when ``config.generator`` is not a registered sampler (a namespaced
+    name the default registry does not hold yet is checked when the generator is built).
     """
-    stages = [StageSpec(config.generator)]
+    check_sampler_name(config, default_registry(), defer=True)
+    if sampler is not None and not isinstance(sampler, StageSpec):
+        raise TypeError(f"sampler must be a StageSpec or None, got {type(sampler).__name__}")
+    stages = [sampler if sampler is not None else StageSpec(config.generator)]
     if config.width_variation > 0:
         stages.append(StageSpec("road_width"))
     stages.append(StageSpec("resample"))
@@ -60,17 +75,27 @@ def track_mix(
     """
     from ..config import TrackGenConfig
 
-    config = TrackGenConfig(**{**config_fields, "generator": "mix"})
-    if isinstance(generators, str):
-        raise TypeError("track_mix: generators must be a mapping or a sequence of names")
-    items = (
-        tuple(generators.items())
-        if hasattr(generators, "items")
-        else tuple((g, 1.0) for g in generators)
+    if (
+        generators is None
+        or isinstance(generators, (str, bytes))
+        or not hasattr(generators, "__iter__")
+    ):
+        raise TypeError(
+            "track_mix: generators must be a mapping {name: weight} or a sequence of names, "
+            f"got {type(generators).__name__} {generators!r}"
+        )
+    if "generator" in config_fields:
+        raise TypeError(
+            "track_mix sets generator='mix' itself: pass the samplers in generators "
+            f"(got generator={config_fields['generator']!r})"
+        )
+    config = TrackGenConfig(**config_fields, generator="mix")
+    pairs = (
+        generators.items() if isinstance(generators, Mapping) else ((g, 1.0) for g in generators)
     )
-    spec = track_from_config(config)
-    first = StageSpec("mix", options={"generators": items})
-    return dataclasses.replace(spec, stages=(first, *spec.stages[1:]))
+    items = tuple((str(g) if isinstance(g, str) else g, w) for g, w in pairs)  # np.str_ -> str
+    # the mix stage checks the names, weights and child options (mix.py) with the spec
+    return track_from_config(config, sampler=StageSpec("mix", options={"generators": items}))
 
 
 def gates_from_config(config) -> PipelineSpec:
@@ -82,6 +107,7 @@ def gates_from_config(config) -> PipelineSpec:
     points, 2 per spline segment) unless ``num_points`` / ``num_points_per_segment`` are
     passed.
     """
+    check_sampler_name(config, default_registry(), defer=True)
     stages = (
         StageSpec(config.generator),
         StageSpec("gate_anchors"),

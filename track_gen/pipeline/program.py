@@ -21,6 +21,7 @@ from ..exec import (
 from ..results import GateSequence, Track
 from ..seeds import PerEnvSeededRNG, SeedState, effective_seed_wp
 from .params import Params, Randomizers
+from .plan import plan_stages
 from .registry import Registry, default_registry
 from .spec import PipelineSpec
 from .stage import AllocationBudget, Layout, Workspace, resolve_kernel_layout
@@ -153,17 +154,8 @@ class Program:
         if registry is not None and not isinstance(registry, Registry):
             raise TypeError(f"registry must be a Registry, got {type(registry).__name__}")
         registry = registry or default_registry()
+        stages = plan_stages(spec, registry)  # every check of the spec, before any allocation
         entries = [registry.get(s.kind) for s in spec.stages]
-        if entries[0].cls.role != "sampler":
-            raise ValueError(
-                f"the first stage must be a sampler; {spec.stages[0].kind!r} is "
-                f"not (samplers: {registry.samplers()})"
-            )
-        stages = []
-        for sspec, entry in zip(spec.stages, entries, strict=True):
-            stage = entry.cls(sspec.name, cfg, dict(sspec.options))
-            stage.resolve(registry)
-            stages.append(stage)
         E = cfg.num_envs
         self.spec = spec
         self.layout = Layout(
@@ -339,18 +331,30 @@ class Program:
         """Launch one regeneration on the stream without waiting (records into a capture).
 
         Args:
-            ctx: optional object with a ``stream`` attribute (a course's context).
+            ctx: None, or an object with a ``stream`` attribute (a course's context); its
+                stream is checked like ``stream``.
             advance: advance the epoch of the regenerated envs first.
             mask: None (every env) or a contiguous ``[E]`` int32 array; envs with
                 ``mask[e] != 0`` are rebuilt, the others stay bitwise unchanged.
-            stream: stream to launch on (default: ``ctx.stream``, else the program's).
+            stream: None or a ``wp.Stream`` of the program's CUDA device (TypeError for
+                another kind, ValueError on the CPU or another device) to launch on
+                (default: ``ctx.stream``, else the program's).
         """
         advance = check_bool("advance", advance)
         self._check_mask(mask)
+        device = self.layout.device
+        check_stream(stream, device)
+        if ctx is not None:
+            if not hasattr(ctx, "stream"):
+                raise TypeError(
+                    "ctx must be None or a course's ComponentContext (an object with a stream "
+                    f"attribute), got {type(ctx).__name__} {ctx!r:.40}"
+                )
+            check_stream(ctx.stream, device, "ctx.stream")
         self._check_capture()
         self._check_driver(ctx, "enqueue()")
         if stream is None and ctx is not None:
-            stream = getattr(ctx, "stream", None)
+            stream = ctx.stream
         with self._guard("enqueue()"):
             self._run(advance, mask, stream or self.stream, graph=False)
 

@@ -49,6 +49,7 @@ class Registry:
         """
         if not isinstance(name, str) or not name:
             raise TypeError(f"stage name must be a non-empty str, got {name!r}")
+        name = str(name)  # np.str_ -> str
         if not (isinstance(cls, type) and issubclass(cls, Stage)):
             raise TypeError(f"register({name!r}, ...): cls must subclass track_gen.pipeline.Stage")
         if cls.enqueue is Stage.enqueue:
@@ -77,11 +78,17 @@ class Registry:
         del self._entries[name]
 
     def get(self, name: str) -> StageEntry:
+        """The entry of ``name`` (KeyError listing the registered names when there is none;
+        a pipeline naming an unknown kind is refused with ValueError instead)."""
         try:
             return self._entries[name]
         except KeyError:
             known = sorted(self._entries)
             raise KeyError(f"no stage named {name!r}; registered: {known}") from None
+
+    def kinds(self) -> list[str]:
+        """Every registered stage kind name, sorted."""
+        return sorted(self._entries)
 
     def samplers(self) -> list[str]:
         """Names of registered sampler stages (usable as ``TrackGenConfig.generator``)."""

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from .params import as_range
+from .params import MAX_RANDOMIZED, as_range
+from .plan import plan_stages, randomize_items
+from .registry import default_registry
 
 __all__ = ["PipelineSpec", "StageSpec"]
 
@@ -30,6 +32,7 @@ class StageSpec:
     def __post_init__(self):
         if not isinstance(self.kind, str) or not self.kind:
             raise TypeError(f"StageSpec.kind must be a non-empty str, got {self.kind!r}")
+        object.__setattr__(self, "kind", str(self.kind))  # np.str_ -> str
         if self.name is None:
             object.__setattr__(self, "name", self.kind)
         if not isinstance(self.name, str) or not self.name:
@@ -37,6 +40,7 @@ class StageSpec:
                 f"StageSpec.name must be a non-empty str, got {self.name!r} (it namespaces the "
                 "stage's params: '<name>.<field>')"
             )
+        object.__setattr__(self, "name", str(self.name))
         if not isinstance(self.options, Mapping):
             raise TypeError(
                 f"StageSpec.options must be a mapping of option name -> value, got "
@@ -45,7 +49,8 @@ class StageSpec:
         bad = [k for k in self.options if not isinstance(k, str)]
         if bad:
             raise TypeError(f"StageSpec.options keys must be str, got {bad!r}")
-        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
+        options = {str(k): v for k, v in self.options.items()}
+        object.__setattr__(self, "options", MappingProxyType(options))
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,14 @@ class PipelineSpec:
 
     Build one with :func:`track_gen.pipeline.presets.track` and turn it into a generator with
     :func:`track_gen.pipeline.build` or ``TrackGenerator(spec)``.
+
+    Checked when it is made (and again when it is built, against the program's registry,
+    before anything is allocated): each stage's kind, family and options (against the
+    stage's declarations and the config), a sampler first, a stage that decides validity
+    (``validate`` / ``gate_validate``) and every randomizer against its field. A namespaced
+    kind the default registry does not hold yet (a plugin) defers the checks that need it to
+    the build. Unknown kinds and structure errors raise ValueError, an unknown randomized
+    field KeyError.
     """
 
     config: Any
@@ -64,6 +77,11 @@ class PipelineSpec:
     def __post_init__(self):
         from ..config import GateGenConfig, TrackGenConfig
 
+        if not isinstance(self.family, str):
+            raise TypeError(
+                f"PipelineSpec.family must be 'track' or 'gates' (a str), got "
+                f"{type(self.family).__name__} {self.family!r}"
+            )
         want = {"track": TrackGenConfig, "gates": GateGenConfig}.get(self.family)
         if want is None:
             raise ValueError(f"PipelineSpec.family = {self.family!r}: must be 'track' or 'gates'")
@@ -84,12 +102,21 @@ class PipelineSpec:
         if dup:
             raise ValueError(f"PipelineSpec: duplicate stage names {sorted(dup)}")
         object.__setattr__(self, "stages", stages)
-        rnd = dict(self.randomize)
-        for name, lo_hi in rnd.items():
-            if not isinstance(name, str) or "." not in name:
+        object.__setattr__(self, "family", str(self.family))
+        rnd = {}
+        for name, lo_hi in randomize_items(self.randomize):
+            if not isinstance(name, str):
+                raise TypeError(
+                    f"with_randomize: {name!r} is not a '<stage>.<field>' name (a str), got "
+                    f"{type(name).__name__}"
+                )
+            if "." not in name:
                 raise ValueError(f"with_randomize: {name!r} is not a '<stage>.<field>' name")
-            rnd[name] = as_range(name, lo_hi)
+            rnd[str(name)] = as_range(name, lo_hi)
+        if len(rnd) > MAX_RANDOMIZED:
+            raise ValueError(f"with_randomize: {len(rnd)} fields, at most {MAX_RANDOMIZED}")
         object.__setattr__(self, "randomize", tuple(rnd.items()))
+        plan_stages(self, default_registry(), defer=True)
 
     @property
     def num_envs(self) -> int:

@@ -242,6 +242,12 @@ class Stage:
 
     Class attributes:
         role: ``"sampler"`` (writes ``ws.line``) or ``"process"`` (anything after).
+        families: the pipeline families the stage works in (``("track",)``, ``("gates",)``),
+            or None for both; a pipeline of another family is refused before anything is
+            built.
+        validates: True for a stage that writes ``result.valid`` and ``result.fail_mask`` of
+            every active env (``validate``, ``gate_validate``); every pipeline needs one, so
+            that ``valid[e] == (fail_mask[e] == 0)`` holds for every env it builds.
         FIELDS: the stage's tunables (:class:`~track_gen.pipeline.Tunable`), static and
             dynamic, each declared once. Their values are in ``self.values``: a
             ``StageSpec`` option of the field's name, else the config field of that name, else
@@ -251,6 +257,8 @@ class Stage:
     """
 
     role: ClassVar[str] = "process"
+    families: ClassVar[tuple[str, ...] | None] = None
+    validates: ClassVar[bool] = False
     FIELDS: ClassVar[tuple[Tunable, ...]] = ()
     OPTIONS: ClassVar[tuple[str, ...]] = ()
 
@@ -265,6 +273,11 @@ class Stage:
             f"StageSpec({name!r})",
             extra=type(self).OPTIONS,
         )
+
+    def resolves(self) -> tuple[str, ...]:
+        """The stage kinds :meth:`resolve` looks up (a composite's children; default none), so
+        that a spec naming a kind not registered yet is checked when it is built."""
+        return ()
 
     def resolve(self, registry) -> None:
         """Look up other stages in ``registry`` (composite stages); called before params."""

@@ -266,6 +266,7 @@ class Elevate(Stage):
     and arc length, and the GRADE check (see the module docstring). Only in the pipeline when
     ``z_profile != "flat"``."""
 
+    families = ("track",)
     FIELDS = (Z_PROFILE, Z_BASE, Z_MIN, Z_MAX, Z_MAX_STEP, Z_KNOTS, Z_VALID_GRADE)
 
     def allocate(self, ws: Workspace) -> None:

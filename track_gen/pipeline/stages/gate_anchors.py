@@ -274,6 +274,7 @@ _ORDER_CODES = {"ccw": 0, "random_pairs": 1}
 class GateAnchors(Stage):
     """Gate placement (``"gate_anchors"``): ``ws.line`` -> ``result.position``, ``count``."""
 
+    families = ("gates",)
     FIELDS = (
         MIN_GATES,
         NUM_GATES_MIN,

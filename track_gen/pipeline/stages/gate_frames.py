@@ -119,6 +119,7 @@ ALIGN = Tunable(
 class GateFrames(Stage):
     """Gate frames (``"gate_frames"``): writes every ``GateSequence`` field but position."""
 
+    families = ("gates",)
     FIELDS = (GATE_WIDTH, ALIGN)
 
     def enqueue(self, ws: Workspace, params: dict) -> None:

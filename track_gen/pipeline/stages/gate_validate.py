@@ -157,6 +157,8 @@ def _gate_validate_kernel(
 class GateValidate(Stage):
     """Gate validity (``"gate_validate"``): writes ``result.valid`` and ``fail_mask``."""
 
+    families = ("gates",)
+    validates = True
     FIELDS = (MIN_GATES, RADIUS, Z_VALID_GRADE)
 
     def enqueue(self, ws: Workspace, params: dict) -> None:

@@ -362,6 +362,7 @@ class Inflate(Stage):
     beads); per_item also ``terms`` vec4d ``[E*N_max]`` (per-edge shoelace terms and edge
     length) and ``sign`` float32 ``[E]`` (+1 / -1: which offset is outer)."""
 
+    families = ("track",)
     FIELDS = (HALF_WIDTH,)
 
     def allocate(self, ws: Workspace) -> None:

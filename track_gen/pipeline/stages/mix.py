@@ -83,7 +83,7 @@ def _parse_choices(name: str, generators) -> tuple[tuple[str, float], ...]:
         if not isinstance(kind, str) or not kind:
             raise TypeError(f"{name}: generator names must be non-empty str, got {kind!r}")
         w = check_float(f"{name}: weight of {kind!r}", w, lo=0.0, hi=1.0e6, lo_open=True)
-        out.append((kind, w))
+        out.append((str(kind), w))  # np.str_ -> str
     kinds = [k for k, _ in out]
     if len(set(kinds)) != len(kinds):
         raise ValueError(f"{name}: a generator is listed twice in {kinds}")
@@ -116,9 +116,17 @@ class SamplerMix(Stage):
         self.children: list[Stage] = []
         self._host: list[str] = []
 
+    def resolves(self) -> tuple[str, ...]:
+        return tuple(kind for kind, _ in self.choices)
+
     def resolve(self, registry) -> None:
         for kind, _ in self.choices:
-            entry = registry.get(kind)
+            entry = registry.get(kind) if kind in registry else None
+            if entry is None:
+                raise ValueError(
+                    f"{self.name}: {kind!r} is not a registered sampler; samplers: "
+                    f"{registry.samplers()}"
+                )
             if entry.cls.role != "sampler" or issubclass(entry.cls, SamplerMix):
                 raise ValueError(
                     f"{self.name}: {kind!r} is not a sampler that can be mixed; "

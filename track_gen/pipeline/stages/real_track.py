@@ -65,27 +65,38 @@ class SamplerRealTrack(Stage):
     role = "sampler"
     OPTIONS = ("table", "assign")
 
-    def allocate(self, ws: Workspace) -> None:
-        lay = ws.layout
-        table = self.options.get("table")
+    def __init__(self, name, config, options=None):
+        super().__init__(name, config, options)
+        # a given table and assign are checked with the spec; a missing table when the
+        # generator is built (io.tracks_spec adds it to the standard pipeline)
+        if "table" in self.options:
+            self._check_table(self.options["table"], config.num_points)
+        assign = self.options.get("assign", "env")
+        if not isinstance(assign, str) or assign not in ASSIGN_MODES:
+            raise ValueError(
+                f"StageSpec({self.name!r}): option assign = {assign!r}: must be one of "
+                f"{ASSIGN_MODES}"
+            )
+
+    def _check_table(self, table, num_points: int) -> None:
         if not isinstance(table, np.ndarray) or table.ndim != 3 or table.shape[2] != 4:
             raise ValueError(
                 f"StageSpec({self.name!r}): option 'table' must be a float32 [K, num_points, 4] "
                 "array of (x, y, width_left, width_right) rows; build the spec with "
                 "track_gen.io.tracks_spec(tracks, num_envs=...)"
             )
-        if table.shape[1] != lay.num_points or table.shape[0] < 1:
+        if table.shape[1] != num_points or table.shape[0] < 1:
             raise ValueError(
                 f"StageSpec({self.name!r}): option 'table' has shape {table.shape}, expected "
-                f"[K >= 1, num_points = {lay.num_points}, 4]; build the spec with "
+                f"[K >= 1, num_points = {num_points}, 4]; build the spec with "
                 "track_gen.io.tracks_spec"
             )
+
+    def allocate(self, ws: Workspace) -> None:
+        lay = ws.layout
+        table = self.options.get("table")
+        self._check_table(table, lay.num_points)
         assign = self.options.get("assign", "env")
-        if assign not in ASSIGN_MODES:
-            raise ValueError(
-                f"StageSpec({self.name!r}): option assign = {assign!r}: must be one of "
-                f"{ASSIGN_MODES}"
-            )
         rows = np.ascontiguousarray(table.reshape(-1, 4), dtype=np.float32)
         self.num_tracks = int(table.shape[0])
         self.draw = int(assign == "draw")

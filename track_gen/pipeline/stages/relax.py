@@ -370,6 +370,7 @@ class RelaxPBD(Stage):
     ``relax.sweeps`` (int32 ``[E]``: sweeps run before the env converged).
     """
 
+    families = ("track",)
     FIELDS = (
         HALF_WIDTH,
         ITERS,

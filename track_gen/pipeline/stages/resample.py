@@ -191,6 +191,7 @@ class ResampleConstantSpacing(Stage):
     Scratch: ``arc`` float64 ``[E*(num_points+1)]`` (arc length at each loop vertex, the
     perimeter last), ``edge`` float32 ``[E*num_points]`` (edge lengths), track units."""
 
+    families = ("track",)
     FIELDS = (SPACING, HALF_WIDTH)
 
     def allocate(self, ws: Workspace) -> None:

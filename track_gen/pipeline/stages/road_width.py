@@ -86,6 +86,7 @@ class RoadWidth(Stage):
     """Smoothly varying left/right widths (``"road_width"``): writes ``ws.line_width`` and
     allocates ``ws.bead_width`` (see the module)."""
 
+    families = ("track",)
     FIELDS = (HALF_WIDTH, WIDTH_VARIATION)
 
     def allocate(self, ws: Workspace) -> None:

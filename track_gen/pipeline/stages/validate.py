@@ -415,6 +415,8 @@ class ValidateTrack(Stage):
     Scratch: ``boxes`` vec4f ``[E*ceil(N_max/CHUNK)]``: (lo.x, lo.y, hi.x, hi.y) of each
     chunk of CHUNK beads, track units."""
 
+    families = ("track",)
+    validates = True
     FIELDS = (HALF_WIDTH, BAND, TURNING_TOL, THICKNESS_TOL)
 
     def allocate(self, ws: Workspace) -> None:
