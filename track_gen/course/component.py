@@ -9,8 +9,11 @@ from typing import Any, ClassVar
 import warp as wp
 
 from ..checks import check_bool, check_int
+from ..config import GateGenConfig, TrackGenConfig
+from ..exec import check_stream
+from ..pipeline.spec import PipelineSpec
 
-__all__ = ["Component", "ComponentContext", "InputSpec", "order_components"]
+__all__ = ["Component", "ComponentContext", "InputSpec", "check_generator", "order_components"]
 
 
 def _is_dtype(d) -> bool:
@@ -251,6 +254,53 @@ def order_components(components) -> list:
     return done
 
 
+def _source_family(source) -> str | None:
+    """``"track"`` / ``"gates"`` of a config, spec or built generator (None: unknown)."""
+    if isinstance(source, GateGenConfig):
+        return "gates"
+    if isinstance(source, TrackGenConfig):
+        return "track"
+    if isinstance(source, PipelineSpec):
+        return source.family
+    spec = getattr(source, "spec", None)
+    family = getattr(spec, "family", None)
+    if family is None:
+        family = getattr(getattr(source, "layout", None), "family", None)
+    return family
+
+
+def check_generator(generator, name: str = "Course(generator, ...)") -> None:
+    """A built generator's surface (``result``, ``layout``, ``enqueue``, ``inputs``), checked
+    before a course uses it: TypeError naming what is missing (a config or a spec names the
+    preset that builds one)."""
+    if isinstance(generator, (TrackGenConfig, GateGenConfig, PipelineSpec)):
+        family = _source_family(generator)
+        preset = "Course.gates(...)" if family == "gates" else "Course.track(...)"
+        raise TypeError(
+            f"{name} takes a built generator, got a {type(generator).__name__}: use {preset} "
+            "to build one (or build the generator yourself and pass it with your components)"
+        )
+    kind = type(generator).__name__
+    fix = "pass a TrackGenerator, a GateGenerator or a Program"
+    for attr in ("result", "layout", "enqueue", "inputs"):
+        if not hasattr(generator, attr):
+            raise TypeError(f"{name}: {kind} lacks {attr!r}; {fix}")
+    layout = generator.layout
+    if not isinstance(getattr(layout, "device", None), wp.Device) or not isinstance(
+        getattr(layout, "num_envs", None), int
+    ):
+        raise TypeError(f"{name}: {kind}.layout lacks a Warp device and an int num_envs; {fix}")
+    for attr in ("valid", "generation"):
+        if not isinstance(getattr(generator.result, attr, None), wp.array):
+            raise TypeError(f"{name}: {kind}.result lacks the wp.array {attr!r}; {fix}")
+    if not callable(generator.enqueue):
+        raise TypeError(f"{name}: {kind}.enqueue is not callable; {fix}")
+    if not callable(getattr(generator.inputs, "get", None)) or not isinstance(
+        generator.inputs.get("regen_mask"), wp.array
+    ):
+        raise TypeError(f"{name}: {kind}.inputs lacks the wp.array 'regen_mask'; {fix}")
+
+
 class ComponentContext:
     """What components see: the generator, its layout and device, the course's stream and the
     components attached so far (by name).
@@ -264,9 +314,15 @@ class ComponentContext:
         inputs: name -> :class:`InputSpec` of every declared input.
         course: a weak reference to the course this context serves (None for a context
             used on its own); the generator accepts ``enqueue`` calls carrying it.
+
+    ``ComponentContext(generator, stream=None)`` checks both first: a built generator's
+    surface (:func:`check_generator`: TypeError naming what is missing, or the preset for a
+    config or spec) and ``stream`` (None, or a ``wp.Stream`` of the generator's CUDA device).
     """
 
     def __init__(self, generator, stream=None):
+        check_generator(generator, "ComponentContext(generator)")
+        check_stream(stream, generator.layout.device)
         self.generator = generator
         self.layout = generator.layout
         self.device = generator.layout.device
@@ -288,6 +344,11 @@ class ComponentContext:
 
     def check(self, comp: Component, planned: list[str]) -> None:
         """Every check :meth:`add` makes, without attaching (``planned``: the course's names)."""
+        _check_component_shape(comp)
+        if isinstance(planned, (str, bytes)) or not isinstance(planned, (list, tuple)):
+            raise TypeError(
+                f"planned must be a list of component names, got {type(planned).__name__}"
+            )
         for r in comp.reads():
             if r not in planned:
                 raise ValueError(f"{comp!r} reads {r!r}, which is not a component of this course")
@@ -306,7 +367,13 @@ class ComponentContext:
                 )
 
     def add(self, comp: Component, planned: list[str] | None = None) -> Component:
-        """Check ``comp`` (reads, requires, input conflicts), then attach it."""
+        """Check ``comp`` (its hooks and name, reads, requires, input conflicts, not attached
+        elsewhere), then attach it."""
+        _check_component_shape(comp)
+        if getattr(comp, "_ctx", None) is not None:
+            raise ValueError(
+                f"{comp!r} is already attached to another course or context: build a new instance"
+            )
         planned = planned if planned is not None else [*self.components, comp.name]
         self.check(comp, planned)
         for spec in getattr(comp, "INPUTS", ()):

@@ -74,6 +74,7 @@ class CourseConfig:
             raise TypeError(
                 f"CourseConfig.mode must be a str ('track' or 'gates'), got {self.mode!r}"
             )
+        self._set("mode", str(self.mode))  # np.str_ -> str
         if self.mode == "track":
             self._check_track()
         elif self.mode == "gates":
@@ -123,7 +124,7 @@ class CourseConfig:
             MAX_CHECKPOINTS.check(self.max_checkpoints, "CourseConfig.max_checkpoints"),
         )
         if self.collision is not None:
-            METHOD.check(self.collision, "CourseConfig.collision")
+            self._set("collision", METHOD.check(self.collision, "CourseConfig.collision"))
         if self.sdf_resolution is not None:
             if self.collision != "sdf":
                 raise ValueError("CourseConfig.sdf_resolution applies to collision='sdf' only")
@@ -142,6 +143,9 @@ class CourseConfig:
         self._set("max_boxes", mb)
         if mb > 1 and self.collision is None:
             raise ValueError("CourseConfig.max_boxes > 1 needs a collision backend")
+        from .presets import check_checkpoint_capacity
+
+        check_checkpoint_capacity(self.gen, self.checkpoint_spacing, self.max_checkpoints)
 
     def _check_gates(self) -> None:
         from ..tools.course_line import SAMPLES_PER_GATE

@@ -5,17 +5,16 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 
-import warp as wp
-
 from ..checks import check_bool
 from ..config import GateGenConfig, TrackGenConfig
 from ..exec import check_stream
 from ..pipeline.spec import PipelineSpec
-from .component import Component, order_components
+from .component import Component, _source_family, check_generator, order_components
 from .config import CourseConfig
 
 __all__ = [
     "build_source",
+    "check_checkpoint_capacity",
     "check_gate_width",
     "check_source",
     "from_config",
@@ -152,53 +151,6 @@ def gates_components(*, collision=None, samples_per_gate=8, localize_window=None
     return _ordered(comps, extra)
 
 
-def _source_family(source) -> str | None:
-    """``"track"`` / ``"gates"`` of a config, spec or built generator (None: unknown)."""
-    if isinstance(source, GateGenConfig):
-        return "gates"
-    if isinstance(source, TrackGenConfig):
-        return "track"
-    if isinstance(source, PipelineSpec):
-        return source.family
-    spec = getattr(source, "spec", None)
-    family = getattr(spec, "family", None)
-    if family is None:
-        family = getattr(getattr(source, "layout", None), "family", None)
-    return family
-
-
-def check_generator(generator, name: str = "Course(generator, ...)") -> None:
-    """A built generator's surface (``result``, ``layout``, ``enqueue``, ``inputs``), checked
-    before a course uses it: TypeError naming what is missing (a config or a spec names the
-    preset that builds one)."""
-    if isinstance(generator, (TrackGenConfig, GateGenConfig, PipelineSpec)):
-        family = _source_family(generator)
-        preset = "Course.gates(...)" if family == "gates" else "Course.track(...)"
-        raise TypeError(
-            f"{name} takes a built generator, got a {type(generator).__name__}: use {preset} "
-            "to build one (or build the generator yourself and pass it with your components)"
-        )
-    kind = type(generator).__name__
-    fix = "pass a TrackGenerator, a GateGenerator or a Program"
-    for attr in ("result", "layout", "enqueue", "inputs"):
-        if not hasattr(generator, attr):
-            raise TypeError(f"{name}: {kind} lacks {attr!r}; {fix}")
-    layout = generator.layout
-    if not isinstance(getattr(layout, "device", None), wp.Device) or not isinstance(
-        getattr(layout, "num_envs", None), int
-    ):
-        raise TypeError(f"{name}: {kind}.layout lacks a Warp device and an int num_envs; {fix}")
-    for attr in ("valid", "generation"):
-        if not isinstance(getattr(generator.result, attr, None), wp.array):
-            raise TypeError(f"{name}: {kind}.result lacks the wp.array {attr!r}; {fix}")
-    if not callable(generator.enqueue):
-        raise TypeError(f"{name}: {kind}.enqueue is not callable; {fix}")
-    if not callable(getattr(generator.inputs, "get", None)) or not isinstance(
-        generator.inputs.get("regen_mask"), wp.array
-    ):
-        raise TypeError(f"{name}: {kind}.inputs lacks the wp.array 'regen_mask'; {fix}")
-
-
 def check_source(source, family, seeds, stream, prepare, components) -> None:
     """Every rule of a preset's source, made before anything is built: ``prepare`` a bool;
     the source's kind and family; ``seeds=`` / ``stream=`` (checked as the generator will
@@ -234,10 +186,32 @@ def check_source(source, family, seeds, stream, prepare, components) -> None:
         )
     if family == "gates":
         check_gate_width(source)
+    elif isinstance(source, (TrackGenConfig, PipelineSpec)):
+        from ..tools.checkpoints import Checkpoints
+
+        config = source.config if isinstance(source, PipelineSpec) else source
+        for comp in components:
+            if isinstance(comp, Checkpoints):
+                check_checkpoint_capacity(config, comp.spacing, comp.max_checkpoints)
     for comp in components:
         check = getattr(comp, "check_family", None)
         if callable(check):
             check(family)
+
+
+def check_checkpoint_capacity(config, spacing: float, max_checkpoints: int | None) -> None:
+    """The capacity ``tools.Checkpoints(spacing, "auto")`` chooses for a generator of the flat
+    track ``config``, checked before the generator is built: ``max(3, ceil(max_loop_length /
+    spacing))`` with ``max_loop_length = (N_max + 1) * bead spacing`` (the rule of
+    ``Checkpoints.attach``, the same ValueError), at most ``MAX_CHECKPOINTS.hi``. An elevated
+    config has no such bound (the component reads its construction batch) and an explicit
+    ``max_checkpoints`` needs none."""
+    from ..tools.checkpoints import capacity_for
+
+    if max_checkpoints is not None or getattr(config, "z_profile", "flat") != "flat":
+        return
+    bound = (config.N_max + 1) * float(config.resolved_spacing)
+    capacity_for(spacing, bound, "checkpoint_spacing")
 
 
 def check_gate_width(source) -> None:
