@@ -350,3 +350,43 @@ def test_lookahead_any_order_and_past_a_lap(device):
         env.step(acts)
     assert env.obs_dim == 16
     np.testing.assert_allclose(env.obs.numpy()[:, 8:], _lookahead_oracle(env), atol=5e-5)
+
+
+# ------------------------------------------------------------------------------ early checks
+def test_checkpoint_spacing_below_the_checkpoints_range_is_refused_by_the_config():
+    # the message the course gave when the env was built, now from RaceConfig itself
+    with pytest.raises(
+        ValueError,
+        match=r"checkpoint_spacing = 1e-07 is out of range: must be >= 1e-06 and <= 1000000\.0",
+    ):
+        RaceConfig(checkpoint_spacing=1e-7)
+    assert RaceConfig(checkpoint_spacing=1e-6).checkpoint_spacing == 1e-6
+
+
+def test_checkpoint_capacity_is_refused_before_anything_is_built(monkeypatch):
+    from track_gen import TrackGenerator
+
+    built = []
+    real = TrackGenerator.__init__
+    monkeypatch.setattr(
+        TrackGenerator, "__init__", lambda obj, *a, **k: built.append(1) or real(obj, *a, **k)
+    )
+    with pytest.raises(ValueError, match=r"checkpoint_spacing = 0\.0001 gives 231,000"):
+        RaceEnv(2, "cpu", config=RaceConfig(checkpoint_spacing=1e-4))
+    assert built == []
+
+
+def test_numpy_str_generator_is_stored_as_str():
+    cfg = RaceConfig(generator=np.str_("polar"))
+    assert type(cfg.generator) is str and cfg.generator == "polar"
+
+
+def test_non_finite_actions_drive_like_zero(device):
+    """RaceEnv's rule: a NaN or infinite action component is read as 0 (then clamped)."""
+    a, b = RaceEnv(4, device, 3), RaceEnv(4, device, 3)
+    odd = np.array([[np.nan, 0.0], [np.inf, -np.inf], [0.0, np.nan], [-np.inf, np.inf]])
+    for _ in range(3):
+        a.step(wp.array(odd.astype(np.float32), dtype=wp.float32, device=device))
+        b.step(wp.zeros((4, 2), dtype=wp.float32, device=device))
+    for name in ("position", "yaw", "speed", "steer", "obs"):
+        assert getattr(a, name).numpy().tobytes() == getattr(b, name).numpy().tobytes(), name

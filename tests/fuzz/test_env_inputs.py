@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 import warp as wp
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from track_gen.distributed import RankLayout
@@ -39,6 +39,8 @@ FLOATS = {
     "penalty_oob": (None, None, False),
 }
 INTS = {"max_laps": (1, 1000), "max_episode_steps": (1, 10**6)}
+#: The smallest checkpoint spacing the course's checkpoints take (tools.checkpoints.SPACING).
+SPACING_MIN = 1e-6
 
 ODD = [o for o in other_objects(E) if not isinstance(o, (list, tuple))] + [None]
 NUMBERS = st.one_of(
@@ -79,10 +81,20 @@ def _int_error(value, lo, hi):
 
 
 @settings(max_examples=examples(60), deadline=None)
-@given(field=st.sampled_from(sorted(FLOATS) + sorted(INTS)), value=NUMBERS)
+@given(
+    field=st.sampled_from(sorted(FLOATS) + sorted(INTS)),
+    value=st.one_of(
+        NUMBERS,
+        st.sampled_from([1e-7, 9.99e-7, 1e-6, np.float32(1e-6), 5e-324, 1e-300]),
+        st.floats(1e-9, 1e-5),
+    ),
+)
+@example(field="checkpoint_spacing", value=1e-7)  # refused by the course's checkpoints before
 def test_race_config_fields(field, value):
     if field in FLOATS:
         expected = _float_error(value, *FLOATS[field])
+        if expected is None and field == "checkpoint_spacing" and float(value) < SPACING_MIN:
+            expected = ValueError  # below the course checkpoints' own range
     else:
         expected = _int_error(value, *INTS[field])
     if expected is None:
@@ -120,10 +132,16 @@ def test_race_config_tuples(field, value):
 
 
 @settings(max_examples=examples(20), deadline=None)
-@given(value=st.sampled_from(ODD + ["Bezier", "mix", "centerline", "", "polar"]))
+@given(
+    value=st.sampled_from(
+        ODD + ["Bezier", "mix", "centerline", "", "polar", np.str_("polar"), np.str_("mix")]
+    )
+)
+@example(value=np.str_("polar"))  # stored as np.str_ before
 def test_race_config_generator(value):
-    if value == "polar":
-        assert RaceConfig(generator=value).generator == "polar"
+    if isinstance(value, str) and value == "polar":
+        got = RaceConfig(generator=value).generator
+        assert got == "polar" and type(got) is str  # np.str_ stored as str
         return
     with pytest.raises(TypeError if not isinstance(value, str) else ValueError):
         RaceConfig(generator=value)
@@ -277,8 +295,9 @@ def gym_env():
     kind=st.sampled_from(["float32", "float64", "int64", "bool", "object", "str"]),
 )
 def test_gym_step_actions(gym_env, values, shape, kind):
-    """Finite numbers of shape (E, 2) step (clipped to [-1, 1] in the env); a wrong shape, a
-    non-number or a NaN / inf is refused before the env moves."""
+    """Numbers of shape (E, 2) step: copied as float32, each component clamped to [-1, 1] in
+    the env and a NaN / inf one (as float32) read as 0, RaceEnv's rule; a wrong shape or a
+    non-number is refused before the env moves."""
     a = np.resize(np.asarray(values, dtype=np.float64), shape)
     if kind == "str":
         a = a.astype(str)
@@ -292,14 +311,14 @@ def test_gym_step_actions(gym_env, values, shape, kind):
         err = ValueError
     elif kind in ("str", "object", "bool"):
         err = TypeError  # bools are not numbers
-    elif not np.isfinite(a.astype(np.float64)).all():
-        err = ValueError
     else:
-        err = None
+        err = None  # non-finite components included: read as 0 by the env
     if err is None:
         obs, rew, term, trunc, _ = gym_env.step(a)
         assert np.isfinite(obs).all() and np.isfinite(rew).all()
-        np.testing.assert_array_equal(gym_env.env.actions.numpy(), a.astype(np.float32))
+        with np.errstate(over="ignore", invalid="ignore"):
+            want = a.astype(np.float32)
+        np.testing.assert_array_equal(gym_env.env.actions.numpy(), want)
     else:
         with pytest.raises(err, match="actions"):
             gym_env.step(a)
@@ -435,3 +454,28 @@ def test_race_env_other_arguments(captured, spec, config):
 def test_race_env_device_refused(device):
     with pytest.raises(ValueError, match="device"):
         RaceEnv(E, device)
+
+
+@settings(max_examples=examples(10), deadline=None)
+@given(spacing=st.one_of(st.floats(1e-6, 1e-3), st.sampled_from([1e-6, 3.5e-4, 3.6e-4, 0.5])))
+def test_race_env_checkpoint_capacity_is_refused_before_building(spacing):
+    """A spacing giving more checkpoints than a course holds on the longest loop the default
+    track config allows (``(N_max + 1) * bead spacing``) is refused before any generator is
+    built; any other spacing builds."""
+    from track_gen import TrackGenConfig, TrackGenerator
+
+    cfg = TrackGenConfig()
+    capacity = max(3, math.ceil((cfg.N_max + 1) * cfg.resolved_spacing / spacing))
+    built = []
+    real = TrackGenerator.__init__
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(
+            TrackGenerator, "__init__", lambda obj, *a, **k: built.append(1) or real(obj, *a, **k)
+        )
+        if capacity > 65536:
+            with pytest.raises(ValueError, match="checkpoint_spacing"):
+                RaceEnv(E, "cpu", config=RaceConfig(checkpoint_spacing=spacing))
+            assert built == []
+        else:
+            env = RaceEnv(E, "cpu", config=RaceConfig(checkpoint_spacing=spacing))
+            assert built and env.course.checkpoints.position.shape[0] == E * capacity

@@ -92,7 +92,11 @@ class RaceVectorEnv(VectorEnv):
         return self.env.obs.numpy().copy(), {}
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
-        """Step every env with ``actions`` (``[E, 2]``, finite floats; clipped to [-1, 1]).
+        """Step every env with ``actions`` (``[E, 2]`` real numbers, read as float32): each
+        component is clamped to [-1, 1] and a NaN or infinite one (as float32: a float64
+        beyond the float32 range too) is read as 0, as :class:`RaceEnv` reads its device
+        actions. A wrong shape (ValueError) or a non-number dtype (TypeError) is refused
+        before the env moves.
 
         Returns ``(obs float32 [E, D], rewards float32 [E], terminated bool [E], truncated
         bool [E], infos)``; ``infos`` holds ``final_obs`` (object ``[E]``: the ended
@@ -104,9 +108,8 @@ class RaceVectorEnv(VectorEnv):
             raise ValueError(f"actions must have shape ({self.num_envs}, 2), got {a.shape}")
         if not np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.complexfloating):
             raise TypeError(f"actions must be real numbers, got dtype {a.dtype}")
-        if not np.all(np.isfinite(a)):
-            raise ValueError("actions must be finite (NaN or inf found)")
-        np.copyto(self._host_actions, a, casting="unsafe")
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.copyto(self._host_actions, a, casting="unsafe")  # NaN / inf read as 0 on device
         self.env.actions.assign(self._host_actions)
         self.env.step()
         e = self.env

@@ -6,7 +6,9 @@ kernels on the course's device; the adapters (:mod:`track_gen.envs.gym`,
 
 A step, in order (:meth:`RaceEnv.step`):
 
-1. ``drive``: a kinematic bicycle (rear-axle reference) moves each car by ``dt``.
+1. ``drive``: a kinematic bicycle (rear-axle reference) moves each car by ``dt``. Each action
+   component is clamped to [-1, 1]; a NaN or infinite one is read as 0 (the env cannot check
+   device actions on the host without a sync, so every adapter follows the same rule).
 2. ``course.step()``: checkpoints and laps (``progress``), the band collision (``oob``,
    clearance) and the localizer (arc length ``s``, lateral offset, closest segment).
 3. ``observe``: ONE kernel writes the observation, reward, done mask and the episode
@@ -91,7 +93,9 @@ class RaceConfig:
         reward_progress: reward per track unit gained along the centerline, finite.
         reward_checkpoint: reward per checkpoint passed, finite.
         penalty_oob: subtracted on the step the car leaves the road, finite.
-        checkpoint_spacing: arc length between checkpoints (the course's ``Checkpoints``).
+        checkpoint_spacing: arc length between checkpoints (the course's ``Checkpoints``), in
+            [1e-6, 100]; a spacing giving more than 65536 checkpoints on the longest loop the
+            track config allows is refused by :class:`RaceEnv` before anything is built.
         generator: the track sampler (``presets.track(generator=...)``).
     """
 
@@ -142,12 +146,14 @@ class RaceConfig:
         f(self, "lookahead", _float_tuple("lookahead", self.lookahead, 1, 16, hi=10.0))
         for name in ("reward_progress", "reward_checkpoint", "penalty_oob"):
             f(self, name, check_float(name, getattr(self, name)))
-        f(
-            self,
-            "checkpoint_spacing",
-            check_float("checkpoint_spacing", self.checkpoint_spacing, 0.0, 100.0, lo_open=True),
+        from ..tools.checkpoints import SPACING
+
+        spacing = check_float(
+            "checkpoint_spacing", self.checkpoint_spacing, 0.0, 100.0, lo_open=True
         )
-        check_choice("generator", self.generator, _SAMPLERS)
+        # the course's checkpoints need a spacing in their own range too (>= 1e-6)
+        f(self, "checkpoint_spacing", SPACING.check(spacing, "checkpoint_spacing"))
+        f(self, "generator", check_choice("generator", self.generator, _SAMPLERS))
 
     @property
     def obs_dim(self) -> int:
@@ -245,7 +251,9 @@ class RaceEnv:
     Attributes (device arrays allocated once, ``E`` = num_envs, ``D`` = ``obs_dim``):
         course: the :class:`~track_gen.course.Course` (checkpoints, progress, segment band
             collision, localizer).
-        actions: float32 ``[E, 2]``: throttle and steering command, each in [-1, 1].
+        actions: float32 ``[E, 2]``: throttle and steering command, each clamped to [-1, 1]
+            by the drive kernel; a NaN or infinite component is read as 0 (no throttle,
+            straight steering command), the rule of every adapter.
         obs: float32 ``[E, D]``: the observation after the last step (for a done env, its
             new episode's first observation).
         final_obs: float32 ``[E, D]``: the observation the last step computed before any
@@ -305,6 +313,9 @@ class RaceEnv:
                     f"device = {device!r} but spec is on {dev}: pass device=None with a spec"
                 )
 
+        from ..course.presets import check_checkpoint_capacity
+
+        check_checkpoint_capacity(spec.config, config.checkpoint_spacing, None)
         self.config = config
         self.num_envs = E
         self.obs_dim = config.obs_dim
@@ -499,7 +510,8 @@ class RaceEnv:
         """Advance every env one step and auto-reset the done ones (see the module docs).
 
         ``actions``: None (use :attr:`actions` as it is: write into it first) or a float32
-        ``[E, 2]`` wp.array on the env's device, copied into :attr:`actions`. The outputs are
+        ``[E, 2]`` wp.array on the env's device, copied into :attr:`actions` (each component
+        clamped to [-1, 1], a NaN or infinite one read as 0). The outputs are
         the env's stable arrays (:attr:`obs`, :attr:`reward`, :attr:`done`, ...), overwritten
         by the next step. On CUDA nothing is read back to the host.
         """

@@ -101,7 +101,9 @@ class RslRlRaceEnv(VecEnv):
     def step(self, actions: torch.Tensor) -> tuple[TensorDict, torch.Tensor, torch.Tensor, dict]:
         """Apply ``actions`` (``[E, 2]``, any float dtype, on :attr:`device`) and step every env.
 
-        A wrong shape or device raises ValueError before the env changes."""
+        The actions are copied as float32: each component is clamped to [-1, 1] and a NaN or
+        infinite one is read as 0 (the rule of :class:`RaceEnv`). A wrong shape or device
+        raises ValueError before the env changes."""
         if not isinstance(actions, torch.Tensor):
             raise TypeError(f"actions must be a torch.Tensor, got {type(actions).__name__}")
         if tuple(actions.shape) != (self.num_envs, 2):
