@@ -86,6 +86,6 @@ def test_torchrun_two_ranks_gloo(tmp_path):
         "100",
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert "courses equal, epochs equal" in p.stdout and "cars equal" in p.stdout, p.stdout

@@ -548,7 +548,7 @@ def test_registered_refuses_before_torch_is_imported():
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
         check=True,
     )
     assert proc.stdout.strip().splitlines()[-1] == "['TypeError', 'ValueError'] False"
