@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from types import MappingProxyType
 
@@ -35,6 +36,59 @@ wp.set_module_options({"enable_backward": False})
 MAX_GRAPH_VARIANTS = 16
 #: Largest epoch; advancing past it restarts at 1.
 EPOCH_MAX = wp.constant(INT32_MAX)
+#: What the allocation budget's refusal suggests.
+BUDGET_HINT = "lower num_envs, N_max, num_points or the stage sizes"
+
+
+@dataclasses.dataclass
+class _Buffers:
+    """Every buffer a program allocates at construction (see :func:`_allocate_buffers`)."""
+
+    result: Track | GateSequence
+    ws: Workspace
+    epoch: wp.array
+    params: Params
+    regen_mask: wp.array
+    no_mask: wp.array
+
+
+def _allocate_buffers(cfg, stages, layout: Layout, budget: AllocationBudget, result_cls):
+    """The program's buffers for ``layout`` through ``budget``: the result and its staging
+    copy, the workspace, the epochs, the params, each stage's scratch (``stage.allocate``) and
+    the masks. ``AllocationBudget.plan`` runs it for one and two envs to count a construction
+    before it allocates; the program then runs it for its own layout. The seed state (two
+    int32 ``[E]`` arrays) is counted here and allocated by the program."""
+    E = layout.num_envs
+    result = result_cls.allocate(E, layout.N_max, layout.device, budget)
+    staged = result_cls.allocate(E, layout.N_max, layout.device, budget)
+    ws = Workspace(
+        layout=layout,
+        config=cfg,
+        budget=budget,
+        active=budget.zeros(E, wp.int32, "active mask"),
+        eff_seed=budget.zeros(E, wp.int32, "effective seeds"),
+        fail=budget.zeros(E, wp.int32, "fail bits"),
+        line=budget.zeros(E * layout.num_points, wp.vec2f, "sampler loops (E * num_points)"),
+        beads=budget.zeros(E * layout.N_max, wp.vec2f, "beads (E * N_max)"),
+        count=budget.zeros(E, wp.int32, "bead counts"),
+        result=staged,
+    )
+    epoch = budget.zeros(E, wp.int32, "next epochs")
+    budget.take(2 * E, wp.int32, "seeds and epochs")
+    declarations = []
+    for stage in stages:
+        declarations += stage.dynamic_fields()
+    params = Params(E, layout.device, declarations, budget)
+    for stage in stages:
+        stage.allocate(ws)
+    return _Buffers(
+        result=result,
+        ws=ws,
+        epoch=epoch,
+        params=params,
+        regen_mask=budget.zeros(E, wp.int32, "regen_mask"),
+        no_mask=budget.zeros(1, wp.int32, "empty mask"),
+    )
 
 
 @wp.kernel
@@ -169,42 +223,29 @@ class Program:
         self.stream = stream
         self._guard = UseGuard(type(self).__name__)
         self._course_owner = None
-        budget = AllocationBudget(device, "lower num_envs, N_max, num_points or the stage sizes")
         result_cls = GateSequence if spec.family == "gates" else Track
-        self.result = result_cls.allocate(E, cfg.N_max, device, budget)
-        staged = result_cls.allocate(E, cfg.N_max, device, budget)
+        budget = AllocationBudget(device, BUDGET_HINT)
+
+        def probe(num_envs: int, probe_budget: AllocationBudget) -> None:
+            layout = dataclasses.replace(self.layout, num_envs=num_envs)
+            _allocate_buffers(cfg, plan_stages(spec, registry), layout, probe_budget, result_cls)
+
+        budget.plan(probe, E)  # every buffer counted before the first one is allocated
+        bufs = _allocate_buffers(cfg, stages, self.layout, budget, result_cls)
+        self.result, self._ws, self._epoch = bufs.result, bufs.ws, bufs.epoch
+        self.params = bufs.params
+        self._regen_mask, self._no_mask = bufs.regen_mask, bufs.no_mask
         self.seeds = SeedState.create(rng if rng is not None else seeds, E, device)
         self.rng = self.seeds.rng
         self._host_stages = [
             s.name for s, e in zip(spec.stages, entries, strict=True) if not e.capturable
         ]
-        self._ws = Workspace(
-            layout=self.layout,
-            config=cfg,
-            budget=budget,
-            active=budget.zeros(E, wp.int32, "active mask"),
-            eff_seed=budget.zeros(E, wp.int32, "effective seeds"),
-            fail=budget.zeros(E, wp.int32, "fail bits"),
-            line=budget.zeros(E * cfg.num_points, wp.vec2f, "sampler loops (E * num_points)"),
-            beads=budget.zeros(E * cfg.N_max, wp.vec2f, "beads (E * N_max)"),
-            count=budget.zeros(E, wp.int32, "bead counts"),
-            result=staged,
-        )
-        self._epoch = budget.zeros(E, wp.int32, "next epochs")
-        declarations = []
         for stage in stages:
             self._host_stages += stage.host_stages()
-            declarations += stage.dynamic_fields()
         self.capturable = not self._host_stages
-        self.params = Params(E, device, declarations, budget)
         self.params.guard = self._guard
         self.randomizers = Randomizers(self.params, dict(spec.randomize))
-        self._stages = []
-        for stage in stages:
-            stage.allocate(self._ws)
-            self._stages.append((stage, stage.param_arrays(self.params)))
-        self._regen_mask = budget.zeros(E, wp.int32, "regen_mask")
-        self._no_mask = budget.zeros(1, wp.int32, "empty mask")
+        self._stages = [(stage, stage.param_arrays(self.params)) for stage in stages]
         self.inputs = MappingProxyType({"regen_mask": self._regen_mask, **self._ws.inputs})
         self.input_info = MappingProxyType(
             {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -90,23 +91,39 @@ MAX_ELEMENTS = 2**31 - 1
 
 
 def memory_budget(device) -> int:
-    """Bytes a generator may allocate on ``device``: the GPU's total memory on CUDA, the
-    machine's physical memory on the CPU."""
+    """Bytes a generator may allocate on ``device``: what the device has free now (CUDA: its
+    free memory; the CPU: ``MemAvailable`` of ``/proc/meminfo``), at most its total (the GPU's
+    memory, the machine's physical memory)."""
     dev = wp.get_device(device)
     if dev.is_cuda:
-        return int(dev.total_memory)
+        return int(min(dev.total_memory, dev.free_memory))
     try:
-        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        total = int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        return 2**40
+        total = 2**40
+    return min(total, _available_host_memory(total))
+
+
+def _available_host_memory(default: int) -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return default
 
 
 class AllocationBudget:
     """Checks every construction-time allocation before it happens.
 
     Each array must index with int32 (at most ``MAX_ELEMENTS`` elements) and the running total
-    must stay within :func:`memory_budget`; otherwise a ValueError names the array, the sizes
-    and the fields that set them (``hint``), before anything is allocated past the limit.
+    must stay within :func:`memory_budget` (read when the budget is made); otherwise a
+    ValueError names the array, the sizes and the fields that set them (``hint``). A
+    construction counts its buffers first with :meth:`plan`, so a batch too large is refused
+    before its first array is allocated; an allocation the device still refuses (its memory
+    taken meanwhile) raises the same ValueError instead of Warp's error.
     """
 
     def __init__(self, device, hint: str = "lower num_envs, N_max or num_points"):
@@ -114,35 +131,84 @@ class AllocationBudget:
         self.limit = memory_budget(self.device)
         self.used = 0
         self.hint = hint
+        self.taken: list[tuple[str, int, int]] = []  # (what, elements, bytes) of each take
+        self.planned: int | None = None  # bytes :meth:`plan` counted (None: no plan made)
 
-    def take(self, count: int, dtype, what: str) -> None:
-        count = int(count)
+    def _check_elements(self, count: int, what: str) -> None:
         if count > MAX_ELEMENTS:
             raise ValueError(
                 f"{what} would hold {count:,} elements, more than {MAX_ELEMENTS:,} (kernels "
                 f"index with int32): {self.hint}"
             )
-        nbytes = count * wp.types.type_size_in_bytes(dtype)
-        if self.used + nbytes > self.limit:
+
+    def _check_total(self, total: int, what: str) -> None:
+        if total > self.limit:
             raise ValueError(
-                f"{what} would bring this generator's buffers to "
-                f"{(self.used + nbytes) / 2**30:.1f} GiB, more than the "
-                f"{self.limit / 2**30:.1f} GiB budget of {self.device} (its memory): {self.hint}"
+                f"{what} would bring this generator's buffers to {total / 2**30:.1f} GiB, more "
+                f"than the {self.limit / 2**30:.1f} GiB budget of {self.device} (its free "
+                f"memory): {self.hint}"
             )
+
+    def take(self, count: int, dtype, what: str) -> None:
+        count = int(count)
+        self._check_elements(count, what)
+        nbytes = count * wp.types.type_size_in_bytes(dtype)
+        self._check_total(self.used + nbytes, what)
         self.used += nbytes
+        self.taken.append((what, count, nbytes))
+
+    def plan(self, allocate: Callable[[int, AllocationBudget], Any], num_envs: int) -> None:
+        """Count a whole construction before its first allocation.
+
+        ``allocate(n, budget)`` makes every buffer of the construction for ``n`` envs through
+        ``budget``. It runs for one and for two envs (tiny allocations, dropped at once); each
+        array's element count and the total bytes are extrapolated linearly to ``num_envs``
+        (every buffer is a per-env size times E, or a constant) and checked against this
+        budget: ValueError naming the first array or the total out of bounds."""
+        probes = []
+        for n in (1, 2):
+            probe = AllocationBudget(self.device, self.hint)
+            probe.limit = MAX_PLAN_BYTES
+            allocate(n, probe)
+            probes.append(probe)
+        one, two = probes
+        extra = num_envs - 1
+        for (what, c1, _), (_, c2, _) in zip(one.taken, two.taken, strict=False):
+            self._check_elements(c1 + extra * max(c2 - c1, 0), what)
+        total = one.used + extra * max(two.used - one.used, 0)
+        self._check_total(self.used + total, "the construction")
+        self.planned = total
+
+    def _allocated(self, make: Callable[[], wp.array], what: str) -> wp.array:
+        try:
+            return make()
+        except RuntimeError as exc:
+            if "Failed to allocate" not in str(exc):
+                raise
+            raise ValueError(
+                f"{what}: {self.device} refused the allocation ({exc}; this generator's "
+                f"buffers would come to {self.used / 2**30:.1f} GiB): {self.hint}"
+            ) from None
 
     def zeros(self, count: int, dtype, what: str) -> wp.array:
         """A zero-filled ``[count]`` array, checked first (``count`` 0 allocates one element)."""
-        self.take(max(int(count), 1), dtype, what)
-        return wp.zeros(max(int(count), 1), dtype=dtype, device=self.device)
+        n = max(int(count), 1)
+        self.take(n, dtype, what)
+        return self._allocated(lambda: wp.zeros(n, dtype=dtype, device=self.device), what)
 
     def full(self, count: int, value, dtype, what: str) -> wp.array:
-        self.take(max(int(count), 1), dtype, what)
-        return wp.full(max(int(count), 1), value, dtype=dtype, device=self.device)
+        n = max(int(count), 1)
+        self.take(n, dtype, what)
+        return self._allocated(lambda: wp.full(n, value, dtype=dtype, device=self.device), what)
 
     def array(self, host: np.ndarray, dtype, what: str) -> wp.array:
         self.take(max(len(host), 1), dtype, what)
-        return wp.array(host, dtype=dtype, device=self.device)
+        return self._allocated(lambda: wp.array(host, dtype=dtype, device=self.device), what)
+
+
+#: A probe of :meth:`AllocationBudget.plan` allocates for one or two envs; its own limit only
+#: guards against a runaway plugin.
+MAX_PLAN_BYTES = 2**34
 
 
 @dataclass(frozen=True)
@@ -307,7 +373,9 @@ class Stage:
         return []
 
     def allocate(self, ws: Workspace) -> None:
-        """Allocate scratch buffers with ``ws.zeros`` (called once, outside any capture)."""
+        """Allocate scratch buffers with ``ws.zeros`` / ``ws.budget`` and nothing else
+        (called outside any capture: once for the program, and before that for one and for two
+        envs, by :meth:`AllocationBudget.plan`, on fresh stage instances)."""
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         """Launch the stage's kernels on the current stream.
