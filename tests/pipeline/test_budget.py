@@ -18,9 +18,7 @@ E = 5
 def _circle(n: int = 200, r: float = 60.0) -> RealTrack:
     t = np.linspace(0.0, 2 * np.pi, n, endpoint=False)
     xy = np.stack([r * np.cos(t), r * np.sin(t)], axis=1)
-    return RealTrack(
-        name="circle", xy=xy, width_left=np.full(n, 5.0), width_right=np.full(n, 5.0)
-    )
+    return RealTrack(name="circle", xy=xy, width_left=np.full(n, 5.0), width_right=np.full(n, 5.0))
 
 
 SOURCES = {
