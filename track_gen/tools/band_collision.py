@@ -94,7 +94,13 @@ from .band_collision_items import (
     _strip_bead_kernel,
     _strip_chunk_kernel,
 )
-from .band_collision_kernels import CHUNK_QUADS, SDF_BAND_CELLS, _Hit, fill_grid_kernel
+from .band_collision_kernels import (
+    CHUNK_QUADS,
+    SDF_BAND_CELLS,
+    _Hit,
+    band_beads_kernel,
+    fill_grid_kernel,
+)
 from .band_collision_sdf import (
     _sdf_frame_kernel,
     _sdf_quad_rect_kernel,
@@ -193,8 +199,11 @@ class BandCollider:
 
     * ``contact``: the :class:`BandContact` every query overwrites.
     * ``kernel_layout``: the resolved layout, ``"per_env"`` or ``"per_item"``.
-    * ``beads``: int32 ``[E]``: beads of each env's band at its last refresh (``count`` for a
-      valid env with at least 3 beads, else 0: the env answers as invalid).
+    * ``beads``: int32 ``[E]``: beads of each env's band at its last refresh: ``count``
+      clamped to ``[0, N_max]`` for a valid env (``valid != 0``) with at least 3 beads whose
+      inner and outer borders (and centerline, with ``clearance``) are in range (finite,
+      ``|x| <= COORD_LIMIT`` = 1e18, :mod:`~track_gen.tools.limits`), else 0: the env answers
+      as invalid.
     * ``strip``: vec4f ``[E*N_max]`` (``"segments"``): ``(inner.x, inner.y, outer.x,
       outer.y)`` per bead, track units (NaN past ``beads``).
     * ``chunk_box``: vec4f ``[E*ceil(N_max/CHUNK_QUADS)]`` (``"segments"``): bounding box
@@ -302,26 +311,35 @@ class BandCollider:
     def _refresh_segments(self, mask: wp.array) -> None:
         t, E, dev = self.track, self.num_envs, self.device
         n_max, nch = t.N_max, self._nch
+        use_center = 0 if self.clearance is None else 1
         if self.kernel_layout != PER_ITEM:
             wp.launch(
                 _strip_kernel,
                 E,
-                inputs=[mask, t.inner, t.outer, t.count, t.valid, n_max, nch],
+                inputs=[mask, t.inner, t.outer, t.count, t.valid, t.center, use_center]
+                + [n_max, nch],
                 outputs=[self.beads, self.strip, self.chunk_box],
                 device=dev,
             )
             return
         wp.launch(
+            band_beads_kernel,
+            E,
+            inputs=[mask, t.count, t.valid, t.inner, t.outer, t.center, use_center, n_max],
+            outputs=[self.beads],
+            device=dev,
+        )
+        wp.launch(
             _strip_bead_kernel,
             (E, n_max),
-            inputs=[mask, t.inner, t.outer, t.count, t.valid, n_max],
-            outputs=[self.beads, self.strip],
+            inputs=[mask, t.inner, t.outer, self.beads, n_max],
+            outputs=[self.strip],
             device=dev,
         )
         wp.launch(
             _strip_chunk_kernel,
             (E, nch),
-            inputs=[mask, t.count, t.valid, self.strip, n_max, nch],
+            inputs=[mask, self.beads, self.strip, n_max, nch],
             outputs=[self.chunk_box],
             device=dev,
         )
@@ -333,7 +351,8 @@ class BandCollider:
         wp.launch(
             _sdf_frame_kernel,
             E,
-            inputs=[mask, t.inner, t.outer, t.count, t.valid, n_max, res, pad],
+            inputs=[mask, t.inner, t.outer, t.count, t.valid, t.center]
+            + [0 if self.clearance is None else 1, n_max, res, pad],
             outputs=[self.beads, self.sdf_frame, self.sdf_aabb],
             device=dev,
         )
@@ -379,14 +398,21 @@ class BandCollider:
         Args:
             position: vec3f ``[E*B]``: box centres, track units (z ignored). A non-finite
                 position (or orientation, or half extents) marks an inactive slot: oob 0,
-                NaN geometry, boundary -1.
+                NaN geometry, boundary -1. A finite one is clamped to ``COORD_LIMIT``
+                (1e18; within it, used bit for bit).
             orientation: quatf ``[E*B]`` (x, y, z, w): only the yaw about +z is used (the
-                direction of the rotated local x axis in plan view).
+                direction of the rotated local x axis in plan view). Any finite scale: a
+                quaternion whose largest component is beyond ``[2**-30, 2**30]`` is divided
+                by it first, so 1e30 or 1e-30 components give the yaw of the unit one.
             half_extents: vec2f ``[E*B]``: half length along the box's local x and half
-                width along its local y, track units (absolute values are used).
+                width along its local y, track units (absolute values, clamped to
+                ``COORD_LIMIT``, are used).
 
-        Every box of an invalid env (``valid == 0`` or ``count < 3`` at the env's last
-        refresh) gets oob 1, NaN geometry and boundary -1, inactive slots included. Inputs are
+        An active box of a valid env gets finite answers for any finite pose (a box beyond
+        ``COORD_LIMIT``, or larger, is answered as the clamped box: off the road, oob 1, a
+        finite negative distance). Every box of an invalid env (``beads == 0`` at the env's
+        last refresh: ``valid == 0``, fewer than 3 beads, or borders out of range) gets oob
+        1, NaN geometry and boundary -1, inactive slots included. Inputs are
         checked on the host before anything launches (ValueError naming the argument); no
         allocation, no host synchronization. The launches are recorded once per set of input
         arrays (the same arrays, read by pointer, are neither checked nor packed again).

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import warp as wp
 
+from .limits import clamp3
+
 wp.set_module_options({"enable_backward": False})
 
 __all__ = ["BandContact"]
@@ -94,7 +96,8 @@ def _height_kernel(
 ):
     """Height of each box centre above the road surface (the centerline's z at the centre's
     plan-view projection onto the nearest centerline segment); beyond ``clearance``: oob.
-    Distances are compared in float64, so a box far away (1e20) still finds its segment."""
+    Distances are compared in float64, so a box far away still finds its segment; the centre
+    is clamped to ``COORD_LIMIT`` first, as the query clamps it (the height stays finite)."""
     row = wp.tid()
     e = row // boxes
     n = wp.clamp(beads[e], 0, n_max)
@@ -107,6 +110,7 @@ def _height_kernel(
     active = active and wp.isfinite(q[3]) and wp.isfinite(h2[0]) and wp.isfinite(h2[1])
     if n < 3 or not active:
         return  # an invalid env or an inactive slot: the query's answer stands
+    p = clamp3(p)  # as the query clamps it (limits.py): the height stays finite
     base = e * n_max
     px = wp.float64(p[0])
     py = wp.float64(p[1])

@@ -1,7 +1,9 @@
 """``per_item`` kernels of the band collider's ``"segments"`` method (see
 :mod:`track_gen.tools.band_collision`).
 
-* Refresh: :func:`_strip_bead_kernel` (one thread per bead slot) packs the borders, then
+* Refresh: ``band_collision_kernels.band_beads_kernel`` (one thread per env) decides each
+  env's usable beads, :func:`_strip_bead_kernel` (one thread per bead slot) packs the borders,
+  then
   :func:`_strip_chunk_kernel` (one thread per chunk) bounds each chunk of quads.
 * Query: :func:`_segments_parts_kernel` runs five threads per box: part 4 scans the box
   against both borders (:func:`_scan_box`), part ``k < 4`` tests corner ``k`` against the band
@@ -28,7 +30,6 @@ from .band_collision_kernels import (
     _inner,
     _make_box,
     _outer,
-    _usable_beads,
     _write_none,
 )
 from .band_collision_segments import (
@@ -56,19 +57,15 @@ def _strip_bead_kernel(
     mask: wp.array(dtype=wp.int32),
     inner: wp.array(dtype=wp.vec3f),
     outer: wp.array(dtype=wp.vec3f),
-    count: wp.array(dtype=wp.int32),
-    valid: wp.array(dtype=wp.int32),
+    beads: wp.array(dtype=wp.int32),
     n_max: int,
     # outputs
-    beads_out: wp.array(dtype=wp.int32),
     strip_out: wp.array(dtype=wp.vec4f),
 ):
     e, i = wp.tid()
     if mask[e] == 0:
         return
-    n = _usable_beads(count, valid, e)
-    if i == 0:
-        beads_out[e] = n
+    n = beads[e]
     v = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
     if i < n:
         pi = inner[e * n_max + i]
@@ -81,8 +78,7 @@ def _strip_bead_kernel(
 def _strip_chunk_kernel(
     # inputs
     mask: wp.array(dtype=wp.int32),
-    count: wp.array(dtype=wp.int32),
-    valid: wp.array(dtype=wp.int32),
+    beads: wp.array(dtype=wp.int32),
     strip: wp.array(dtype=wp.vec4f),
     n_max: int,
     nch: int,
@@ -92,7 +88,7 @@ def _strip_chunk_kernel(
     e, c = wp.tid()
     if mask[e] == 0:
         return
-    n = _usable_beads(count, valid, e)
+    n = beads[e]
     base = e * n_max
     bb = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
     if c < (n + _CHUNK - 1) // _CHUNK:

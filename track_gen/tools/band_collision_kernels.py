@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import warp as wp
 
+from .limits import clamp2, clamp_coord, in_range3, scaled_quat
+
 wp.set_module_options({"enable_backward": False})
 
 #: Quads per chunk of the segments acceleration (bounding box per chunk).
@@ -75,17 +77,26 @@ def _finite2(v: wp.vec2f) -> bool:
 
 @wp.func
 def _make_box(pos: wp.vec3f, rot: wp.quatf, he: wp.vec2f) -> _Box:
-    """Plan-view box: centre, yaw axes from the quaternion's rotated local x, half extents."""
+    """Plan-view box: centre, yaw axes from the quaternion's rotated local x, half extents.
+
+    A non-finite input gives ``ok = 0`` (an inactive slot). Otherwise the centre and the half
+    extents are clamped to ``COORD_LIMIT`` and the quaternion is scaled by its largest
+    component first when that is huge or tiny (:mod:`~track_gen.tools.limits`), so the box is
+    finite and its arithmetic cannot overflow; inputs within those ranges are used bit for
+    bit."""
     b = _Box()
+    r = scaled_quat(rot)
     # rotated local x: (w^2 + x^2 - y^2 - z^2, 2 (x y + w z)); valid for non-unit quaternions
-    c = rot[3] * rot[3] + rot[0] * rot[0] - rot[1] * rot[1] - rot[2] * rot[2]
-    s = 2.0 * (rot[0] * rot[1] + rot[3] * rot[2])
+    c = r[3] * r[3] + r[0] * r[0] - r[1] * r[1] - r[2] * r[2]
+    s = 2.0 * (r[0] * r[1] + r[3] * r[2])
     ln = wp.sqrt(c * c + s * s)
     ax = wp.vec2f(1.0, 0.0)
     if ln > 1.0e-30:
         ax = wp.vec2f(c / ln, s / ln)
-    h = wp.vec2f(wp.abs(he[0]), wp.abs(he[1]))
-    b.p = _xy(pos)
+    ha = wp.vec2f(wp.abs(he[0]), wp.abs(he[1]))
+    h = wp.vec2f(clamp_coord(ha[0]), clamp_coord(ha[1]))
+    p = _xy(pos)
+    b.p = clamp2(p)
     b.ax = ax
     b.ay = wp.vec2f(-ax[1], ax[0])
     b.h = h
@@ -93,7 +104,7 @@ def _make_box(pos: wp.vec3f, rot: wp.quatf, he: wp.vec2f) -> _Box:
         wp.abs(ax[0]) * h[0] + wp.abs(ax[1]) * h[1], wp.abs(ax[1]) * h[0] + wp.abs(ax[0]) * h[1]
     )
     b.ok = 0
-    if _finite2(b.p) and _finite(pos[2]) and _finite(c) and _finite(s) and _finite2(h):
+    if _finite2(p) and _finite(pos[2]) and _finite(c) and _finite(s) and _finite2(ha):
         b.ok = 1
     return b
 
@@ -189,12 +200,53 @@ def _write_none(
 
 
 @wp.func
-def _usable_beads(count: wp.array(dtype=wp.int32), valid: wp.array(dtype=wp.int32), e: int) -> int:
-    """count[e] for a valid env with a band (>= 3 beads), else 0."""
-    n = count[e]
+def _band_beads(
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    inner: wp.array(dtype=wp.vec3f),
+    outer: wp.array(dtype=wp.vec3f),
+    center: wp.array(dtype=wp.vec3f),
+    use_center: int,
+    e: int,
+    n_max: int,
+) -> int:
+    """The beads of env ``e``'s band: ``count[e]`` clamped to ``[0, n_max]`` for a valid env
+    (``valid != 0``) with at least 3 beads whose inner and outer borders (and centerline,
+    with ``use_center``) are in range (finite, ``|x| <= COORD_LIMIT``); else 0 (the env
+    answers as invalid)."""
+    n = wp.clamp(count[e], 0, n_max)
     if valid[e] == 0 or n < 3:
-        n = 0
+        return 0
+    base = e * n_max
+    for i in range(n):
+        if not (in_range3(inner[base + i]) and in_range3(outer[base + i])):
+            return 0
+        if use_center != 0:
+            if not in_range3(center[base + i]):
+                return 0
     return n
+
+
+@wp.kernel
+def band_beads_kernel(
+    # inputs
+    mask: wp.array(dtype=wp.int32),
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    inner: wp.array(dtype=wp.vec3f),
+    outer: wp.array(dtype=wp.vec3f),
+    center: wp.array(dtype=wp.vec3f),
+    use_center: int,
+    n_max: int,
+    # outputs
+    beads_out: wp.array(dtype=wp.int32),
+):
+    """:func:`_band_beads` of every masked env (one thread per env): the per-env decision the
+    ``per_item`` refresh kernels read."""
+    e = wp.tid()
+    if mask[e] == 0:
+        return
+    beads_out[e] = _band_beads(count, valid, inner, outer, center, use_center, e, n_max)
 
 
 # ----------------------------------------------------------------------------- grids

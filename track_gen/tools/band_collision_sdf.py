@@ -26,11 +26,11 @@ from .band_collision_kernels import (
     _BIG,
     _CHUNK,
     _NAN,
+    _band_beads,
     _chord,
     _next,
     _row_cross,
     _slope,
-    _usable_beads,
     _xy,
     border_box,
     square_grid,
@@ -55,6 +55,8 @@ def _sdf_frame_kernel(
     outer: wp.array(dtype=wp.vec3f),
     count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
+    center: wp.array(dtype=wp.vec3f),
+    use_center: int,
     n_max: int,
     res: int,
     padding: float,
@@ -66,7 +68,7 @@ def _sdf_frame_kernel(
     e = wp.tid()
     if mask[e] == 0:
         return
-    n = _usable_beads(count, valid, e)
+    n = _band_beads(count, valid, inner, outer, center, use_center, e, n_max)
     beads_out[e] = n
     if n == 0:
         nan4 = wp.vec4f(_NAN, _NAN, _NAN, _NAN)

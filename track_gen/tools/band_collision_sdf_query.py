@@ -13,6 +13,7 @@ from __future__ import annotations
 import warp as wp
 
 from .band_collision_kernels import _finite, _unit_or, _write_none
+from .limits import clamp_coord, scaled_quat
 
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
 # on every device (CUDA would otherwise contract them differently).
@@ -153,7 +154,8 @@ def _sdf_query_kernel(
         _write_none(tid, 1, oob_out, distance_out, nearest_out, normal_out, boundary_out)
         return
     pos = position[tid]
-    rot = orientation[tid]
+    # a huge or tiny quaternion is scaled by its largest component first (limits.py)
+    rot = scaled_quat(orientation[tid])
     he = half_extents[tid]
     # rotated local x: (w^2 + x^2 - y^2 - z^2, 2 (x y + w z)); valid for non-unit quaternions
     cy = rot[3] * rot[3] + rot[0] * rot[0] - rot[1] * rot[1] - rot[2] * rot[2]
@@ -164,6 +166,9 @@ def _sdf_query_kernel(
     if not (ok and _finite(sy) and _finite(hx) and _finite(hy)):
         _write_none(tid, 0, oob_out, distance_out, nearest_out, normal_out, boundary_out)
         return
+    # centre and half extents clamped to COORD_LIMIT: every sample stays finite
+    hx = clamp_coord(hx)
+    hy = clamp_coord(hy)
     ln = wp.sqrt(cy * cy + sy * sy)
     ax = wp.vec2f(1.0, 0.0)
     if ln > 1.0e-30:
@@ -173,7 +178,7 @@ def _sdf_query_kernel(
     bb = aabb[e]
     cell = fr[2]
     gb = e * res * res
-    p = wp.vec2f(pos[0], pos[1])
+    p = wp.vec2f(clamp_coord(pos[0]), clamp_coord(pos[1]))
     wx = hx * ax  # half axes
     wy = hy * ay
     # the box and its gradient stencil at least a cell inside the borders' box: no cap

@@ -17,6 +17,7 @@ from .band_collision_kernels import (
     _BIG,
     _CHUNK,
     _NAN,
+    _band_beads,
     _Box,
     _closest_on_seg,
     _corner,
@@ -28,7 +29,6 @@ from .band_collision_kernels import (
     _next,
     _outer,
     _unit_or,
-    _usable_beads,
     _write_none,
 )
 
@@ -45,7 +45,10 @@ def _inward_normal(
     border: int,
     i: int,
 ) -> wp.vec2f:
-    """Unit normal of border segment i -> i+1, pointing to the quad's other border."""
+    """Unit normal of border segment i -> i+1, pointing to the quad's other border
+    (``(0, 0)`` for no segment, ``border < 0``: never read out of the env's rows)."""
+    if border < 0 or i < 0:
+        return wp.vec2f(0.0, 0.0)
     si = strip[base + i]
     sj = strip[base + _next(i, n)]
     a = _inner(si)
@@ -71,6 +74,8 @@ def _strip_kernel(
     outer: wp.array(dtype=wp.vec3f),
     count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
+    center: wp.array(dtype=wp.vec3f),
+    use_center: int,
     n_max: int,
     nch: int,
     beads_out: wp.array(dtype=wp.int32),
@@ -80,7 +85,7 @@ def _strip_kernel(
     e = wp.tid()
     if mask[e] == 0:
         return
-    n = _usable_beads(count, valid, e)
+    n = _band_beads(count, valid, inner, outer, center, use_center, e, n_max)
     base = e * n_max
     cb = e * nch
     nan4 = wp.vec4f(_NAN, _NAN, _NAN, _NAN)

@@ -29,8 +29,11 @@ quads overlap (a bend tighter than ``half_width``, allowed by the validator's
 texel takes the HIGHEST of their heights (the top surface; independent of the quad order).
 Off the road the texel holds the fill value: ``fill`` when given, else the env's lowest road
 height (the minimum z over its inner and outer beads), so off-road texels never stand above
-the road's lowest point; read ``on_road`` to tell them apart. An invalid env (``valid == 0``
-or fewer than 3 beads) has a NaN frame, NaN heights and ``on_road = 0``.
+the road's lowest point; read ``on_road`` to tell them apart. An invalid env (``valid == 0``,
+fewer than 3 beads (``count`` clamped to ``[0, N_max]``), or a border coordinate that is
+non-finite or beyond ``COORD_LIMIT`` = 1e18 track units: the band collider's rule,
+:mod:`~track_gen.tools.limits`) has a NaN frame, NaN heights and ``on_road = 0``; every
+other env's grid is finite.
 
 Accuracy. A texel holds the surface height at its centre up to float32 rounding (the tests
 hold it within ``1e-5 * max|z| + 1e-6`` of a float64 evaluation; measured errors stay below

@@ -14,10 +14,10 @@ from __future__ import annotations
 import warp as wp
 
 from .band_collision_kernels import (
+    _band_beads,
     _next,
     _row_cross,
     _slope,
-    _usable_beads,
     _xy,
     border_box,
     square_grid,
@@ -132,7 +132,8 @@ def _frame_kernel(
     e = wp.tid()
     if mask[e] == 0:
         return
-    n = _usable_beads(count, valid, e)
+    # the band collider's rule (a valid env, >= 3 beads, in-range borders): its grid too
+    n = _band_beads(count, valid, inner, outer, inner, 0, e, n_max)
     if n == 0:
         frame_out[e] = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
         return
@@ -164,10 +165,11 @@ def _raster_kernel(
     e = wp.tid()
     if mask[e] == 0:
         return
-    n = _usable_beads(count, valid, e)
-    if n < 3:
-        return
+    # the frame kernel decided: a NaN frame is an env without a usable band
+    n = wp.clamp(count[e], 0, n_max)
     fr = frame[e]
+    if n < 3 or not wp.isfinite(fr[2]):
+        return
     x0 = fr[0]
     y0 = fr[1]
     cell = fr[2]
