@@ -149,20 +149,41 @@ def members(h, th, dp):
     ]
 
 
-def frame_oracle(gd, e, p, th, dp):
-    """[count, 4] (distance, closest point in world) of every member box to point p."""
+def box_signed(d, hm):
+    """(signed distance, closest surface point, outward unit normal) of the point d to the box
+    [-hm, hm], as documented: outside the Euclidean distance to the clamped point; inside
+    minus the depth to the nearest face (ties x, y, z), its face point and outward axis."""
+    cl = np.clip(d, -hm, hm)
+    dist = np.linalg.norm(d - cl)
+    if dist > 0:
+        return dist, cl, (d - cl) / dist
+    gap = np.abs(d) - hm
+    axis = int(np.argmax(gap))  # the first of equals
+    sgn = -1.0 if d[axis] < 0 else 1.0
+    near = d.copy()
+    near[axis] = sgn * hm[axis]
+    nrm = np.zeros(3)
+    nrm[axis] = sgn
+    return gap[axis], near, nrm
+
+
+def frame_oracle(gd, e, p, th, dp, normals=False):
+    """[count, 4] (signed distance, closest surface point in world) of every member box to
+    point p (and, with ``normals``, the outward unit normals there in world)."""
     n = int(gd["count"][e]) if gd["valid"][e] else 0
     dist = np.full((n, 4), np.inf)
     near = np.zeros((n, 4, 3))
+    nrm = np.zeros((n, 4, 3))
     for g in range(n):
         rot = quat_matrix(gd["orientation"][e, g])
         c = gd["position"][e, g]
         loc = rot.T @ (np.asarray(p, np.float64) - c)
         for m, (mc, mh) in enumerate(members(gd["half_size"][e, g], th, dp)):
-            cl = np.clip(loc - mc, -mh, mh) + mc
-            dist[g, m] = np.linalg.norm(loc - cl)
-            near[g, m] = c + rot @ cl
-    return dist, near
+            sd, cl, nm = box_signed(loc - mc, mh)
+            dist[g, m] = sd
+            near[g, m] = c + rot @ (cl + mc)
+            nrm[g, m] = rot @ nm
+    return (dist, near, nrm) if normals else (dist, near)
 
 
 def tol(x):
@@ -193,7 +214,7 @@ def check_disc(gd, B, pos, quat, he, got, radius=R):
 def check_frame(gd, pos, got, th=TH, dp=DP, ar=AR):
     counts = {"hit": 0, "inside": 0}
     for e in range(E):
-        dist, near = frame_oracle(gd, e, f32(pos[e]), th, dp)
+        dist, near, nrm = frame_oracle(gd, e, f32(pos[e]), th, dp, normals=True)
         g, m = int(got["gate"][e]), int(got["member"][e])
         best = dist.min()
         assert abs(got["distance"][e] - (best - ar)) < tol(best), (e, got["distance"][e], best)
@@ -205,9 +226,11 @@ def check_frame(gd, pos, got, th=TH, dp=DP, ar=AR):
         if abs(best - ar) > tol(best):
             assert got["hit"][e] == int(best <= ar), e
         counts["hit"] += int(got["hit"][e])
-        if best == 0.0:
+        assert np.isfinite(got["normal"][e]).all() and np.isfinite(got["nearest"][e]).all()
+        if best <= 0.0:  # inside a member: the outward axis of its nearest face
             counts["inside"] += 1
-            assert np.all(np.isnan(got["normal"][e]))
+            if flat[1] - best > tol(best):
+                np.testing.assert_allclose(got["normal"][e], nrm[g, m], atol=1e-4)
         elif best > 1e-3:
             want = (f32(pos[e]) - near[g, m]) / best
             np.testing.assert_allclose(got["normal"][e], want, atol=1e-4)
@@ -396,8 +419,11 @@ def test_frame_crafted_cases(device):
         ((0.0, -0.02, 0.005), (1,), h - 0.02, (0, 1, 0)),  # nearer right
         ((0.0, 0.0, 0.03), (2,), h - 0.03, (0, 0, -1)),  # nearer top
         ((0.0, 0.0, -0.03), (3,), h - 0.03, (0, 0, 1)),  # nearer bottom
-        ((0.0, m, 0.0), (0,), 0.0, None),  # inside the left member
-        ((0.002, 0.0, -m), (3,), 0.0, None),  # inside the bottom member
+        # inside a member: minus the depth to its nearest face, that face's outward axis
+        ((0.0, m, 0.0), (0,), -TH / 2, (0, 1, 0)),  # the left member's centre line (tie: +y)
+        ((0.002, 0.0, -m), (3,), -TH / 2, (0, 0, 1)),  # the bottom bar's centre line
+        ((0.002, m + 0.004, 0.0), (0,), -(TH / 2 - 0.004), (0, 1, 0)),  # nearer its outside
+        ((DP / 2 - 0.003, -m, 0.0), (1,), -0.003, (1, 0, 0)),  # nearer its front face
         ((0.0, 0.0, o + 0.003), (2,), 0.003, (0, 0, 1)),  # above the top: hit (< AR)
         ((0.0, 0.0, o + 0.01), (2,), 0.01, (0, 0, 1)),  # higher: clear
         ((DP / 2 + 0.004, 0.0, -m), (3,), 0.004, (1, 0, 0)),  # in front of the bottom bar
@@ -413,13 +439,9 @@ def test_frame_crafted_cases(device):
         assert got["member"][e] in mem, (k, got["member"][e])  # a tie: either
         assert abs(got["distance"][e] - (d - AR)) < 2e-5, (k, got["distance"][e], d)
         assert got["hit"][e] == int(d <= AR), k
-        if nrm is None:
-            assert np.all(np.isnan(got["normal"][e]))
-            np.testing.assert_allclose(got["nearest"][e], pts[e], atol=1e-6)
-        else:
-            np.testing.assert_allclose(got["normal"][e], rot @ np.asarray(nrm), atol=1e-4)
-            want = pts[e] - d * (rot @ np.asarray(nrm))
-            np.testing.assert_allclose(got["nearest"][e], want, atol=2e-5)
+        np.testing.assert_allclose(got["normal"][e], rot @ np.asarray(nrm), atol=1e-4)
+        want = pts[e] - d * (rot @ np.asarray(nrm))
+        np.testing.assert_allclose(got["nearest"][e], want, atol=2e-5)
         check_frame(gd, pts, got)
 
 

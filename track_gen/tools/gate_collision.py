@@ -29,9 +29,12 @@ Frames (:class:`FrameCollider`, :class:`FrameCollision`)
 
     The side members span the full outer height, so the corner squares belong to two members
     (a tie goes to the lower member id). An agent is a sphere of radius ``agent_radius``: the
-    member box nearest to its centre wins (ties: lowest gate, then lowest member),
-    ``distance`` = (distance from the centre to that box, 0 inside) - ``agent_radius`` and
-    ``hit = distance <= 0``. ``depth = 0`` makes flat members (plates in the gate plane).
+    member box with the smallest signed distance to its centre wins (ties: lowest gate, then
+    lowest member), ``distance`` = (that signed distance) - ``agent_radius`` and
+    ``hit = distance <= 0``. The signed distance is the Euclidean distance to the box outside
+    it and minus the depth to the box's nearest face inside it (so a centre inside a member
+    reads ``distance < -agent_radius``, the deeper the more negative, and the member it is
+    deepest in wins). ``depth = 0`` makes flat members (plates in the gate plane).
 
 Both colliders answer from the data their ``refresh(mask)`` derived from the gates (counts and
 validity included): call it after every regeneration (same mask) before the next query; an
@@ -40,6 +43,14 @@ answers "no course" (hit 0, index -1, NaN geometry). Queries and refreshes are o
 each, allocate nothing, never synchronize and can be recorded into a graph. Every env's gates
 are tested by brute force (``max_gates <= 256``; the frame query skips a gate whose bounding
 sphere is farther than the best member so far).
+
+Input range (:mod:`~track_gen.tools.limits`): a post, or a gate frame, whose coordinates are
+non-finite or beyond ``COORD_LIMIT`` (1e18 track units) is packed NaN and never wins (an env
+with no other post or gate answers "no course"); a gate's orientation is scaled by its
+largest component before it is normalized. A query clamps a finite position, box centre or
+half extent to ``COORD_LIMIT`` (a pose within it is used bit for bit) and scales a huge or
+tiny box quaternion the same way, so an agent of a valid env at any finite pose gets finite
+answers (beyond the limit: the answer of the clamped pose, far from every gate).
 """
 
 from __future__ import annotations
@@ -229,13 +240,16 @@ class FrameContact:
         gate: int32 ``[E]``: gate of the nearest member; -1 when invalid/non-finite.
         member: int32 ``[E]``: the nearest member (:class:`FrameMember`: 0 left, 1 right,
             2 top, 3 bottom); -1 when invalid/non-finite.
-        distance: float32 ``[E]``: distance from the agent centre to the nearest member box
-            minus ``agent_radius`` (``-agent_radius`` when the centre is inside the box).
-            NaN when invalid/non-finite.
-        nearest: vec3f ``[E]``: the closest point of that member box (the centre itself when
-            inside). NaN when invalid/non-finite.
-        normal: vec3f ``[E]``: unit vector from ``nearest`` towards the agent centre; NaN when
-            the centre is inside the member, the env invalid or the position non-finite.
+        distance: float32 ``[E]``: signed distance from the agent centre to the nearest
+            member box minus ``agent_radius``: outside the box the Euclidean distance, inside
+            it minus the depth to the box's nearest face (``< -agent_radius``; 0 on its
+            surface gives ``-agent_radius``). NaN when invalid/non-finite.
+        nearest: vec3f ``[E]``: the closest point on that member box's surface (inside: on
+            the face nearest to the centre). NaN when invalid/non-finite.
+        normal: vec3f ``[E]``: the box's outward unit normal at ``nearest``: the unit vector
+            from ``nearest`` towards the agent centre outside the box, the nearest face's
+            outward axis inside it (push the agent along it to leave the member). NaN only
+            when the env is invalid or the position non-finite.
     """
 
     hit: wp.array
@@ -285,9 +299,10 @@ class DiscCollider:
     * ``contact``: the :class:`DiscContact` every query overwrites.
     * ``posts``: vec2f ``[E*2*max_gates]``: post centres (x, y) per env, track units, post
       ``k`` of env ``e`` at row ``e*2*max_gates + k`` (``2*g`` left, ``2*g + 1`` right end
-      of gate ``g``); NaN past ``num_posts``.
-    * ``num_posts``: int32 ``[E]``: ``2*count`` for a valid env, else 0 (the env answers as
-      invalid).
+      of gate ``g``); NaN past ``num_posts`` and for a bar end that is non-finite or beyond
+      ``COORD_LIMIT`` (such a post never wins).
+    * ``num_posts``: int32 ``[E]``: ``2*count`` (``count`` clamped to ``[0, max_gates]``) for
+      a valid env (``valid != 0``), else 0 (the env answers as invalid).
     """
 
     def __init__(self, gates: GateSequence, radius: float, *, max_boxes: int = 1):
@@ -336,14 +351,17 @@ class DiscCollider:
         Args:
             position: vec3f ``[E*B]``: box centres, track units (z ignored). A non-finite
                 position (or orientation, or half extents) marks an inactive slot: hit 0,
-                post -1, NaN geometry.
+                post -1, NaN geometry; a finite one is clamped to ``COORD_LIMIT`` (1e18).
             orientation: quatf ``[E*B]`` (x, y, z, w): only the yaw about +z is used (the
-                direction of the rotated local x axis in plan view).
+                direction of the rotated local x axis in plan view; any finite scale: a huge
+                or tiny quaternion is scaled by its largest component first).
             half_extents: vec2f ``[E*B]``: half length along the box's local x and half
-                width along its local y, track units (absolute values are used).
+                width along its local y, track units (absolute values, clamped to
+                ``COORD_LIMIT``, are used).
 
-        Every box of an invalid env (no posts at its last refresh) answers hit 0, post -1 and
-        NaN geometry. Inputs are checked on the host before anything launches; one launch,
+        Every box of an invalid env (no posts at its last refresh), or of an env whose posts
+        are all NaN (non-finite or beyond ``COORD_LIMIT``), answers hit 0, post -1 and NaN
+        geometry. Inputs are checked on the host before anything launches; one launch,
         no allocation, no host synchronization.
         """
         rows, dev = self._rows, self.device
@@ -419,12 +437,14 @@ class FrameCollider:
 
     * ``contact``: the :class:`FrameContact` every query overwrites.
     * ``frame``: vec4f ``[E*max_gates]``: ``(centre x, y, z, half_size)`` per gate, track
-      units; NaN past ``num_gates`` (and for a gate with a non-finite centre, orientation or
-      half size, which is then never hit).
+      units; NaN past ``num_gates`` (and for a gate whose centre or half size is non-finite
+      or beyond ``COORD_LIMIT``, or whose orientation is non-finite or zero: it is never
+      hit).
     * ``rotation``: mat33f ``[E*max_gates]``: world -> gate rotation (rows: the gate's
       forward, left and up axes in world), from its normalized ``orientation``; NaN where
       ``frame`` is.
-    * ``num_gates``: int32 ``[E]``: ``count`` for a valid env, else 0 (answers as invalid).
+    * ``num_gates``: int32 ``[E]``: ``count`` clamped to ``[0, max_gates]`` for a valid env
+      (``valid != 0``), else 0 (answers as invalid).
     """
 
     def __init__(self, gates: GateSequence, thickness: float, depth: float, agent_radius: float):
@@ -472,7 +492,8 @@ class FrameCollider:
 
         Args:
             position: vec3f ``[E]``: agent centres, track units. A non-finite position
-                answers hit 0, gate -1, member -1 and NaN geometry, as an invalid env does.
+                answers hit 0, gate -1, member -1 and NaN geometry, as an invalid env does; a
+                finite one is clamped to ``COORD_LIMIT`` (1e18; within it, used as is).
 
         Inputs are checked on the host before anything launches; one launch, no allocation,
         no host synchronization.

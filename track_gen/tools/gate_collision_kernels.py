@@ -2,7 +2,9 @@
 
 Posts (plan-view discs) against oriented boxes, one thread per box; frames (four boxes per
 gate, in the gate's frame) against spheres, one thread per env. Refreshes run one thread per
-env. Every loop over an env's gates is bounded by ``max_gates`` (counts are clamped).
+env. Every loop over an env's gates is bounded by ``max_gates`` (counts are clamped). A post
+or a gate whose coordinates are not in range (:mod:`~track_gen.tools.limits`) is packed NaN
+and never wins; the queries clamp the agents' positions and box centres to ``COORD_LIMIT``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from enum import IntEnum
 import warp as wp
 
 from .band_collision_kernels import _make_box
+from .limits import clamp3, in_range, in_range2, in_range3, scaled_quat
 
 wp.set_module_options({"enable_backward": False})
 
@@ -77,8 +80,11 @@ def _posts_kernel(
         if g < n:
             pl = left[base + g]
             pr = right[base + g]
-            a = wp.vec2f(pl[0], pl[1])
-            b = wp.vec2f(pr[0], pr[1])
+            # a post beyond COORD_LIMIT (or non-finite) stays NaN: it never wins
+            if in_range2(wp.vec2f(pl[0], pl[1])):
+                a = wp.vec2f(pl[0], pl[1])
+            if in_range2(wp.vec2f(pr[0], pr[1])):
+                b = wp.vec2f(pr[0], pr[1])
         posts_out[2 * (base + g)] = a
         posts_out[2 * (base + g) + 1] = b
 
@@ -109,7 +115,10 @@ def _disc_query_kernel(
     if bx.ok == 1:
         base = 2 * e * g_max
         for k in range(n):
-            r = posts[base + k] - bx.p
+            post = posts[base + k]
+            if not (wp.isfinite(post[0]) and wp.isfinite(post[1])):
+                continue  # a NaN post never wins (wp.max would read its NaN as "missing")
+            r = post - bx.p
             ox = wp.max(wp.abs(wp.dot(r, bx.ax)) - bx.h[0], 0.0)
             oy = wp.max(wp.abs(wp.dot(r, bx.ay)) - bx.h[1], 0.0)
             d2 = ox * ox + oy * oy
@@ -162,10 +171,11 @@ def _frames_kernel(
         rot = nanm
         if g < n:
             c = position[base + g]
-            q = orientation[base + g]
+            # a huge or tiny quaternion is scaled by its largest component first (limits.py)
+            q = scaled_quat(orientation[base + g])
             h = wp.abs(half_size[base + g])
             ln = wp.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-            if ln > 1.0e-30 and wp.isfinite(ln) and _finite3(c) and wp.isfinite(h):
+            if ln > 1.0e-30 and wp.isfinite(ln) and in_range3(c) and in_range(h):
                 qn = wp.quatf(q[0] / ln, q[1] / ln, q[2] / ln, q[3] / ln)
                 # the rotation's columns are the gate axes in world: its transpose maps
                 # world offsets into the gate frame
@@ -196,6 +206,42 @@ def _member_half(m: int, h: float, th: float, dp: float) -> wp.vec3f:
     return wp.vec3f(0.5 * dp, 0.5 * th, h + th)
 
 
+@wp.func
+def _box_signed(d: wp.vec3f, hm: wp.vec3f):
+    """Signed distance from the point ``d`` (member frame) to the solid box ``[-hm, hm]``:
+    ``(distance, offset, normal)`` with ``offset = d - closest surface point`` and the outward
+    unit normal there. Outside: the Euclidean distance (> 0), ``d - clamp(d)`` and the unit
+    offset; on or inside: minus the depth to the nearest face (<= 0; ties: x, then y, then
+    z), the offset from that face and its outward axis (``+`` on a zero coordinate)."""
+    cl = wp.vec3f(
+        wp.clamp(d[0], -hm[0], hm[0]),
+        wp.clamp(d[1], -hm[1], hm[1]),
+        wp.clamp(d[2], -hm[2], hm[2]),
+    )
+    o = d - cl
+    dist = wp.length(o)
+    if dist > 0.0:
+        return dist, o, o / dist
+    # inside (or on the surface): the face nearest to d
+    gx = wp.abs(d[0]) - hm[0]
+    gy = wp.abs(d[1]) - hm[1]
+    gz = wp.abs(d[2]) - hm[2]
+    axis = int(0)
+    depth = gx
+    if gy > depth:
+        axis = 1
+        depth = gy
+    if gz > depth:
+        axis = 2
+        depth = gz
+    sgn = wp.where(d[axis] < 0.0, -1.0, 1.0)
+    nrm = wp.vec3f(0.0, 0.0, 0.0)
+    nrm[axis] = sgn
+    off = wp.vec3f(0.0, 0.0, 0.0)
+    off[axis] = d[axis] - sgn * hm[axis]
+    return depth, off, nrm
+
+
 @wp.kernel
 def _frame_query_kernel(
     # inputs
@@ -219,40 +265,37 @@ def _frame_query_kernel(
     n = wp.clamp(num_gates[e], 0, g_max)
     p = position[e]
     base = e * g_max
-    best = float(_BIG)
+    best = float(_BIG)  # signed: negative inside a member
     g_best = int(-1)
     m_best = int(-1)
-    o_best = wp.vec3f(0.0)  # agent minus closest point, gate frame
+    n_best = wp.vec3f(0.0)  # outward unit normal at the closest point, gate frame
     near_best = wp.vec3f(0.0)  # closest point, gate frame
     if _finite3(p):
+        p = clamp3(p)  # limits.py: every distance stays finite
         for g in range(n):
             fr = frame[base + g]
             h = fr[3]
+            if not wp.isfinite(h):
+                continue  # an unusable gate (NaN frame) is never hit
             rel = p - wp.vec3f(fr[0], fr[1], fr[2])
             # bounding sphere of the frame: skip a gate that cannot be nearer (the slack
-            # keeps the rounding of the bound from skipping a nearer member)
+            # keeps the rounding of the bound from skipping a nearer member; inside a member
+            # only a gate whose sphere holds the centre can be deeper)
             ho = h + thickness
             rb = wp.sqrt(0.25 * depth * depth + 2.0 * ho * ho)
             dc = wp.length(rel)
-            if dc - rb > best + 1.0e-5 * (dc + rb):
+            if dc - rb > wp.max(best, 0.0) + 1.0e-5 * (dc + rb):
                 continue
             q = rotation[base + g] * rel
             for m in range(4):
                 d = q - _member_center(m, h, thickness)
-                hm = _member_half(m, h, thickness, depth)
-                cl = wp.vec3f(
-                    wp.clamp(d[0], -hm[0], hm[0]),
-                    wp.clamp(d[1], -hm[1], hm[1]),
-                    wp.clamp(d[2], -hm[2], hm[2]),
-                )
-                o = d - cl
-                dist = wp.length(o)
-                if dist < best or (g_best < 0 and not wp.isnan(dist)):
-                    best = dist
+                sd, off, nrm = _box_signed(d, _member_half(m, h, thickness, depth))
+                if sd < best or (g_best < 0 and not wp.isnan(sd)):
+                    best = sd
                     g_best = g
                     m_best = m
-                    o_best = o
-                    near_best = q - o
+                    n_best = nrm
+                    near_best = q - off
     if g_best < 0:
         nan3 = wp.vec3f(_NAN, _NAN, _NAN)
         hit_out[e] = 0
@@ -269,10 +312,5 @@ def _frame_query_kernel(
     gate_out[e] = g_best
     member_out[e] = m_best
     distance_out[e] = dist
-    if best > 0.0:
-        nearest_out[e] = wp.vec3f(fr[0], fr[1], fr[2]) + to_world * near_best
-        normal_out[e] = to_world * (o_best / best)
-    else:
-        # the centre is inside the member: it is its own closest point, no direction
-        nearest_out[e] = p
-        normal_out[e] = wp.vec3f(_NAN, _NAN, _NAN)
+    nearest_out[e] = wp.vec3f(fr[0], fr[1], fr[2]) + to_world * near_best
+    normal_out[e] = to_world * n_best
