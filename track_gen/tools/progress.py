@@ -19,6 +19,7 @@ from ..checks import check_array, check_mask
 from ..course.component import Component, InputSpec
 from ..exec import require_not_capturing
 from .checkpoints import CheckpointSet
+from .limits import clamp3, in_range3
 
 wp.set_module_options({"enable_backward": False})
 
@@ -41,8 +42,11 @@ class ProgressEvents:
         progress: int32 ``[E]``: checkpoints passed since the last reset.
         next_index: int32 ``[E]``: index of the target checkpoint.
         dist_to_next: float32 ``[E]``: 3D distance from the agent to the target's
-            ``position``, track units; 0 for an env that is invalid or has no checkpoints
-            (its progress is frozen) and right after a reset.
+            ``position``, track units (the agent's position clamped to ``COORD_LIMIT``,
+            1e18: finite for any finite position); 0 for an env that is invalid or has no
+            checkpoints (its progress is frozen), right after a reset and while the target's
+            position is non-finite or beyond ``COORD_LIMIT`` (a hand-made CheckpointSet);
+            NaN for a non-finite position (no crossing is counted then).
     """
 
     passed: wp.array
@@ -113,6 +117,9 @@ def _update_kernel(
         g = 0  # regenerated without a reset
     base = e * cap
     p1 = position[e]
+    finite = wp.isfinite(p1[0]) and wp.isfinite(p1[1]) and wp.isfinite(p1[2])
+    if finite:
+        p1 = clamp3(p1)  # limits.py: the crossing test and the distance stay finite
     p0 = prev_out[e]
     step = int(0)  # +1 forward pass, -1 wrong way
     if wp.isfinite(p0[0]) and wp.isfinite(p0[1]) and wp.isfinite(p0[2]):
@@ -152,7 +159,13 @@ def _update_kernel(
         wrong_way_out[e] = 1
     next_out[e] = g
     prev_out[e] = p1
-    dist_out[e] = wp.length(p1 - cp_position[base + g])
+    target = cp_position[base + g]
+    dist = float(_NAN)  # a non-finite position: no distance
+    if finite:
+        dist = 0.0  # a target out of range: none either
+        if in_range3(target):
+            dist = wp.length(p1 - target)
+    dist_out[e] = dist
 
 
 @wp.kernel
@@ -247,13 +260,17 @@ class ProgressTracker:
         """Advance every env by the agent's move from the previous update to ``position``
         (vec3f ``[E]``) and return :attr:`events` (the same instance every call).
 
-        Per env: an invalid env or one without checkpoints is frozen (``passed =
-        wrong_way = 0``, ``dist_to_next = 0``). Otherwise the segment from the previous
-        position (none right after a reset: no crossing) to ``position`` is tested against
-        the target's plane: forward (``d0 < 0 <= d1``) inside the opening passes it
-        (``passed = 1``, target + 1, ``progress`` + 1, and ``laps`` + 1 when the target
-        wraps to 0); backward (``d0 > 0 >= d1``) inside the opening sets ``wrong_way``. At
-        most one checkpoint per update.
+        Per env: an invalid env or one without checkpoints (``count`` clamped to the
+        capacity) is frozen (``passed = wrong_way = 0``, ``dist_to_next = 0``). Otherwise the
+        segment from the previous position (none right after a reset: no crossing) to
+        ``position`` is tested against the target's plane: forward (``d0 < 0 <= d1``) inside
+        the opening passes it (``passed = 1``, target + 1, ``progress`` + 1, and ``laps`` + 1
+        when the target wraps to 0); backward (``d0 > 0 >= d1``) inside the opening sets
+        ``wrong_way``. At most one checkpoint per update.
+
+        A finite position is clamped to ``COORD_LIMIT`` (1e18 track units; within it, used
+        as is), so every output of a live env is finite; a non-finite position counts no
+        crossing and reads ``dist_to_next = NaN`` (the next update counts none either).
         """
         key = (position, self.valid)
         if self._update_key is None or any(
