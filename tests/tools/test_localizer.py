@@ -449,25 +449,33 @@ def test_invalid_envs_and_non_finite_positions(device):
     nan_beads[3] = np.nan
     line = make_line(
         device,
-        [pts, pts, pts, pts, np.full((16, 3), 0.5), nan_beads, pts],
+        [pts, pts, pts, pts, np.full((16, 3), 0.5), nan_beads, pts, nan_beads],
         n_max=16,
-        valid=[1, 0, 1, 1, 1, 1, 1],
-        count=[16, 16, 1, 0, 16, 16, 16],
+        valid=[1, 0, 1, 1, 1, 1, 1, 1],
+        count=[16, 16, 1, 0, 16, 16, 16, 16],
     )
+    # env 7: the NaN bead with a finite length and arc lengths (a hand-made line)
+    length, arclen = line.length.numpy(), line.arclen.numpy().reshape(8, 16)
+    length[7] = length[0]
+    arclen[7] = arclen[0]
+    line.length.assign(length)
+    line.arclen.assign(arclen.reshape(-1))
     loc = TrackLocalizer(line, warm_window=2)
     inf, nan = float("inf"), float("nan")
     good = [1.0, 0.1, 0.0]
     for p6 in ([nan, 0.0, 0.0], [inf, 0.0, 0.0], [0.0, -inf, nan], good):
-        pos = vec3(device, [good, good, good, good, good, [0.3, 0.0, 0.0], p6])
+        pos = vec3(device, [good, good, good, good, good, [0.3, 0.0, 0.0], p6, [0.3, 0.0, 0.0]])
         f = host(loc.locate(pos))
-        # invalid, count 1, count 0, every segment zero-length: no answer
-        for e in (1, 2, 3, 4):
+        # invalid, count 1, count 0, every segment zero-length, a NaN length: no answer
+        for e in (1, 2, 3, 4, 5):
             assert f["segment"][e] == -1
             for key in ("s", "n", "n_up", "distance", "closest", "tangent"):
                 assert np.isnan(f[key][e]).all(), (key, e)
         assert f["segment"][0] >= 0
-        # NaN beads: the segments through them never win; the others still answer
-        assert f["segment"][5] not in (2, 3) and np.isfinite(f["distance"][5])
+        # NaN beads: the segments through them never win; the others still answer, finite
+        assert f["segment"][7] not in (2, 3)
+        for key in ("s", "n", "n_up", "distance", "closest", "tangent"):
+            assert np.isfinite(f[key][7]).all(), key
         if np.isfinite(p6).all():
             assert f["segment"][6] >= 0
         else:

@@ -42,6 +42,14 @@ Curvature
     by the plan-view turn (left / counter-clockwise positive; positive when the plan-view turn
     is zero). A counter-clockwise circle of radius R reads about ``+1/R``.
 
+Input range
+    :meth:`~TrackLocalizer.locate` clamps a finite position to ``COORD_LIMIT`` (1e18 track
+    units, :mod:`~track_gen.tools.limits`; a position within it is used bit for bit), skips
+    non-finite and zero-length segments and answers "no answer" rather than a non-finite
+    value (:class:`TrackFrame`): every answer is finite. The curvature of a bead whose
+    neighbourhood holds a non-finite coordinate is NaN (and so are ``curvature_at`` and
+    ``speed_profile`` there).
+
 Every per-step call is one launch, allocation-free and free of host synchronization (safe to
 record into a graph); construction allocates every buffer once.
 """
@@ -115,8 +123,12 @@ class TrackFrame:
         closest: vec3f ``[E]``: the closest point on the line.
         tangent: vec3f ``[E]``: unit chord of that segment.
 
-    No answer (``valid == 0``, ``count < 2``, a non-finite position, or a line without a
-    usable segment): NaN floats and vectors, ``segment = -1``.
+    No answer (``valid == 0``, ``count < 2``, a non-finite position, a line whose ``length``
+    is not finite and positive, a line without a usable segment, or line data so far out of
+    range that an answer would not be finite: a non-finite ``arclen`` at the closest segment,
+    coordinates near the float32 maximum): NaN floats and vectors, ``segment = -1``. A
+    finite position is clamped to ``COORD_LIMIT`` (1e18 track units; within it, used as is),
+    so every answer is finite.
     """
 
     s: wp.array

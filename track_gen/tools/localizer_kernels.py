@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import warp as wp
 
+from .limits import clamp3
+
 wp.set_module_options({"enable_backward": False})
 
 _NAN = wp.constant(float("nan"))
@@ -129,7 +131,9 @@ def _locate_kernel(
     e = wp.tid()
     n = wp.clamp(count[e], 0, n_max)
     p = position[e]
-    if valid[e] == 0 or n < 2 or not _finite3(p):
+    total = length[e]
+    line_ok = wp.isfinite(total) and total > 0.0
+    if valid[e] == 0 or n < 2 or not _finite3(p) or not line_ok:
         _write_none(
             e,
             memory_inout,
@@ -142,6 +146,7 @@ def _locate_kernel(
             tangent_out,
         )
         return
+    p = clamp3(p)  # limits.py: a finite position beyond COORD_LIMIT is clamped
     base = e * n_max
     best = int(-1)
     best_d2 = float(_INF)
@@ -182,7 +187,6 @@ def _locate_kernel(
     t = wp.normalize(d)
     left = _left_axis(t)
     up = wp.normalize(wp.cross(t, left))
-    total = length[e]
     a0 = arclen[base + best]
     a1 = total
     if nxt != 0:
@@ -192,11 +196,30 @@ def _locate_kernel(
     if s >= total or s < 0.0:
         s = 0.0  # float rounding at the seam
     rel = p - q
+    off = wp.dot(rel, left)
+    off_up = wp.dot(rel, up)
+    dist = wp.length(rel)
+    answered = wp.isfinite(s) and wp.isfinite(off) and wp.isfinite(off_up)
+    if not (answered and wp.isfinite(dist) and _finite3(q) and _finite3(t)):
+        # line data out of any usable range (a non-finite arclen, coordinates near the
+        # float32 maximum): no answer rather than a non-finite one
+        _write_none(
+            e,
+            memory_inout,
+            s_out,
+            n_out,
+            n_up_out,
+            distance_out,
+            segment_out,
+            closest_out,
+            tangent_out,
+        )
+        return
     memory_inout[e] = best
     s_out[e] = s
-    n_out[e] = wp.dot(rel, left)
-    n_up_out[e] = wp.dot(rel, up)
-    distance_out[e] = wp.length(rel)
+    n_out[e] = off
+    n_up_out[e] = off_up
+    distance_out[e] = dist
     segment_out[e] = best
     closest_out[e] = q
     tangent_out[e] = t
