@@ -18,12 +18,13 @@ from dataclasses import dataclass
 import numpy as np
 import warp as wp
 
-from ..checks import check_float, check_mask
+from ..checks import check_float, check_int, check_mask
 from ..course.component import Component
-from ..exec import require_not_capturing
+from ..exec import as_device, require_not_capturing
 from ..pipeline.stage import AllocationBudget
 from ..results import GateSequence, Track
 from ..tunable import Tunable
+from .limits import in_range3
 
 wp.set_module_options({"enable_backward": False})
 
@@ -75,10 +76,32 @@ class CheckpointSet:
 
     @classmethod
     def allocate(cls, num_envs: int, max_checkpoints: int, device, budget=None) -> CheckpointSet:
-        """NaN rows and ``count = 0`` (each array checked against ``budget`` first)."""
+        """NaN rows and ``count = 0`` (each array checked against ``budget`` first).
+
+        Args:
+            num_envs: envs E, an int >= 1.
+            max_checkpoints: per-env capacity M (``MAX_CHECKPOINTS``: an int in
+                ``[3, 65536]``).
+            device: a ``wp.Device`` or a device name this machine has (``"cpu"``,
+                ``"cuda:0"``).
+            budget: an :class:`~track_gen.pipeline.stage.AllocationBudget` to allocate
+                through, or None for a fresh one on ``device``.
+
+        The arguments are checked before anything is allocated (TypeError for the wrong
+        kind, ValueError for a value out of range or a device this machine lacks)."""
+        num_envs = check_int("CheckpointSet.allocate num_envs", num_envs, lo=1)
+        max_checkpoints = MAX_CHECKPOINTS.check(
+            max_checkpoints, "CheckpointSet.allocate max_checkpoints"
+        )
+        if max_checkpoints is None:
+            raise TypeError(
+                "CheckpointSet.allocate max_checkpoints must be an int, got None: pass the "
+                f"per-env capacity ({MAX_CHECKPOINTS.range_text().removesuffix(', or None')})"
+            )
+        device = as_device(device, "CheckpointSet.allocate device")
         budget = budget or AllocationBudget(device, "lower max_checkpoints")
         nan = float("nan")
-        rows = int(num_envs) * int(max_checkpoints)
+        rows = num_envs * max_checkpoints
 
         def v3():
             return budget.full(rows, wp.vec3f(nan, nan, nan), wp.vec3f, "checkpoints")
@@ -89,8 +112,8 @@ class CheckpointSet:
             right=v3(),
             tangent=v3(),
             up_half=budget.full(rows, nan, wp.float32, "checkpoints"),
-            count=budget.zeros(int(num_envs), wp.int32, "checkpoint counts"),
-            truncated=budget.zeros(int(num_envs), wp.int32, "checkpoint truncation flags"),
+            count=budget.zeros(num_envs, wp.int32, "checkpoint counts"),
+            truncated=budget.zeros(num_envs, wp.int32, "checkpoint truncation flags"),
         )
 
     @classmethod
@@ -225,6 +248,12 @@ def _sample_kernel(
     step = float(0.0)
     ok = valid[e] != 0 and nb >= 3 and nb <= n_max and wp.isfinite(total) and total > 0.0
     if ok:
+        # the beads' coordinates in range (limits.py): every interpolation stays finite
+        for i in range(nb):
+            rows_ok = in_range3(center[base + i]) and in_range3(inner[base + i])
+            if not (rows_ok and in_range3(outer[base + i])):
+                ok = False
+    if ok:
         r = wp.floor(total / spacing + 0.5)  # nearest integer, halves up
         if r > float(cap):
             n = cap
@@ -290,8 +319,11 @@ class CheckpointPlacer:
     parameter (``left`` = inner, ``right`` = outer), its tangent is the horizontal unit chord
     of that centerline segment (the checkpoint planes are vertical through the 3D centerline
     of an elevated track) and ``up_half = 1e30`` (any height above or below the road counts).
-    Invalid envs (``valid == 0``) and tracks of fewer than 3 beads get ``count = 0`` and NaN
-    rows.
+    Invalid envs (``valid == 0``), tracks of fewer than 3 or more than ``N_max`` beads, a
+    ``length`` that is not finite and positive, and beads with a centerline or border
+    coordinate that is non-finite or beyond ``COORD_LIMIT`` (1e18 track units,
+    :mod:`~track_gen.tools.limits`) get ``count = 0`` and NaN rows: every placed checkpoint
+    is finite.
 
     Args:
         track: the generator's :class:`~track_gen.Track` (read live by pointer: call
