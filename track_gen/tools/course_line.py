@@ -39,6 +39,7 @@ from ..exec import require_not_capturing
 from ..pipeline.stage import AllocationBudget
 from ..results import GateSequence
 from ..tunable import Tunable
+from .limits import in_range3
 
 wp.set_module_options({"enable_backward": False})
 
@@ -138,11 +139,6 @@ class CourseLine:
 
 # ---------------------------------------------------------------------------------- kernel
 @wp.func
-def _finite3(v: wp.vec3f) -> bool:
-    return wp.isfinite(v[0]) and wp.isfinite(v[1]) and wp.isfinite(v[2])
-
-
-@wp.func
 def _hermite(p0: wp.vec3f, m0: wp.vec3f, p1: wp.vec3f, m1: wp.vec3f, u: float) -> wp.vec3f:
     u2 = u * u
     u3 = u2 * u
@@ -184,7 +180,8 @@ def _build_kernel(
     if valid[e] == 0 or m < 3:
         ok = 0
     for g in range(m):
-        if not (_finite3(gate_position[gb + g]) and _finite3(gate_tangent[gb + g])):
+        # non-finite or beyond COORD_LIMIT (limits.py): no line
+        if not (in_range3(gate_position[gb + g]) and in_range3(gate_tangent[gb + g])):
             ok = 0
     n = m * ok
     nb = n * samples
@@ -228,8 +225,8 @@ def _build_kernel(
         arclen_out[base + i] = float(run)
         run += wp.float64(wp.length(cp - c))
     total = float(run)
-    if not wp.isfinite(total):
-        nb = 0  # overflowing geometry: no line
+    if not (wp.isfinite(total) and total > 0.0):
+        nb = 0  # overflowing (or vanishing: chords that underflow to 0) geometry: no line
         total = 0.0
     nan3 = wp.vec3f(_NAN, _NAN, _NAN)
     for i in range(nb, cap):
@@ -251,9 +248,12 @@ class CourseLineBuilder:
             every regeneration, with the same mask).
         samples_per_gate: beads K per span (``SAMPLES_PER_GATE``: an int in ``[2, 256]``).
 
-    Per env: ``count = gates * K`` beads; an env with ``valid == 0``, fewer than 3 gates, a
-    non-finite gate position or tangent, or geometry whose length overflows float32 gets
-    ``count = 0``, ``length = 0`` and NaN rows.
+    Per env: ``count = gates * K`` beads (``gates`` the gate count clamped to
+    ``[0, max_gates]``); an env with ``valid == 0``, fewer than 3 gates, a gate position or
+    tangent that is non-finite or beyond ``COORD_LIMIT`` (1e18 track units,
+    :mod:`~track_gen.tools.limits`), or geometry whose length overflows float32 or vanishes
+    (gates so close that every chord rounds to 0) gets ``count = 0``, ``length = 0`` and NaN
+    rows.
 
     Attributes:
         line: the :class:`CourseLine` (allocated once, ``L = max_gates * K`` rows per env;

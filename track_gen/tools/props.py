@@ -21,8 +21,10 @@ Placement rules (one thread per env, :meth:`PropPlacer.place`):
   (so farther apart than ``spacing``). With both borders, the ``M`` rows are shared in
   proportion to the demands: ``n_inner' = floor(M * n_inner / (n_inner + n_outer))``,
   ``n_outer' = M - n_inner'`` (a border may get 0 props when ``M`` is tiny).
-* **Invalid envs** (``valid == 0``), tracks of fewer than 3 beads and borders of non-finite
-  or zero length give ``count = 0`` (``truncated = 0``) and NaN rows.
+* **Invalid envs** (``valid == 0``), tracks of fewer than 3 or more than ``N_max`` beads,
+  borders of non-finite or zero length and borders with a coordinate that is non-finite or
+  beyond ``COORD_LIMIT`` (1e18 track units, :mod:`~track_gen.tools.limits`) give
+  ``count = 0`` (``truncated = 0``) and NaN rows: every placed prop is finite.
 * **Masking.** Only the envs with ``mask[e] != 0`` are written (all ``M`` rows, count and
   flag); every other env stays bitwise unchanged.
 
@@ -57,6 +59,7 @@ from ..pipeline.stage import AllocationBudget
 from ..results import Track
 from ..tunable import Tunable
 from .checkpoints import construction_result
+from .limits import in_range3
 
 wp.set_module_options({"enable_backward": False})
 
@@ -312,6 +315,15 @@ def _border_length(pts: wp.array(dtype=wp.vec3f), base: int, nb: int) -> wp.floa
 
 
 @wp.func
+def _border_in_range(pts: wp.array(dtype=wp.vec3f), base: int, nb: int) -> bool:
+    """Every bead of the border finite and within ``COORD_LIMIT`` (limits.py)."""
+    for i in range(nb):
+        if not in_range3(pts[base + i]):
+            return False
+    return True
+
+
+@wp.func
 def _demand(length: wp.float64, spacing: wp.float64) -> wp.float64:
     """``max(1, round(length / spacing))`` (halves up) as a float64; 0 for a non-finite or
     non-positive length."""
@@ -486,10 +498,11 @@ def _place_kernel(
     want_in = wp.float64(0.0)
     want_out = wp.float64(0.0)
     if valid[e] != 0 and nb >= 3 and nb <= n_max:
-        if use_inner != 0:
+        # a used border out of range has no usable length (it voids the env below)
+        if use_inner != 0 and _border_in_range(inner, base, nb):
             len_in = _border_length(inner, base, nb)
             want_in = _demand(len_in, spacing)
-        if use_outer != 0:
+        if use_outer != 0 and _border_in_range(outer, base, nb):
             len_out = _border_length(outer, base, nb)
             want_out = _demand(len_out, spacing)
         # a used border of unusable length voids the env
