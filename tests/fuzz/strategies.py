@@ -757,3 +757,69 @@ def expected_mix_error(generators, samplers, registered) -> tuple[type | None, t
         if name not in samplers:
             return ValueError, None
     return None, None
+
+
+# ------------------------------------------------------------------------------ tool inputs
+# (issue 21: hand-made courses and out-of-range poses; tests/fuzz/test_tool_inputs.py)
+_F32_MAX = float(np.finfo(np.float32).max)
+_HUGE_FINITE = [1e18, -1e18, 1.5e18, 1e19, -1e19, 1e30, -1e30, 3e38, _F32_MAX, -_F32_MAX]
+_TINY = [0.0, -0.0, 1e-45, -1e-45, 1e-30, 1e-19]
+
+#: Values a hand-made course array may hold: NaN, +-inf, huge finite (around ``COORD_LIMIT`` =
+#: 1e18, beyond it, up to the float32 maximum), tiny, and any float32.
+poison_floats = st.one_of(
+    st.sampled_from([float("nan"), float("inf"), float("-inf"), 9.9e17, *_HUGE_FINITE, *_TINY]),
+    st.floats(width=32),
+)
+
+#: Finite float32 pose components: ordinary values most of the time, and the huge and tiny
+#: edges (up to the float32 maximum) often.
+finite_pose_floats = st.one_of(
+    st.floats(-3.0, 3.0, width=32),
+    st.sampled_from(_HUGE_FINITE + _TINY),
+    st.floats(width=32, allow_nan=False, allow_infinity=False),
+)
+
+
+def _quaternion_rows(rows: int, component) -> st.SearchStrategy:
+    """``[rows, 4]`` quaternions: unit ones, unit ones scaled by a huge or tiny factor
+    (1e30, 1e19, 1e-19, 1e-30), zero, and rows of ``component`` values."""
+    unit = st.tuples(st.floats(-math.pi, math.pi), st.sampled_from([1.0, 1e30, 1e19, 1e-19, 1e-30]))
+
+    def yaw_row(p):
+        yaw, scale = p
+        return (0.0, 0.0, scale * math.sin(yaw / 2), scale * math.cos(yaw / 2))
+
+    row = st.one_of(
+        unit.map(yaw_row),
+        st.just((0.0, 0.0, 0.0, 0.0)),
+        st.tuples(component, component, component, component),
+    )
+    return st.lists(row, min_size=rows, max_size=rows).map(
+        lambda r: np.asarray(r, np.float64).astype(np.float32).reshape(rows, 4)
+    )
+
+
+def pose_rows(rows: int, width: int, quaternion: bool = False) -> st.SearchStrategy:
+    """``[rows, width]`` float32 host arrays of any pose: ordinary, huge-but-finite, tiny,
+    NaN and +-inf components (``quaternion=True``: also scaled unit quaternions)."""
+    component = st.one_of(
+        finite_pose_floats, st.sampled_from([float("nan"), float("inf"), -math.inf])
+    )
+    if quaternion:
+        return _quaternion_rows(rows, component)
+    row = st.tuples(*([component] * width))
+    return st.lists(row, min_size=rows, max_size=rows).map(
+        lambda r: np.asarray(r, np.float64).astype(np.float32).reshape(rows, width)
+    )
+
+
+def finite_pose_rows(rows: int, width: int, quaternion: bool = False) -> st.SearchStrategy:
+    """:func:`pose_rows` without NaN or inf (every component finite, up to the float32
+    maximum)."""
+    if quaternion:
+        return _quaternion_rows(rows, finite_pose_floats)
+    row = st.tuples(*([finite_pose_floats] * width))
+    return st.lists(row, min_size=rows, max_size=rows).map(
+        lambda r: np.asarray(r, np.float64).astype(np.float32).reshape(rows, width)
+    )
