@@ -559,7 +559,7 @@ def built_course(device, kind: str):
                 presets.track(num_envs=E, device=device),
                 checkpoint_spacing=0.6,
                 collision=BandCollision(
-                    method, max_boxes=2, sdf_resolution=32, kernel_layout=layout
+                    method, max_boxes=2, sdf_resolution=48, kernel_layout=layout
                 ),
                 extra=[Localizer(warm_window=3)],
                 seeds=2,
