@@ -75,7 +75,13 @@ class CheckpointSet:
     truncated: wp.array | None = None
 
     @classmethod
-    def allocate(cls, num_envs: int, max_checkpoints: int, device, budget=None) -> CheckpointSet:
+    def allocate(
+        cls,
+        num_envs: int,
+        max_checkpoints: int,
+        device: wp.context.Device | str,
+        budget: AllocationBudget | None = None,
+    ) -> CheckpointSet:
         """NaN rows and ``count = 0`` (each array checked against ``budget`` first).
 
         Args:
