@@ -393,6 +393,17 @@ def test_track_localizer_on_hand_made_tracks(device, data):
         pos = draw(pose_rows(E, 3), label=f"position {step}")
         f = loc.locate(wp.array(pos, dtype=wp.vec3f, device=device))
         check_frame(f, usable & np.isfinite(pos).all(1))
+    # the curvature helpers: finite for a usable line (and a finite s), NaN past it
+    K = 2
+    s = draw(finite_pose_rows(E * K, 1), label="s").reshape(-1)
+    k_at = loc.curvature_at(
+        wp.array(s, dtype=wp.float32, device=device), wp.zeros(E * K, wp.float32, device)
+    )
+    assert np.isfinite(k_at.numpy().reshape(E, K)[usable]).all(), k_at.numpy()
+    v = loc.speed_profile(2.0, 5.0, wp.zeros(E * N, wp.float32, device)).numpy().reshape(E, N)
+    for e in np.flatnonzero(usable):
+        n = int(np.clip(t.count.numpy()[e], 0, N))
+        assert np.isfinite(v[e, :n]).all() and (v[e, :n] <= 5.0).all(), v[e]
 
 
 # ------------------------------------------------------------------------------ gate tools
