@@ -458,7 +458,8 @@ def gate_envs(draw) -> dict:
 def make_gates(device, envs: list[dict]) -> GateSequence:
     s = GateSequence.allocate(len(envs), G, device)
     for k in _GATE_ROWS:
-        host = np.stack([env[k] for env in envs]).astype(np.float32)
+        with np.errstate(over="ignore"):  # a scaled poisoned quaternion may leave float32: inf
+            host = np.stack([env[k] for env in envs]).astype(np.float32)
         getattr(s, k).assign(
             host.reshape(-1, host.shape[-1]) if host.ndim == 3 else host.reshape(-1)
         )
