@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 import warp as wp
 
-from track_gen import CaptureError, FailBit, PerEnvSeededRNG, TrackGenConfig, TrackGenerator
+from track_gen import (
+    CaptureError,
+    FailBit,
+    GateGenConfig,
+    GateGenerator,
+    PerEnvSeededRNG,
+    TrackGenConfig,
+    TrackGenerator,
+)
 from track_gen.pipeline import Registry, build, presets
 
 from .pipeline.loops import (
@@ -213,3 +221,12 @@ def test_not_capturable_stage_refuses_capture(device):
         TrackGenConfig(generator="test.host", num_envs=2, device=device), registry=reg
     )
     assert_refuses_capture(gen, "test.host", device)
+
+
+def test_track_and_gate_generators_share_a_base_and_neither_is_the_other():
+    from track_gen.generators import GeneratorBase
+
+    gates = GateGenerator(GateGenConfig(num_envs=2, device="cpu"))
+    track = TrackGenerator(TrackGenConfig(num_envs=2, device="cpu"))
+    assert isinstance(gates, GeneratorBase) and isinstance(track, GeneratorBase)
+    assert not isinstance(gates, TrackGenerator) and not isinstance(track, GateGenerator)

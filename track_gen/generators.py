@@ -12,15 +12,61 @@ from .pipeline.registry import Registry, default_registry
 from .pipeline.spec import PipelineSpec
 from .seeds import PerEnvSeededRNG, SeedState
 
-__all__ = ["GateGenerator", "TrackGenerator"]
+__all__ = ["GateGenerator", "GeneratorBase", "TrackGenerator"]
 
 
-class TrackGenerator(Program):
-    """A fixed batch of road-band tracks.
+class GeneratorBase(Program):
+    """What :class:`TrackGenerator` and :class:`GateGenerator` share: a :class:`Program`
+    built from the family's config (through its standard pipeline) or from a
+    :class:`~track_gen.pipeline.PipelineSpec` of that family, with the arguments documented
+    on :class:`TrackGenerator`. Each generator class names its family, config type, preset
+    and standard pipeline; neither is the other (a gate generator is no TrackGenerator).
+    """
+
+    #: ``"track"`` or ``"gates"``; the config class; the preset that builds a spec; the
+    #: standard pipeline of a config (set by each generator class).
+    _family: str = ""
+    _config_type: type = type(None)
+    _preset: str = ""
+    _pipeline = None
+
+    def __init__(
+        self,
+        config_or_spec: TrackGenConfig | GateGenConfig | PipelineSpec,
+        rng: PerEnvSeededRNG | None = None,
+        *,
+        seeds: int | wp.array | PerEnvSeededRNG | SeedState | None = None,
+        stream: wp.Stream | None = None,
+        registry: Registry | None = None,
+    ):
+        name = type(self).__name__
+        if registry is not None and not isinstance(registry, Registry):
+            raise TypeError(f"registry must be a Registry, got {type(registry).__name__}")
+        if isinstance(config_or_spec, self._config_type):
+            check_sampler_name(config_or_spec, registry or default_registry())
+            spec = type(self)._pipeline(config_or_spec)
+        elif isinstance(config_or_spec, PipelineSpec):
+            spec = config_or_spec
+            if spec.family != self._family:
+                raise TypeError(
+                    f"{name} needs a {self._family} pipeline ({self._preset}(...)), "
+                    f"got family {spec.family!r}"
+                )
+        else:
+            raise TypeError(
+                f"{name}(config_or_spec): expected a {self._config_type.__name__} "
+                f"or a PipelineSpec ({self._preset}(...)), got "
+                f"{type(config_or_spec).__name__}"
+            )
+        super().__init__(spec, registry=registry, seeds=seeds, rng=rng, stream=stream)
+
+
+class TrackGenerator(GeneratorBase):
+    """A fixed batch of road-band tracks (a :class:`~track_gen.Track`), built from a
+    :class:`TrackGenConfig` or ``presets.track(...)``.
 
     Args:
-        config_or_spec: a :class:`TrackGenConfig` or a :class:`~track_gen.pipeline.PipelineSpec`
-            (``presets.track(...)``).
+        config_or_spec: the family's config, or a PipelineSpec of the family.
         rng: optional :class:`PerEnvSeededRNG`, positionally: ``TrackGenerator(config, rng)``
             (the spelling of the cuda-graph loop guide).
         seeds: what seeds the batch: an int ``s`` (env e gets ``s + e``), an ``[E]`` int32
@@ -37,40 +83,7 @@ class TrackGenerator(Program):
     _family = "track"
     _config_type = TrackGenConfig
     _preset = "presets.track"
-
-    def __init__(
-        self,
-        config_or_spec: TrackGenConfig | GateGenConfig | PipelineSpec,
-        rng: PerEnvSeededRNG | None = None,
-        *,
-        seeds: int | wp.array | PerEnvSeededRNG | SeedState | None = None,
-        stream: wp.Stream | None = None,
-        registry: Registry | None = None,
-    ):
-        name = type(self).__name__
-        if registry is not None and not isinstance(registry, Registry):
-            raise TypeError(f"registry must be a Registry, got {type(registry).__name__}")
-        if isinstance(config_or_spec, self._config_type):
-            check_sampler_name(config_or_spec, registry or default_registry())
-            spec = self._spec_from_config(config_or_spec)
-        elif isinstance(config_or_spec, PipelineSpec):
-            spec = config_or_spec
-            if spec.family != self._family:
-                raise TypeError(
-                    f"{name} needs a {self._family} pipeline ({self._preset}(...)), "
-                    f"got family {spec.family!r}"
-                )
-        else:
-            raise TypeError(
-                f"{name}(config_or_spec): expected a {self._config_type.__name__} "
-                f"or a PipelineSpec ({self._preset}(...)), got "
-                f"{type(config_or_spec).__name__}"
-            )
-        super().__init__(spec, registry=registry, seeds=seeds, rng=rng, stream=stream)
-
-    @staticmethod
-    def _spec_from_config(config):
-        return track_from_config(config)
+    _pipeline = staticmethod(track_from_config)
 
     @property
     def config(self) -> TrackGenConfig:
@@ -78,7 +91,7 @@ class TrackGenerator(Program):
         return self.spec.config
 
 
-class GateGenerator(TrackGenerator):
+class GateGenerator(GeneratorBase):
     """A fixed batch of drone-racing gate courses (a :class:`~track_gen.GateSequence`).
 
     Same arguments, seeds, epochs, masked regeneration, ``params``, ``inputs`` and graphs as
@@ -90,10 +103,7 @@ class GateGenerator(TrackGenerator):
     _family = "gates"
     _config_type = GateGenConfig
     _preset = "presets.gates"
-
-    @staticmethod
-    def _spec_from_config(config):
-        return gates_from_config(config)
+    _pipeline = staticmethod(gates_from_config)
 
     @property
     def config(self) -> GateGenConfig:
