@@ -89,3 +89,27 @@ def test_an_allocation_the_device_refuses_is_the_librarys_error(monkeypatch):
     monkeypatch.setattr(stage.wp, "zeros", refuse)
     with pytest.raises(ValueError, match=r"cpu refused the allocation .*lower num_envs"):
         TrackGenerator(TrackGenConfig(num_envs=64, device="cpu"))
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_plan_program_counts_what_the_program_allocates_without_building_it(device, name):
+    from track_gen.generators import GateGenerator as Gates
+    from track_gen.generators import TrackGenerator as Tracks
+    from track_gen.pipeline.program import plan_program
+
+    source = SOURCES[name](device)
+    spec = source
+    if isinstance(source, (TrackGenConfig, GateGenConfig)):
+        spec = (Gates if isinstance(source, GateGenConfig) else Tracks)._spec_from_config(source)
+    planned = plan_program(spec)
+    assert planned == _build(source)._ws.budget.used > 0
+
+
+def test_plan_program_refuses_a_batch_too_large_for_the_device(monkeypatch):
+    from track_gen.pipeline.program import plan_program
+
+    num_envs = 16_777_216
+    sizes = _record_allocations(monkeypatch)
+    with pytest.raises(ValueError, match="lower num_envs"):
+        plan_program(presets.gates(num_envs=num_envs, device="cpu"))
+    assert sizes and max(sizes) < num_envs  # the one- and two-env probes only

@@ -28,7 +28,7 @@ from .spec import PipelineSpec
 from .stage import AllocationBudget, Layout, Workspace, resolve_kernel_layout
 from .timer import StageTimer
 
-__all__ = ["Program", "build"]
+__all__ = ["Program", "build", "plan_program", "program_layout"]
 
 wp.set_module_options({"enable_backward": False})
 
@@ -89,6 +89,56 @@ def _allocate_buffers(cfg, stages, layout: Layout, budget: AllocationBudget, res
         regen_mask=budget.zeros(E, wp.int32, "regen_mask"),
         no_mask=budget.zeros(1, wp.int32, "empty mask"),
     )
+
+
+def _result_class(spec: PipelineSpec):
+    return GateSequence if spec.family == "gates" else Track
+
+
+def program_layout(spec: PipelineSpec, device=None) -> Layout:
+    """The :class:`Layout` a :class:`Program` built from ``spec`` has (``device``: the
+    resolved Warp device; None resolves ``spec.config.device``)."""
+    cfg = spec.config
+    device = _resolve_device(cfg) if device is None else wp.get_device(device)
+    return Layout(
+        spec.family,
+        cfg.num_envs,
+        cfg.N_max,
+        cfg.num_points,
+        device,
+        resolve_kernel_layout(getattr(cfg, "kernel_layout", "auto"), device),
+    )
+
+
+def _plan_into(budget: AllocationBudget, spec: PipelineSpec, registry, layout: Layout) -> None:
+    """Count every buffer of a program of ``spec`` through ``budget`` (its ``plan``: the
+    allocation function run for one and two envs, extrapolated to ``layout.num_envs``)."""
+    cfg = spec.config
+    result_cls = _result_class(spec)
+
+    def probe(num_envs: int, probe_budget: AllocationBudget) -> None:
+        probe_layout = dataclasses.replace(layout, num_envs=num_envs)
+        _allocate_buffers(cfg, plan_stages(spec, registry), probe_layout, probe_budget, result_cls)
+
+    budget.plan(probe, layout.num_envs)
+
+
+def plan_program(spec: PipelineSpec, registry: Registry | None = None) -> int:
+    """Bytes a :class:`Program` built from ``spec`` would allocate, counted without building
+    it: every check of the spec, then the program's allocation function run for one and two
+    envs (tiny arrays, dropped at once) and extrapolated to ``num_envs``. Raises the program's
+    ValueError when the batch alone exceeds the device's budget (an array past int32
+    indexing, or the total past :func:`~track_gen.pipeline.stage.memory_budget`)."""
+    if not isinstance(spec, PipelineSpec):
+        raise TypeError(f"expected a PipelineSpec, got {type(spec).__name__}")
+    if registry is not None and not isinstance(registry, Registry):
+        raise TypeError(f"registry must be a Registry, got {type(registry).__name__}")
+    registry = registry or default_registry()
+    plan_stages(spec, registry)
+    layout = program_layout(spec)
+    budget = AllocationBudget(layout.device, BUDGET_HINT)
+    _plan_into(budget, spec, registry, layout)
+    return int(budget.planned)
 
 
 @wp.kernel
@@ -212,26 +262,13 @@ class Program:
         entries = [registry.get(s.kind) for s in spec.stages]
         E = cfg.num_envs
         self.spec = spec
-        self.layout = Layout(
-            spec.family,
-            E,
-            cfg.N_max,
-            cfg.num_points,
-            device,
-            resolve_kernel_layout(getattr(cfg, "kernel_layout", "auto"), device),
-        )
+        self.layout = program_layout(spec, device)
         self.stream = stream
         self._guard = UseGuard(type(self).__name__)
         self._course_owner = None
-        result_cls = GateSequence if spec.family == "gates" else Track
         budget = AllocationBudget(device, BUDGET_HINT)
-
-        def probe(num_envs: int, probe_budget: AllocationBudget) -> None:
-            layout = dataclasses.replace(self.layout, num_envs=num_envs)
-            _allocate_buffers(cfg, plan_stages(spec, registry), layout, probe_budget, result_cls)
-
-        budget.plan(probe, E)  # every buffer counted before the first one is allocated
-        bufs = _allocate_buffers(cfg, stages, self.layout, budget, result_cls)
+        _plan_into(budget, spec, registry, self.layout)  # every buffer counted first
+        bufs = _allocate_buffers(cfg, stages, self.layout, budget, _result_class(spec))
         self.result, self._ws, self._epoch = bufs.result, bufs.ws, bufs.epoch
         self.params = bufs.params
         self._regen_mask, self._no_mask = bufs.regen_mask, bufs.no_mask

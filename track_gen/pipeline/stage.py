@@ -126,11 +126,17 @@ class AllocationBudget:
     taken meanwhile) raises the same ValueError instead of Warp's error.
     """
 
-    def __init__(self, device, hint: str = "lower num_envs, N_max or num_points"):
+    def __init__(
+        self,
+        device,
+        hint: str = "lower num_envs, N_max or num_points",
+        owner: str = "this generator's",
+    ):
         self.device = wp.get_device(device)
         self.limit = memory_budget(self.device)
         self.used = 0
         self.hint = hint
+        self.owner = owner  # whose buffers the refusal names ("this course's")
         self.taken: list[tuple[str, int, int]] = []  # (what, elements, bytes) of each take
         self.planned: int | None = None  # bytes :meth:`plan` counted (None: no plan made)
 
@@ -144,7 +150,7 @@ class AllocationBudget:
     def _check_total(self, total: int, what: str) -> None:
         if total > self.limit:
             raise ValueError(
-                f"{what} would bring this generator's buffers to {total / 2**30:.1f} GiB, more "
+                f"{what} would bring {self.owner} buffers to {total / 2**30:.1f} GiB, more "
                 f"than the {self.limit / 2**30:.1f} GiB budget of {self.device} (its free "
                 f"memory): {self.hint}"
             )
@@ -156,6 +162,14 @@ class AllocationBudget:
         self._check_total(self.used + nbytes, what)
         self.used += nbytes
         self.taken.append((what, count, nbytes))
+
+    def take_bytes(self, nbytes: int, what: str) -> None:
+        """Count ``nbytes`` planned elsewhere (a generator's plan, a component's
+        ``planned_bytes``) against the total: ValueError naming ``what`` past the budget."""
+        nbytes = int(nbytes)
+        self._check_total(self.used + nbytes, what)
+        self.used += nbytes
+        self.taken.append((what, 0, nbytes))
 
     def plan(self, allocate: Callable[[int, AllocationBudget], Any], num_envs: int) -> None:
         """Count a whole construction before its first allocation.
