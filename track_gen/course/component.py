@@ -13,7 +13,20 @@ from ..config import GateGenConfig, TrackGenConfig
 from ..exec import check_stream
 from ..pipeline.spec import PipelineSpec
 
-__all__ = ["Component", "ComponentContext", "InputSpec", "check_generator", "order_components"]
+__all__ = [
+    "Component",
+    "ComponentContext",
+    "InputSpec",
+    "buffer_bytes",
+    "check_generator",
+    "order_components",
+]
+
+
+def buffer_bytes(buffers) -> int:
+    """Bytes of the ``(count, dtype)`` arrays ``buffers`` (a utility's ``buffers(...)``
+    list; a count of 0 allocates one element, as ``AllocationBudget.zeros`` does)."""
+    return sum(max(int(n), 1) * wp.types.type_size_in_bytes(d) for n, d in buffers)
 
 
 def _is_dtype(d) -> bool:
@@ -100,6 +113,17 @@ class Component:
         reset(ctx, mask): reset per-env runtime state of the masked envs (None: all).
 
     Every hook but ``attach``/``bind`` only launches kernels: no allocation, no host sync.
+
+    Memory (counted before anything is built):
+        planned_bytes(layout, config) -> int: the bytes ``attach`` will allocate for a
+            generator of ``layout`` (the :class:`~track_gen.pipeline.stage.Layout` it will
+            have: ``num_envs``, ``N_max``, ``num_points``, ``device``, ``family``) built from
+            ``config`` (its ``TrackGenConfig`` / ``GateGenConfig``). A course adds every
+            component's planned bytes to the generator's and refuses a total past the
+            device's free memory before the first allocation. Default 0: a component that
+            does not declare it is counted only as it allocates. A component with a
+            ``source`` finds that component in ``planned_source`` (set by the course before
+            the call; None otherwise).
     """
 
     name: ClassVar[str] = ""
@@ -129,6 +153,7 @@ class Component:
         self.utility = None
         self.bound: dict[str, wp.array] = {}
         self._ctx: ComponentContext | None = None
+        self.planned_source = None
 
     # --- hooks ---------------------------------------------------------------------------
     def attach(self, ctx: ComponentContext) -> None:
@@ -157,6 +182,11 @@ class Component:
 
     def reset(self, ctx: ComponentContext, mask) -> None:
         """Reset runtime state of the masked envs (None: all)."""
+
+    def planned_bytes(self, layout, config) -> int:
+        """Bytes :meth:`attach` will allocate for a generator of ``layout`` built from
+        ``config`` (see the class docstring); default 0 (counted only as it allocates)."""
+        return 0
 
     # --- helpers -------------------------------------------------------------------------
     def check_family(self, family: str) -> None:

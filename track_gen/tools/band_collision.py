@@ -81,7 +81,7 @@ from __future__ import annotations
 import warp as wp
 
 from ..checks import check_array, check_mask
-from ..course.component import Component, InputSpec
+from ..course.component import Component, InputSpec, buffer_bytes
 from ..exec import require_not_capturing
 from ..pipeline.stage import KERNEL_LAYOUT, PER_ITEM, AllocationBudget, resolve_kernel_layout
 from ..results import Track
@@ -288,6 +288,34 @@ class BandCollider:
         self._query_boxes: tuple = ()
         self._query_launches: tuple = ()
         self.refresh()
+
+    @staticmethod
+    def buffers(
+        num_envs: int,
+        n_max: int,
+        method: str,
+        max_boxes: int,
+        sdf_resolution: int,
+        height: bool,
+        kernel_layout: str,
+    ) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a collider of ``num_envs`` envs of ``n_max``
+        beads allocates (``kernel_layout`` resolved: ``"per_env"`` or ``"per_item"``;
+        ``height``: a clearance is set)."""
+        E, rows = num_envs, num_envs * max_boxes
+        nch = (n_max + CHUNK_QUADS - 1) // CHUNK_QUADS
+        out = [(E, wp.int32), *BandContact.buffers(rows, height), (E, wp.int32)]
+        per_item = kernel_layout == PER_ITEM
+        if method == "segments":
+            out += [(E * n_max, wp.vec4f), (E * nch, wp.vec4f)]
+            if per_item:
+                out += [(rows, _Hit), (4 * rows, wp.int32), (4 * rows, _Hit)]
+        else:
+            texels = E * sdf_resolution * sdf_resolution
+            out += [(texels, wp.float32), (texels, wp.int8), (E, wp.vec4f), (E, wp.vec4f)]
+            if per_item:
+                out += [(E * n_max, wp.vec4i), (E * nch, wp.vec4i)]
+        return out
 
     # ------------------------------------------------------------------ refresh
 
@@ -573,6 +601,20 @@ class BandCollision(Component):
             kernel_layout=self.kernel_layout,
         )
         self.result = self.utility.contact
+
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`BandCollider`'s buffers (:meth:`BandCollider.buffers`)."""
+        return buffer_bytes(
+            BandCollider.buffers(
+                layout.num_envs,
+                layout.N_max,
+                self.method,
+                self.max_boxes,
+                self.sdf_resolution,
+                self.clearance is not None,
+                resolve_kernel_layout(self.kernel_layout, layout.device),
+            )
+        )
 
     def on_generate(self, ctx, mask) -> None:
         self.utility.refresh(mask)

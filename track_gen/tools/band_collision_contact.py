@@ -53,6 +53,13 @@ class BandContact:
     boundary: wp.array
     height: wp.array | None = None
 
+    @staticmethod
+    def buffers(rows: int, height: bool = False) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array :meth:`allocate` makes."""
+        out = [(rows, wp.int32), (rows, wp.float32), (rows, wp.vec2f), (rows, wp.vec2f)]
+        out.append((rows, wp.int32))
+        return out + ([(rows, wp.float32)] if height else [])
+
     @classmethod
     def allocate(cls, rows: int, device, height: bool = False) -> BandContact:
         """Buffers for ``rows`` boxes: oob 0, NaN geometry, boundary -1 (and NaN heights

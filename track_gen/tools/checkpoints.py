@@ -19,7 +19,7 @@ import numpy as np
 import warp as wp
 
 from ..checks import check_float, check_int, check_mask
-from ..course.component import Component
+from ..course.component import Component, buffer_bytes
 from ..exec import as_device, require_not_capturing
 from ..pipeline.stage import AllocationBudget
 from ..results import GateSequence, Track
@@ -73,6 +73,12 @@ class CheckpointSet:
     up_half: wp.array
     count: wp.array
     truncated: wp.array | None = None
+
+    @staticmethod
+    def buffers(num_envs: int, max_checkpoints: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array :meth:`allocate` makes."""
+        rows = num_envs * max_checkpoints
+        return [(rows, wp.vec3f)] * 4 + [(rows, wp.float32)] + [(num_envs, wp.int32)] * 2
 
     @classmethod
     def allocate(
@@ -393,6 +399,13 @@ class CheckpointPlacer:
         self._no_mask = budget.zeros(1, wp.int32, "empty mask")
         self.sample()
 
+    @staticmethod
+    def buffers(num_envs: int, max_checkpoints: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a placer of capacity ``max_checkpoints``
+        allocates (its :class:`CheckpointSet`, the steps and an empty mask)."""
+        extra = [(num_envs, wp.float32), (1, wp.int32)]
+        return CheckpointSet.buffers(num_envs, max_checkpoints) + extra
+
     @property
     def num_envs(self) -> int:
         return self.checkpoints.num_envs
@@ -497,6 +510,19 @@ class Checkpoints(Component):
                     stacklevel=2,
                 )
 
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`CheckpointPlacer`'s buffers at the capacity ``attach`` chooses: the
+        explicit ``max_checkpoints``, else ``capacity_for(spacing, (N_max + 1) * bead
+        spacing)`` (the flat bound; an elevated config's capacity reads its first batch, so
+        this plan is a lower bound there and ``attach`` checks the rest as it allocates)."""
+        cap = self.max_checkpoints
+        if cap is None:
+            bead = getattr(config, "resolved_spacing", None)
+            if bead is None:
+                return 0  # attach refuses this generator
+            cap = capacity_for(self.spacing, (layout.N_max + 1) * float(bead), "checkpoint_spacing")
+        return buffer_bytes(CheckpointPlacer.buffers(layout.num_envs, cap))
+
     def _longest_loop(self, ctx) -> float:
         """The longest loop the generator can produce: ``(N_max + 1) * bead spacing`` for a
         flat track config; an elevated config declares no bound (its 3D length exceeds the
@@ -545,3 +571,8 @@ class GateCheckpoints(Component):
                 "tools.Checkpoints(spacing)"
             )
         self.result = CheckpointSet.from_gates(result)
+
+    def planned_bytes(self, layout, config) -> int:
+        """The ``truncated`` flags of :meth:`CheckpointSet.from_gates` (the rest aliases the
+        gates)."""
+        return buffer_bytes([(layout.num_envs, wp.int32)])

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import warp as wp
 
 from ..checks import check_array, check_mask
-from ..course.component import Component
+from ..course.component import Component, buffer_bytes
 from ..exec import require_not_capturing
 from ..pipeline.stage import AllocationBudget
 from ..results import GateSequence
@@ -91,6 +91,14 @@ class CourseLine:
     length: wp.array
     count: wp.array
     valid: wp.array
+
+    @classmethod
+    def buffers(cls, num_envs: int, n_max: int, own_valid: bool = True) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array :meth:`allocate` makes (``own_valid``: no
+        ``valid`` array is given to alias)."""
+        rows, E = num_envs * n_max, num_envs
+        out = [(E, wp.int32)] if own_valid else []
+        return out + [(rows, wp.vec3f)] * 3 + [(rows, wp.float32), (E, wp.float32), (E, wp.int32)]
 
     @classmethod
     def allocate(
@@ -303,6 +311,13 @@ class CourseLineBuilder:
         self._no_mask = budget.zeros(1, wp.int32, "empty mask")
         self.build()
 
+    @staticmethod
+    def buffers(num_envs: int, max_gates: int, samples_per_gate: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a builder allocates (its :class:`CourseLine`,
+        whose ``valid`` aliases the gates', and an empty mask)."""
+        line = CourseLine.buffers(num_envs, max_gates * samples_per_gate, own_valid=False)
+        return line + [(1, wp.int32)]
+
     @property
     def num_envs(self) -> int:
         return self.line.num_envs
@@ -365,6 +380,15 @@ class CenterlineFromGates(Component):
             )
         self.utility = CourseLineBuilder(result, self.samples_per_gate)
         self.result = self.utility.line
+
+    def planned_line_rows(self, layout) -> int:
+        """Rows per env of the line (``max_gates * samples_per_gate``)."""
+        return layout.N_max * self.samples_per_gate
+
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`CourseLineBuilder`'s buffers (:meth:`CourseLineBuilder.buffers`)."""
+        E, K = layout.num_envs, self.samples_per_gate
+        return buffer_bytes(CourseLineBuilder.buffers(E, layout.N_max, K))
 
     def on_generate(self, ctx, mask) -> None:
         self.utility.build(mask)

@@ -61,7 +61,7 @@ from dataclasses import dataclass
 import warp as wp
 
 from ..checks import check_array, check_mask
-from ..course.component import Component, InputSpec
+from ..course.component import Component, InputSpec, buffer_bytes
 from ..exec import require_not_capturing
 from ..pipeline.stage import AllocationBudget
 from ..results import GateSequence
@@ -210,6 +210,11 @@ class DiscContact:
     distance: wp.array
     nearest: wp.array
 
+    @staticmethod
+    def buffers(rows: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array :meth:`allocate` makes."""
+        return [(rows, wp.int32), (rows, wp.int32), (rows, wp.float32), (rows, wp.vec2f)]
+
     @classmethod
     def allocate(cls, rows: int, device) -> DiscContact:
         """Buffers for ``rows`` boxes: hit 0, post -1, NaN geometry."""
@@ -258,6 +263,11 @@ class FrameContact:
     distance: wp.array
     nearest: wp.array
     normal: wp.array
+
+    @staticmethod
+    def buffers(rows: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array :meth:`allocate` makes."""
+        return [(rows, wp.int32)] * 3 + [(rows, wp.float32)] + [(rows, wp.vec3f)] * 2
 
     @classmethod
     def allocate(cls, rows: int, device) -> FrameContact:
@@ -322,6 +332,13 @@ class DiscCollider:
         self.posts = budget.zeros(E * 2 * self.max_gates, wp.vec2f, "gate posts")
         self.num_posts = budget.zeros(E, wp.int32, "post counts")
         self.refresh()
+
+    @staticmethod
+    def buffers(num_envs: int, max_gates: int, max_boxes: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a collider allocates."""
+        E = num_envs
+        posts = [(E * 2 * max_gates, wp.vec2f), (E, wp.int32)]
+        return [(E, wp.int32), *DiscContact.buffers(E * max_boxes), *posts]
 
     def refresh(self, mask: wp.array | None = None) -> None:
         """Pack the posts of the envs with ``mask[e] != 0`` (``None``: all envs) from the
@@ -410,6 +427,10 @@ class DiscCollision(Component):
         self.utility = DiscCollider(gates, self.radius, max_boxes=self.max_boxes)
         self.result = self.utility.contact
 
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`DiscCollider`'s buffers (:meth:`DiscCollider.buffers`)."""
+        return buffer_bytes(DiscCollider.buffers(layout.num_envs, layout.N_max, self.max_boxes))
+
     def on_generate(self, ctx, mask) -> None:
         self.utility.refresh(mask)
 
@@ -465,6 +486,13 @@ class FrameCollider:
         self.rotation = budget.zeros(E * self.max_gates, wp.mat33f, "gate rotations")
         self.num_gates = budget.zeros(E, wp.int32, "gate counts")
         self.refresh()
+
+    @staticmethod
+    def buffers(num_envs: int, max_gates: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a collider allocates."""
+        E, rows = num_envs, num_envs * max_gates
+        frames = [(rows, wp.vec4f), (rows, wp.mat33f), (E, wp.int32)]
+        return [(E, wp.int32), *FrameContact.buffers(E), *frames]
 
     def refresh(self, mask: wp.array | None = None) -> None:
         """Derive the gate frames (centre, half size, world -> gate rotation) of the envs
@@ -542,6 +570,10 @@ class FrameCollision(Component):
         gates = _needs_gates(ctx, "FrameCollision")
         self.utility = FrameCollider(gates, self.thickness, self.depth, self.agent_radius)
         self.result = self.utility.contact
+
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`FrameCollider`'s buffers (:meth:`FrameCollider.buffers`)."""
+        return buffer_bytes(FrameCollider.buffers(layout.num_envs, layout.N_max))
 
     def on_generate(self, ctx, mask) -> None:
         self.utility.refresh(mask)

@@ -62,7 +62,7 @@ from dataclasses import dataclass
 import warp as wp
 
 from ..checks import check_mask
-from ..course.component import Component
+from ..course.component import Component, buffer_bytes
 from ..exec import require_not_capturing
 from ..pipeline.stage import AllocationBudget
 from ..pipeline.stages.common import EXTENT
@@ -226,6 +226,12 @@ class HeightFieldBaker:
             frame=budget.zeros(E, wp.vec4f, "height-field frames"),
         )
         self.bake()
+
+    @staticmethod
+    def buffers(num_envs: int, resolution: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a baker of ``num_envs`` envs allocates."""
+        texels = num_envs * resolution * resolution
+        return [(num_envs, wp.int32), (texels, wp.float32), (texels, wp.int8), (num_envs, wp.vec4f)]
 
     def bake(self, mask: wp.array | None = None) -> HeightField:
         """Rebake the envs with ``mask[e] != 0`` (None: every env) from the Track's current
@@ -418,6 +424,10 @@ class HeightFieldBake(Component):
             track, resolution=self.resolution, margin=self.margin, fill=self.fill
         )
         self.result = self.utility.field
+
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`HeightFieldBaker`'s buffers (:meth:`HeightFieldBaker.buffers`)."""
+        return buffer_bytes(HeightFieldBaker.buffers(layout.num_envs, self.resolution))
 
     def on_generate(self, ctx, mask) -> None:
         self.utility.bake(mask)

@@ -63,7 +63,7 @@ import numpy as np
 import warp as wp
 
 from ..checks import check_array, check_float, check_mask
-from ..course.component import Component, InputSpec
+from ..course.component import Component, InputSpec, buffer_bytes
 from ..exec import require_not_capturing
 from ..pipeline.stage import AllocationBudget
 from ..results import GateSequence, Track
@@ -138,6 +138,11 @@ class TrackFrame:
     segment: wp.array
     closest: wp.array
     tangent: wp.array
+
+    @staticmethod
+    def buffers(num_envs: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array :meth:`allocate` makes."""
+        return [(num_envs, wp.float32)] * 4 + [(num_envs, wp.int32)] + [(num_envs, wp.vec3f)] * 2
 
     @classmethod
     def allocate(cls, num_envs: int, device) -> TrackFrame:
@@ -235,6 +240,13 @@ class TrackLocalizer:
         self.memory = budget.full(E, -1, wp.int32, "warm memory")
         self._all = budget.full(E, 1, wp.int32, "all-envs mask")
         self.refresh()
+
+    @staticmethod
+    def buffers(num_envs: int, n_max: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a localizer of ``num_envs`` envs on a line of
+        ``n_max`` rows per env allocates."""
+        E = num_envs
+        return TrackFrame.buffers(E) + [(E * n_max, wp.float32), (E, wp.int32), (E, wp.int32)]
 
     # ------------------------------------------------------------------ derived data
 
@@ -392,6 +404,16 @@ class Localizer(Component):
             line = ctx.get(self.source).result
         self.utility = TrackLocalizer(line, warm_window=self.warm_window)
         self.result = self.utility.frame
+
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`TrackLocalizer`'s buffers: on the generator's centerline
+        (``layout.N_max`` rows per env), or on the line of the ``source`` component (its
+        ``planned_line_rows(layout)``, else ``layout.N_max``)."""
+        rows = layout.N_max
+        line_rows = getattr(self.planned_source, "planned_line_rows", None)
+        if self.source is not None and callable(line_rows):
+            rows = int(line_rows(layout))
+        return buffer_bytes(TrackLocalizer.buffers(layout.num_envs, rows))
 
     def on_generate(self, ctx, mask) -> None:
         self.utility.refresh(mask)

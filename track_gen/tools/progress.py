@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import warp as wp
 
 from ..checks import check_array, check_mask
-from ..course.component import Component, InputSpec
+from ..course.component import Component, InputSpec, buffer_bytes
 from ..exec import require_not_capturing
 from .checkpoints import CheckpointSet
 from .limits import clamp3, in_range3
@@ -55,6 +55,11 @@ class ProgressEvents:
     progress: wp.array
     next_index: wp.array
     dist_to_next: wp.array
+
+    @staticmethod
+    def buffers(num_envs: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array :meth:`allocate` makes."""
+        return [(num_envs, wp.int32)] * 5 + [(num_envs, wp.float32)]
 
     @classmethod
     def allocate(cls, num_envs: int, device) -> ProgressEvents:
@@ -210,6 +215,12 @@ class ProgressTracker:
     env reset.
     """
 
+    @staticmethod
+    def buffers(num_envs: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a tracker of ``num_envs`` envs allocates (its
+        :class:`ProgressEvents`, the previous positions and an empty array)."""
+        return ProgressEvents.buffers(num_envs) + [(num_envs, wp.vec3f), (1, wp.int32)]
+
     def __init__(self, checkpoints: CheckpointSet, valid: wp.array | None = None):
         if not isinstance(checkpoints, CheckpointSet):
             raise TypeError(
@@ -246,6 +257,7 @@ class ProgressTracker:
         nan = float("nan")
         self._prev = wp.full(E, wp.vec3f(nan, nan, nan), dtype=wp.vec3f, device=device)
         self._no_array = wp.zeros(1, dtype=wp.int32, device=device)
+        # the buffers above are ProgressTracker.buffers(E)
         self._update_key: tuple | None = None  # (position, valid) the launch was recorded on
         self._update_launch = None
 
@@ -355,6 +367,10 @@ class Progress(Component):
         checkpoints = ctx.get(self.source).result
         self.utility = ProgressTracker(checkpoints, valid=ctx.generator.result.valid)
         self.result = self.utility.events
+
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`ProgressTracker`'s buffers (:meth:`ProgressTracker.buffers`)."""
+        return buffer_bytes(ProgressTracker.buffers(layout.num_envs))
 
     def step(self, ctx):
         return self.utility.update(self.bound["position"])

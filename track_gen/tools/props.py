@@ -53,7 +53,7 @@ import numpy as np
 import warp as wp
 
 from ..checks import check_float, check_mask
-from ..course.component import Component
+from ..course.component import Component, buffer_bytes
 from ..exec import require_not_capturing
 from ..pipeline.stage import AllocationBudget
 from ..results import Track
@@ -133,6 +133,13 @@ class PropSet:
     count: wp.array
     truncated: wp.array
     kind: str = "cone"
+
+    @staticmethod
+    def buffers(num_envs: int, max_props: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array :meth:`allocate` makes."""
+        rows = num_envs * max_props
+        out = [(rows, wp.vec3f), (rows, wp.quatf), (rows, wp.vec3f), (rows, wp.int32)]
+        return out + [(num_envs, wp.int32)] * 2
 
     @classmethod
     def allocate(
@@ -650,6 +657,12 @@ class PropPlacer:
         self._no_mask = budget.zeros(1, wp.int32, "empty mask")
         self.place()
 
+    @staticmethod
+    def buffers(num_envs: int, max_props: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a placer allocates (its :class:`PropSet` and an
+        empty mask)."""
+        return PropSet.buffers(num_envs, max_props) + [(1, wp.int32)]
+
     @property
     def num_envs(self) -> int:
         return self.props.num_envs
@@ -785,6 +798,24 @@ class Props(Component):
             **self.sizes,
         )
         self.result = self.utility.props
+
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`PropPlacer`'s buffers at the capacity ``attach`` chooses: the explicit
+        ``max_props``, else the declared border bound (a lower bound for an elevated config
+        without a grade check, whose capacity reads its first batch)."""
+        cap = self.max_props
+        if cap is None:
+            bead = getattr(config, "resolved_spacing", None)
+            half_width = getattr(config, "half_width", None)
+            if bead is None or half_width is None:
+                return 0  # attach refuses this generator
+            grade = getattr(config, "z_valid_grade", None) or 0.0
+            bound = border_length_bound(
+                (layout.N_max + 1) * float(bead), float(half_width), float(grade)
+            )
+            sides = 2 if self.side == "both" else 1
+            cap = capacity_for(self.spacing, bound, sides, "Props spacing")
+        return buffer_bytes(PropPlacer.buffers(layout.num_envs, cap))
 
     def on_generate(self, ctx, mask) -> None:
         self.utility.place(mask)
