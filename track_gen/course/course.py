@@ -29,6 +29,8 @@ from .component import Component, ComponentContext, order_components
 from .config import CourseConfig
 from .presets import (
     build_source,
+    check_attach_budget,
+    check_course_budget,
     check_generator,
     check_source,
     from_config,
@@ -91,6 +93,7 @@ class Course:
         require_not_capturing(device, "Course construction")
         prepare = check_bool("prepare", prepare)
         check_stream(stream, device)
+        check_attach_budget(generator, ordered)  # what is left now, before the first attach
         self.generator = generator
         self.stream = stream if stream is not None else getattr(generator, "stream", None)
         self._guard = UseGuard("Course")
@@ -147,6 +150,7 @@ class Course:
             extra=extra,
         )
         check_source(source, "track", seeds, stream, prepare, components)
+        check_course_budget(source, "track", components)
         generator = build_source(source, "track", TrackGenerator, seeds, stream)
         return cls(generator, components, stream=stream, prepare=prepare)
 
@@ -183,6 +187,7 @@ class Course:
             extra=extra,
         )
         check_source(source, "gates", seeds, stream, prepare, components)
+        check_course_budget(source, "gates", components)
         generator = build_source(source, "gates", GateGenerator, seeds, stream)
         return cls(generator, components, stream=stream, prepare=prepare)
 

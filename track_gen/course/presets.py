@@ -13,14 +13,96 @@ from .component import Component, _source_family, check_generator, order_compone
 from .config import CourseConfig
 
 __all__ = [
+    "COURSE_BUDGET_HINT",
     "build_source",
+    "check_attach_budget",
     "check_checkpoint_capacity",
+    "check_course_budget",
     "check_gate_width",
     "check_source",
     "from_config",
     "gates_components",
     "track_components",
 ]
+
+
+#: What a course's budget refusal suggests.
+COURSE_BUDGET_HINT = (
+    "lower num_envs or the components' sizes (sdf_resolution, heightfield resolution, "
+    "max_checkpoints, max_props, max_boxes)"
+)
+
+
+def course_mask_bytes(num_envs: int) -> int:
+    """Bytes of the course's own arrays: ``reset_mask`` and a zero mask (int32 ``[E]``) and
+    its on-device flag (int32 ``[1]``)."""
+    return 4 * (2 * int(num_envs) + 1)
+
+
+def planned_component_bytes(components, layout, config) -> list[tuple[object, int]]:
+    """``(component, bytes)`` of each component's ``planned_bytes(layout, config)`` (0 for one
+    that does not declare it); a component with a ``source`` finds it in ``planned_source``
+    first."""
+    peers = {getattr(c, "name", None): c for c in components}
+    out = []
+    for comp in components:
+        source = getattr(comp, "source", None)
+        if source is not None and hasattr(comp, "planned_source"):
+            comp.planned_source = peers.get(source)
+        planned = getattr(comp, "planned_bytes", None)
+        out.append((comp, int(planned(layout, config)) if callable(planned) else 0))
+    return out
+
+
+def _take_components(budget, layout, config, components) -> None:
+    """Count the components' planned bytes and the course's masks through ``budget``
+    (ValueError naming the component that tips the total past it)."""
+    for comp, nbytes in planned_component_bytes(components, layout, config):
+        what = (
+            f"component {getattr(comp, 'name', '?')!r} ({type(comp).__name__}, "
+            f"{nbytes / 2**30:.2f} GiB planned)"
+        )
+        budget.take_bytes(nbytes, what)
+    budget.take_bytes(course_mask_bytes(layout.num_envs), "the course's masks")
+
+
+def check_course_budget(source, family, components) -> None:
+    """A course built from a config or a spec: its generator's bytes (counted without building
+    it: :func:`~track_gen.pipeline.program.plan_program`) plus every component's planned bytes
+    and the course's masks, against the device's budget, before anything is allocated
+    (ValueError naming the component, or the generator, that tips the total). A built
+    generator's course is checked by :func:`check_attach_budget` instead."""
+    if not isinstance(source, (TrackGenConfig, GateGenConfig, PipelineSpec)):
+        return
+    from ..generators import GateGenerator, TrackGenerator
+    from ..pipeline.plan import check_sampler_name
+    from ..pipeline.program import plan_program, program_layout
+    from ..pipeline.registry import default_registry
+    from ..pipeline.stage import AllocationBudget
+
+    spec = source
+    if not isinstance(source, PipelineSpec):
+        check_sampler_name(source, default_registry())
+        cls = GateGenerator if family == "gates" else TrackGenerator
+        spec = cls._spec_from_config(source)
+    generator_bytes = plan_program(spec)  # the generator's own refusal, when alone too large
+    layout = program_layout(spec)
+    budget = AllocationBudget(layout.device, COURSE_BUDGET_HINT, owner="this course's")
+    budget.take_bytes(generator_bytes, f"the generator ({generator_bytes / 2**30:.2f} GiB)")
+    _take_components(budget, layout, spec.config, components)
+
+
+def check_attach_budget(generator, components) -> None:
+    """A course on a built generator: its components' planned bytes and the course's masks
+    against what the device has left now, before the first component attaches."""
+    from ..pipeline.stage import AllocationBudget
+
+    layout = generator.layout
+    config = getattr(generator, "config", None)
+    if config is None:
+        config = getattr(getattr(generator, "spec", None), "config", None)
+    budget = AllocationBudget(layout.device, COURSE_BUDGET_HINT, owner="this course's")
+    _take_components(budget, layout, config, components)
 
 
 def _check_sequence(name: str, value) -> list:
@@ -275,6 +357,7 @@ def from_config(config):
             samples_per_gate=config.samples_per_gate,
             localize_window=config.localize_window,
         )  # the gate-width rule was checked by CourseConfig itself
+        check_course_budget(config.gen, "gates", components)
         return GateGenerator(config.gen, seeds=config.seeds), components
 
     from ..generators import TrackGenerator
@@ -298,4 +381,5 @@ def from_config(config):
         max_checkpoints=config.max_checkpoints,
         extra=extra,
     )
+    check_course_budget(config.gen, "track", components)
     return TrackGenerator(config.gen, seeds=config.seeds), components
