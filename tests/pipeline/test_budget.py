@@ -100,7 +100,7 @@ def test_plan_program_counts_what_the_program_allocates_without_building_it(devi
     source = SOURCES[name](device)
     spec = source
     if isinstance(source, (TrackGenConfig, GateGenConfig)):
-        spec = (Gates if isinstance(source, GateGenConfig) else Tracks)._spec_from_config(source)
+        spec = (Gates if isinstance(source, GateGenConfig) else Tracks)._pipeline(source)
     planned = plan_program(spec)
     assert planned == _build(source)._ws.budget.used > 0
 

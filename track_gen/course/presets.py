@@ -84,7 +84,7 @@ def check_course_budget(source, family, components) -> None:
     if not isinstance(source, PipelineSpec):
         check_sampler_name(source, default_registry())
         cls = GateGenerator if family == "gates" else TrackGenerator
-        spec = cls._spec_from_config(source)
+        spec = cls._pipeline(source)
     generator_bytes = plan_program(spec)  # the generator's own refusal, when alone too large
     layout = program_layout(spec)
     budget = AllocationBudget(layout.device, COURSE_BUDGET_HINT, owner="this course's")
