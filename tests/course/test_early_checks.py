@@ -10,6 +10,7 @@ import warp as wp
 
 from track_gen import TrackGenConfig, TrackGenerator
 from track_gen.course import Course, CourseConfig
+from track_gen.generators import GeneratorBase
 from track_gen.pipeline import presets
 from track_gen.tools import Component, ComponentContext
 
@@ -23,17 +24,17 @@ CAPACITY = (
 
 
 class _Spy:
-    """Records every generator construction (TrackGenerator.__init__, the base of both)."""
+    """Records every generator construction (GeneratorBase.__init__, the base of both)."""
 
     def __init__(self, monkeypatch):
         self.built = []
-        real = TrackGenerator.__init__
+        real = GeneratorBase.__init__
 
         def spy(obj, *a, **k):
             self.built.append(type(obj).__name__)
             real(obj, *a, **k)
 
-        monkeypatch.setattr(TrackGenerator, "__init__", spy)
+        monkeypatch.setattr(GeneratorBase, "__init__", spy)
 
 
 @pytest.fixture(scope="module")

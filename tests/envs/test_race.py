@@ -9,6 +9,7 @@ import pytest
 import warp as wp
 
 from track_gen.envs import RaceConfig, RaceDone, RaceEnv
+from track_gen.generators import GeneratorBase
 
 E = 8
 SEED = 21
@@ -364,12 +365,11 @@ def test_checkpoint_spacing_below_the_checkpoints_range_is_refused_by_the_config
 
 
 def test_checkpoint_capacity_is_refused_before_anything_is_built(monkeypatch):
-    from track_gen import TrackGenerator
 
     built = []
-    real = TrackGenerator.__init__
+    real = GeneratorBase.__init__
     monkeypatch.setattr(
-        TrackGenerator, "__init__", lambda obj, *a, **k: built.append(1) or real(obj, *a, **k)
+        GeneratorBase, "__init__", lambda obj, *a, **k: built.append(1) or real(obj, *a, **k)
     )
     with pytest.raises(ValueError, match=r"checkpoint_spacing = 0\.0001 gives 231,000"):
         RaceEnv(2, "cpu", config=RaceConfig(checkpoint_spacing=1e-4))

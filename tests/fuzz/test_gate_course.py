@@ -5,7 +5,7 @@ per-query and mask inputs of a built gate course.
 
 A call either succeeds or raises TypeError (wrong kind / dtype) or ValueError (wrong value,
 shape, device, range) whose message names the argument; a refused ``Course.gates`` /
-``Course(CourseConfig)`` builds no generator (a spy on ``TrackGenerator.__init__``, the base of
+``Course(CourseConfig)`` builds no generator (a spy on ``GeneratorBase.__init__``, the base of
 ``GateGenerator``); an accepted value gives a working course (one bind and one step answer,
 ``invariants.check_gate_step``). ``step()`` answers any agent state (NaN, inf, 1e38, -0.0)
 without leaving an index range; a refused bind keeps every component's arrays; curvature
@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 
 from track_gen import GateGenConfig, GateGenerator, PerEnvSeededRNG, TrackGenConfig, TrackGenerator
 from track_gen.course import Course, CourseConfig
+from track_gen.generators import GeneratorBase
 from track_gen.pipeline import presets
 from track_gen.tools import (
     CenterlineFromGates,
@@ -82,19 +83,19 @@ BUILTIN = ["checkpoints", "centerline", "progress", "localizer"]
 # ------------------------------------------------------------------------------ shared state
 @contextlib.contextmanager
 def spy_builds():
-    """Records every generator construction (GateGenerator's ``__init__`` is its base's)."""
+    """Records every generator construction (both generators' ``__init__`` is their base's)."""
     built: list[str] = []
-    real = TrackGenerator.__init__
+    real = GeneratorBase.__init__
 
     def spy(obj, *a, **k):
         built.append(type(obj).__name__)
         real(obj, *a, **k)
 
-    TrackGenerator.__init__ = spy
+    GeneratorBase.__init__ = spy
     try:
         yield built
     finally:
-        TrackGenerator.__init__ = real
+        GeneratorBase.__init__ = real
 
 
 def gate_config(device, **kw) -> GateGenConfig:
