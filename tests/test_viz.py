@@ -145,3 +145,58 @@ def test_color_by_is_checked_and_invalid_envs_stay_red():
     fig = plot_tracks(track, color_by="height")
     assert not _colorbars(fig)
     assert not any(isinstance(c, PolyCollection) for ax in fig.axes for c in ax.collections)
+
+
+@pytest.fixture(scope="module")
+def three():
+    return TrackGenerator(TrackGenConfig(generator="polar", num_envs=3, device="cpu")).generate()
+
+
+@pytest.mark.parametrize(
+    "kw, error, needle",
+    [
+        ({"envs": "abc"}, TypeError, "envs must be None, an int or a list"),
+        ({"envs": 2.0}, TypeError, "envs must be None"),
+        ({"envs": {0, 1}}, TypeError, "envs must be None"),
+        ({"envs": [1.5]}, TypeError, "envs must be integers"),  # used to truncate to 1
+        ({"envs": [True]}, TypeError, "envs must be integers"),  # used to draw env 1
+        ({"envs": ["0"]}, TypeError, "envs must be integers"),
+        ({"envs": np.array([0.0, 1.0])}, TypeError, "envs must be integers"),
+        ({"envs": [[0]]}, ValueError, "nested"),
+        ({"envs": []}, ValueError, "no envs to draw"),
+        ({"envs": [3]}, ValueError, r"outside \[0, 3\)"),
+        ({"envs": [0] * 257}, ValueError, "at most 256"),
+        ({"envs": 0}, ValueError, "envs = 0 is out of range"),
+        ({"ncols": 2.0}, TypeError, "ncols must be an int"),
+        ({"ncols": 0}, ValueError, "ncols = 0 is out of range"),
+        ({"title": 3}, TypeError, "title must be a str"),
+        ({"color_by": 3}, TypeError, "color_by must be a str"),
+        ({"path": 3}, TypeError, "path must be a str or os.PathLike"),
+        ({"path": b"x.png"}, TypeError, "path must be a str"),
+    ],
+)
+def test_arguments_are_checked_with_the_librarys_message(three, kw, error, needle):
+    with pytest.raises(error, match=needle):
+        plot_tracks(three, **kw)
+
+
+@pytest.mark.parametrize("track", [3, None, "track", np.zeros(3)])
+def test_a_track_of_the_wrong_kind(track):
+    # plot_tracks(3) used to be an AttributeError
+    with pytest.raises(TypeError, match="plot_tracks track must be a track_gen.Track"):
+        plot_tracks(track)
+
+
+def test_a_gate_sequence_is_not_a_track():
+    from track_gen import GateGenConfig, GateGenerator
+
+    gates = GateGenerator(GateGenConfig(generator="polar", num_envs=1, device="cpu")).generate()
+    with pytest.raises(TypeError, match="got GateSequence"):
+        plot_tracks(gates)
+
+
+def test_env_selections_still_drawn(three):
+    assert _titles(plot_tracks(three, envs=range(1, 3)))[0].startswith("env 1 ")
+    assert len(plot_tracks(three, envs=np.array([2, 2], np.int64)).axes) == 2
+    assert len(plot_tracks(three, envs=10**30).axes) == 3  # the first min(n, E) envs
+    assert len(plot_tracks(three, envs=(0,), ncols=np.int64(4)).axes) == 1

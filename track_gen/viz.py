@@ -8,16 +8,20 @@ no display and leaves the user's pyplot state and backend untouched.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 
 import numpy as np
+import warp as wp
 
+from .checks import check_choice, check_int, host_values, is_int
+from .io.paths import check_picture_path, save_figure
 from .results import FailBit, Track
 
 __all__ = ["describe_fail_mask", "plot_tracks"]
 
 #: Envs drawn when ``plot_tracks(envs=None)``.
 DEFAULT_MAX_SHOWN = 16
+#: Most envs one figure draws (a 16 x 16 grid).
+MAX_SHOWN = 256
 #: Colormap of the road band when it is coloured by height.
 HEIGHT_CMAP = "viridis"
 #: Label of the colorbar of a figure coloured by height.
@@ -63,25 +67,49 @@ def describe_fail_mask(mask: int) -> str:
 
 
 def _resolve_envs(envs, num_envs: int) -> list[int]:
+    """The env indices ``envs`` of :func:`plot_tracks` selects (checked: an int ``n >= 1``,
+    or a list / tuple / range / NumPy or Warp array of ints in ``[0, num_envs)``; at most
+    :data:`MAX_SHOWN` of them)."""
     if envs is None:
         return list(range(min(num_envs, DEFAULT_MAX_SHOWN)))
-    if isinstance(envs, (int, np.integer)) and not isinstance(envs, bool):
-        n = int(envs)
-        if n < 1:
-            raise ValueError(f"plot_tracks(envs={n}): the number of envs must be >= 1")
-        return list(range(min(n, num_envs)))
-    if not isinstance(envs, Iterable):
-        raise TypeError(
-            f"plot_tracks(envs=...): expected None, an int or a sequence of env indices, "
-            f"got {type(envs).__name__}"
+    if is_int(envs):
+        n = check_int("plot_tracks envs", envs, lo=1, hint="the number of envs to draw")
+        shown = list(range(min(n, num_envs)))
+    else:
+        if not isinstance(envs, (list, tuple, range, np.ndarray, wp.array)):
+            raise TypeError(
+                "plot_tracks envs must be None, an int or a list of env indices, got "
+                f"{type(envs).__name__} {envs!r:.40}"
+            )
+        host = host_values("plot_tracks envs", envs, "int")
+        if host.size == 0:
+            raise ValueError("plot_tracks envs is empty: no envs to draw")
+        bad = [int(e) for e in host.tolist() if not 0 <= int(e) < num_envs]
+        if bad:
+            raise ValueError(f"plot_tracks envs: env indices {bad[:8]} are outside [0, {num_envs})")
+        shown = [int(e) for e in host.tolist()]
+    if len(shown) > MAX_SHOWN:
+        raise ValueError(
+            f"plot_tracks envs: {len(shown)} envs to draw, at most {MAX_SHOWN} in one figure; "
+            "draw fewer (envs=16) or several figures"
         )
-    out = [int(e) for e in envs]
-    if not out:
-        raise ValueError("plot_tracks(envs=...): no envs to draw")
-    bad = [e for e in out if not 0 <= e < num_envs]
-    if bad:
-        raise ValueError(f"plot_tracks(envs=...): env indices {bad} are outside [0, {num_envs})")
-    return out
+    return shown
+
+
+def _check_args(track, color_by, ncols, title) -> int | None:
+    """Every argument of :func:`plot_tracks` but ``envs`` and ``path``; returns ``ncols``."""
+    if not isinstance(track, Track):
+        raise TypeError(
+            "plot_tracks track must be a track_gen.Track (generator.result), got "
+            f"{type(track).__name__} {track!r:.40}"
+        )
+    if color_by is not None:
+        check_choice("plot_tracks color_by", color_by, _COLOR_BY[:2], hint="or None")
+    if ncols is not None:
+        ncols = check_int("plot_tracks ncols", ncols, lo=1, hint="the grid's columns")
+    if title is not None and not isinstance(title, str):
+        raise TypeError(f"plot_tracks title must be a str or None, got {type(title).__name__}")
+    return ncols
 
 
 def _loop(rows: np.ndarray) -> np.ndarray:
@@ -140,30 +168,38 @@ def plot_tracks(
     Args:
         track: a :class:`~track_gen.Track` (``generator.result`` or ``generate()``'s return).
             Its arrays are copied to the host with ``.numpy()``.
-        envs: None (the first ``min(E, 16)`` envs), an int ``n`` (the first ``n`` envs) or a
-            sequence of env indices.
-        ncols: grid columns (default ``ceil(sqrt(number of envs shown))``).
-        path: when given, the figure is also saved there (format from the suffix, e.g. PNG).
-        title: optional figure title.
+        envs: None (the first ``min(E, 16)`` envs), an int ``n >= 1`` (the first
+            ``min(n, E)`` envs) or a list / tuple / range / NumPy or Warp array of env
+            indices in ``[0, E)``; at most :data:`MAX_SHOWN` envs are drawn in one figure.
+        ncols: grid columns, an int >= 1 (default ``ceil(sqrt(number of envs shown))``).
+        path: None, or the picture's path: a file in an existing folder whose suffix names
+            a format matplotlib writes (``.png``, ``.pdf``, ``.svg``, ...; nothing is
+            appended to the name), written through a temporary file. The rule of every
+            writer of the library (:mod:`track_gen.io.paths`).
+        title: optional figure title (a str).
         color_by: ``"auto"`` (default): colour the band by height when the shown envs' beads
             have more than one height (an elevated track), else draw it plain; ``"height"``:
             always colour by height (a flat track gets one colour); None: never.
 
     Raises:
         ImportError: matplotlib is not installed (``pip install "track_gen[viz]"``).
-        ValueError: ``color_by`` is not one of ``"auto"``, ``"height"``, None.
+        TypeError: ``track`` not a :class:`~track_gen.Track`; ``envs``, ``ncols``,
+            ``title``, ``color_by`` or ``path`` of the wrong kind (a float count, a str of
+            envs, ...).
+        ValueError: ``color_by`` is not one of ``"auto"``, ``"height"``, None; ``envs``
+            empty, out of range or more than :data:`MAX_SHOWN`; ``ncols < 1``; a path
+            refused by the rule (``''``, no picture suffix, a name too long).
+        OSError: FileNotFoundError / IsADirectoryError / PermissionError: the path's folder
+            is missing, the path is a folder, the folder is not writable.
     """
-    if not (color_by is None or (isinstance(color_by, str) and color_by in _COLOR_BY)):
-        raise ValueError(f"plot_tracks(color_by={color_by!r}): expected 'auto', 'height' or None")
-    Figure, PathPatch, Path = _require_matplotlib()
-
+    ncols = _check_args(track, color_by, ncols, title)
     E = track.num_envs
     n_max = track.N_max
     shown = _resolve_envs(envs, E)
+    out = None if path is None else check_picture_path("path", path)
+    Figure, PathPatch, Path = _require_matplotlib()
     if ncols is None:
         ncols = max(1, math.ceil(math.sqrt(len(shown))))
-    if isinstance(ncols, bool) or not isinstance(ncols, (int, np.integer)) or ncols < 1:
-        raise ValueError(f"plot_tracks(ncols={ncols!r}): expected an int >= 1")
     ncols = int(min(ncols, len(shown)))
     nrows = math.ceil(len(shown) / ncols)
 
@@ -252,6 +288,6 @@ def plot_tracks(
             mappable = ScalarMappable(norm=norm, cmap=HEIGHT_CMAP)
         fig.colorbar(mappable, ax=list(axes[: len(shown)]), label=HEIGHT_LABEL, shrink=0.8)
 
-    if path is not None:
-        fig.savefig(path, dpi=110)
+    if out is not None:
+        save_figure(fig, out, "path", dpi=110)
     return fig

@@ -125,6 +125,39 @@ def test_realtrack_checks_its_fields():
         RealTrack(None, xy, w, w)
 
 
+@pytest.mark.parametrize("field", ["xy", "width_right", "width_left"])
+@pytest.mark.parametrize(
+    "cast",
+    [
+        lambda a: a + 0.5j,  # complex: used to lose the imaginary part silently
+        lambda a: a.astype(np.complex64),
+        lambda a: a > 0,  # bool
+        lambda a: a.astype(str),
+        lambda a: np.full(a.shape, None),  # object elements that are not numbers
+        lambda a: a.astype("datetime64[s]"),
+    ],
+)
+def test_realtrack_refuses_non_real_arrays(field, cast):
+    xy = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    fields = {"xy": xy, "width_right": np.ones(4), "width_left": np.full(4, 2.0)}
+    fields[field] = cast(fields[field])
+    with pytest.raises(TypeError, match=f"RealTrack.{field} must be an array of real numbers"):
+        RealTrack("x", **fields)
+
+
+def test_realtrack_takes_ints_and_number_objects():
+    xy = [[0, 0], [1, 0], [1, 1], [0, 1]]
+    t = RealTrack("x", np.array(xy, dtype=object), [1, 1, 1, 1], np.ones(4, np.float32))
+    assert t.xy.dtype == np.float64 and t.xy.tolist() == [
+        [0.0, 0.0],
+        [1.0, 0.0],
+        [1.0, 1.0],
+        [0.0, 1.0],
+    ]
+    with pytest.raises(ValueError, match="real numbers"):
+        RealTrack("x", xy, [1, 1, 1, 10**400], np.ones(4))
+
+
 @pytest.fixture(scope="module")
 def batch():
     gen = TrackGenerator(TrackGenConfig(generator="polar", num_envs=4, device="cpu"), seeds=3)
@@ -185,3 +218,29 @@ def test_write_tum_refuses_bad_envs(tmp_path, batch):
     with pytest.raises(ValueError, match="env 0 is invalid .*TRUNCATED"):
         write_tum(truncated.result, 0, path)
     assert not path.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "args, kw, error, needle",
+    [
+        ((3,), {}, TypeError, "tracks must be a RealTrack or a list"),  # used: raw TypeError
+        (("Monza.csv",), {}, TypeError, "tracks must be a RealTrack or a list"),
+        (([None],), {}, TypeError, "RealTracks only, got a NoneType"),
+        (([],), {}, ValueError, "0 circuits"),
+        ((None,), {"columns": 0}, ValueError, "columns = 0 is out of range"),
+        ((None,), {"columns": 2.5}, TypeError, "columns must be an int"),
+        ((None,), {"title": 3}, TypeError, "title must be a str"),
+    ],
+)
+def test_plot_real_tracks_checks_its_arguments(tmp_path, args, kw, error, needle):
+    pytest.importorskip("matplotlib")
+    from track_gen.io import plot_real_tracks
+
+    xy = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    square = RealTrack("sq", xy, np.full(4, 0.1), np.full(4, 0.1))
+    tracks = square if args[0] is None else args[0]
+    with pytest.raises(error, match=needle):
+        plot_real_tracks(tracks, tmp_path / "x.png", **kw)
+    with pytest.raises(ValueError, match="at most|1 to 256"):
+        plot_real_tracks([square] * 257, None)
+    assert list(tmp_path.iterdir()) == []

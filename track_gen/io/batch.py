@@ -29,7 +29,7 @@ import numpy as np
 import warp as wp
 
 from ..results import GateSequence, Track
-from .tum import atomic_write, atomic_write_text, check_out_path
+from .paths import atomic_write, atomic_write_text, check_out_path, read_bytes
 
 __all__ = [
     "BATCH_FORMAT",
@@ -221,7 +221,8 @@ def write_npz(result, path, generator=None) -> None:
         TypeError: ``result`` / ``generator`` / ``path`` of the wrong kind.
         ValueError: a generator whose batch shape differs from ``result``; a path not ending
             in ``.npz``.
-        FileNotFoundError: the folder of ``path`` does not exist.
+        OSError: ``path`` refused as :func:`~track_gen.io.write_tum` refuses it (no such
+            folder, a folder, not writable).
     """
     header, arrays = _collect(result, generator, "write_npz")
     p = check_out_path("path", path, (".npz",))
@@ -347,13 +348,8 @@ def read_batch(path) -> BatchFile:
         ValueError: not a batch file of this layout (the message names the file and what is
             wrong).
     """
-    from .tum import _check_path
-
-    p = _check_path("path", path)
+    _, raw = read_bytes("path", path, "read_batch", "batch file")
     where = os.fspath(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"read_batch: no such file: {where}")
-    raw = p.read_bytes()
     header, data = _load_npz(where, raw) if raw[:2] == b"PK" else _load_json(where, raw)
     if not isinstance(header, dict) or header.get("format") != BATCH_FORMAT:
         raise _bad(where, f"format is not {BATCH_FORMAT!r}")

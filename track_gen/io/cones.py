@@ -18,7 +18,8 @@ import numpy as np
 
 from ..checks import check_float
 from ..results import Track
-from .tum import atomic_write_text, check_out_path, course_rows, fmt, locate_on_loop, loop_segments
+from .paths import atomic_write_text, check_out_path
+from .tum import course_rows, fmt, locate_on_loop, loop_segments
 
 __all__ = ["CONE_COLUMNS", "CONE_TAGS", "DEFAULT_CONE_SPACING", "MAX_CONES", "write_cones"]
 
@@ -84,7 +85,8 @@ def write_cones(track: Track, env: int, path, spacing: float = DEFAULT_CONE_SPAC
         TypeError: ``track``, ``env``, ``spacing`` or ``path`` of the wrong kind.
         ValueError: ``env`` out of range or invalid (names its fail bits); ``spacing`` NaN,
             inf, <= 0, or giving fewer than 4 or more than ``MAX_CONES`` cones on a border.
-        FileNotFoundError: the folder of ``path`` does not exist.
+        OSError: ``path`` refused as :func:`~track_gen.io.write_tum` refuses it (no such
+            folder, a folder, not writable).
     """
     rows = course_rows(track, env, "write_cones")
     sp = check_float("spacing", spacing, lo=0.0, lo_open=True, hint="an arc distance > 0")

@@ -20,7 +20,8 @@ import numpy as np
 
 from ..checks import check_float
 from ..results import GateSequence, Track
-from .tum import CourseRows, atomic_write, check_out_path, course_rows, gate_rows
+from .paths import atomic_write, check_out_path
+from .tum import CourseRows, course_rows, gate_rows
 
 __all__ = ["GLTF_FROM_TRACK", "road_mesh", "write_gltf", "write_usd"]
 
@@ -136,7 +137,8 @@ def write_gltf(
         ImportError: trimesh is missing (names the extra to install).
         TypeError / ValueError: as :func:`road_mesh`; a path not ending in ``.glb`` /
             ``.gltf``.
-        FileNotFoundError: the folder of ``path`` does not exist.
+        OSError: ``path`` refused as :func:`~track_gen.io.write_tum` refuses it (no such
+            folder, a folder, not writable).
     """
     parts = road_mesh(track, env, extra_width=extra_width, wall_height=wall_height)
     p = check_out_path("path", path, (".glb", ".gltf"))
@@ -204,7 +206,8 @@ def write_usd(
     Raises:
         ImportError: usd-core is missing (names the extra to install).
         TypeError / ValueError: a bad result, env, option or path suffix; an invalid env.
-        FileNotFoundError: the folder of ``path`` does not exist.
+        OSError: ``path`` refused as :func:`~track_gen.io.write_tum` refuses it (no such
+            folder, a folder, not writable).
     """
     if isinstance(result, GateSequence):
         rows = gate_rows(result, env, "write_usd")

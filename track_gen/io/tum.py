@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import math
 import os
-import secrets
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from ..checks import is_bool, is_int
+from ..checks import check_int, is_bool, is_int, is_number
 from ..results import FailBit, GateSequence, Track
+from .paths import atomic_write_text, check_out_path, check_picture_path, read_bytes, save_figure
 
 __all__ = ["TUM_COLUMNS", "TUM_HEADER", "RealTrack", "plot_real_tracks", "read_tum", "write_tum"]
 
@@ -52,7 +50,8 @@ class RealTrack:
 
     The arrays are read-only copies. Construction checks shapes, finiteness, positive
     widths, at least 4 points and no repeated consecutive point (the closing pair included),
-    raising ValueError (TypeError for a non-str name) naming the field and the fix.
+    raising ValueError naming the field and the fix; a non-str name, or an array whose
+    elements are not real numbers (complex, bool, str, object), is a TypeError.
     """
 
     name: str
@@ -63,13 +62,13 @@ class RealTrack:
     def __post_init__(self):
         if not isinstance(self.name, str):
             raise TypeError(f"RealTrack.name must be a str, got {type(self.name).__name__}")
-        xy = _float_array("RealTrack.xy", self.xy)
+        xy = float_array("RealTrack.xy", self.xy)
         if xy.ndim != 2 or xy.shape[1] != 2:
             raise ValueError(f"RealTrack.xy must have shape [N, 2], got {list(xy.shape)}")
         n = xy.shape[0]
         widths = {}
         for field in ("width_right", "width_left"):
-            w = _float_array(f"RealTrack.{field}", getattr(self, field))
+            w = float_array(f"RealTrack.{field}", getattr(self, field))
             if w.shape != (n,):
                 raise ValueError(
                     f"RealTrack.{field} must have shape [{n}] (one width per xy point), "
@@ -93,7 +92,8 @@ class RealTrack:
                 raise ValueError(
                     f"RealTrack.{field}[{bad[0]}] = {w[bad[0]]!r} must be finite and > 0"
                 )
-        step = np.linalg.norm(np.roll(xy, -1, axis=0) - xy, axis=1)
+        d = np.roll(xy, -1, axis=0) - xy
+        step = np.hypot(d[:, 0], d[:, 1])  # no underflow to 0 for tiny coordinates
         rep = np.flatnonzero(step == 0.0)
         if rep.size:
             i = int(rep[0])
@@ -132,12 +132,33 @@ class RealTrack:
         return self.xy + self.width_left[:, None] * n, self.xy - self.width_right[:, None] * n
 
 
-def _float_array(name: str, value) -> np.ndarray:
+def float_array(name: str, value) -> np.ndarray:
+    """``value`` (an array or nested sequence of real numbers) as a new float64 array.
+
+    The element kind follows the rule of ``track_gen/checks.py``: complex, bool, str, bytes,
+    datetime and other non-number elements are a TypeError (never converted: a complex
+    value would lose its imaginary part, a bool become 0 or 1); a ragged sequence or a number
+    beyond float64 is a ValueError."""
     try:
-        arr = np.array(value, dtype=np.float64, copy=True)
+        arr = np.asarray(value)
     except (TypeError, ValueError, OverflowError) as exc:
-        raise ValueError(f"{name} must be an array of numbers: {exc}") from None
-    return arr
+        raise ValueError(f"{name} must be an array of real numbers: {exc}") from None
+    if arr.dtype.kind == "O":
+        for v in arr.reshape(-1).tolist():
+            if not is_number(v):
+                raise TypeError(
+                    f"{name} must be an array of real numbers, got an element "
+                    f"{type(v).__name__} {v!r:.40}"
+                )
+    elif arr.dtype.kind not in "iuf":
+        raise TypeError(
+            f"{name} must be an array of real numbers (int or float), got dtype {arr.dtype}"
+            f"{': pass the real part explicitly' if arr.dtype.kind == 'c' else ''}"
+        )
+    try:
+        return np.array(arr, dtype=np.float64, copy=True)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{name} must be an array of real numbers: {exc}") from None
 
 
 # ----------------------------------------------------------------------------- closed polylines
@@ -164,17 +185,6 @@ def locate_on_loop(
 
 
 # ----------------------------------------------------------------------------- read_tum
-def _check_path(name: str, path) -> Path:
-    """``path`` as a Path (TypeError for anything but str / os.PathLike; ValueError for an
-    empty or NUL-containing name)."""
-    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"{name} must be a str or os.PathLike, got {type(path).__name__}")
-    text = os.fspath(path)
-    if not isinstance(text, str) or not text or "\0" in text:
-        raise ValueError(f"{name} = {text!r} is not a usable file name")
-    return Path(text)
-
-
 def read_tum(path) -> RealTrack:
     """Read one circuit from a CSV in the TUM racetrack-database layout.
 
@@ -198,13 +208,8 @@ def read_tum(path) -> RealTrack:
             UTF-8). Nothing is returned half-built.
         TypeError: ``path`` is not a str / PathLike.
     """
-    p = _check_path("path", path)
+    p, raw = read_bytes("path", path, "read_tum", "CSV file")
     where = os.fspath(path)
-    if not p.exists():
-        raise FileNotFoundError(f"read_tum: no such file: {where}")
-    if p.is_dir():
-        raise IsADirectoryError(f"read_tum: {where} is a folder, not a CSV file")
-    raw = p.read_bytes()
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -371,49 +376,6 @@ def course_rows(track: Track, env, who: str) -> CourseRows:
 
 
 # ----------------------------------------------------------------------------- writing
-def check_out_path(name: str, path, suffixes: tuple[str, ...] | None = None) -> Path:
-    """``path`` as a Path whose folder exists and which is not a folder itself (checked before
-    anything is written); ``suffixes``: the accepted file name endings (lower case)."""
-    p = _check_path(name, path)
-    where = os.fspath(path)
-    if where.endswith(("/", os.sep)):
-        raise ValueError(f"{name} = {where!r} ends with a separator; give a file name")
-    if suffixes is not None and not p.name.lower().endswith(suffixes):
-        raise ValueError(f"{name} = {where!r}: the file name must end with one of {list(suffixes)}")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise FileNotFoundError(f"{name} = {where!r}: folder {os.fspath(parent)!r} does not exist")
-    if p.is_dir():
-        raise IsADirectoryError(f"{name} = {where!r} is a folder; give a file name")
-    return p
-
-
-def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Call ``write(tmp)`` on a new temporary file beside ``path`` (same suffix, created with
-    the process umask like any file), then rename it onto ``path``: a failed write leaves no
-    file and never a partial one."""
-    parent = path.parent if str(path.parent) else Path(".")
-    for _ in range(100):
-        tmp_path = parent / f".{path.stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp{path.suffix}"
-        try:
-            with open(tmp_path, "xb"):
-                break
-        except FileExistsError:
-            continue
-    else:  # pragma: no cover - 100 random names taken
-        raise FileExistsError(f"no free temporary name beside {os.fspath(path)}")
-    try:
-        write(tmp_path)
-        os.replace(tmp_path, path)
-    except BaseException:
-        tmp_path.unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8", newline="\n"))
-
-
 def fmt(v: float) -> str:
     """Shortest text that reads back as the same float64 (``repr``)."""
     return repr(float(v))
@@ -437,8 +399,11 @@ def write_tum(track: Track, env: int, path) -> None:
 
     Raises:
         TypeError: ``track`` is not a Track, ``env`` not an int, ``path`` not a path.
-        ValueError: ``env`` out of range or invalid (the message names its fail bits).
-        FileNotFoundError: the folder of ``path`` does not exist.
+        ValueError: ``env`` out of range or invalid (the message names its fail bits); a
+            path refused by the rule of :mod:`track_gen.io.paths` (``''``, a name longer
+            than 255 bytes, ...).
+        OSError: FileNotFoundError (no such folder), IsADirectoryError (``path`` is a
+            folder), PermissionError (the folder is not writable), each naming the path.
     """
     rows = course_rows(track, env, "write_tum")
     p = check_out_path("path", path)
@@ -449,20 +414,65 @@ def write_tum(track: Track, env: int, path) -> None:
 
 
 # ----------------------------------------------------------------------------- picture
+#: Most circuits :func:`plot_real_tracks` draws in one figure.
+MAX_PANELS = 256
+
+
+def _real_tracks_arg(tracks) -> list:
+    """``tracks`` of :func:`plot_real_tracks` as a list of 1 to MAX_PANELS RealTracks."""
+    if isinstance(tracks, RealTrack):
+        return [tracks]
+    if not isinstance(tracks, (list, tuple)):
+        raise TypeError(
+            "plot_real_tracks: tracks must be a RealTrack or a list / tuple of them, got "
+            f"{type(tracks).__name__}; read circuits with read_tum(path)"
+        )
+    for t in tracks:
+        if not isinstance(t, RealTrack):
+            raise TypeError(
+                f"plot_real_tracks: tracks must hold RealTracks only, got a {type(t).__name__}"
+            )
+    if not 1 <= len(tracks) <= MAX_PANELS:
+        raise ValueError(
+            f"plot_real_tracks: {len(tracks)} circuits; draw 1 to {MAX_PANELS} per figure"
+        )
+    return list(tracks)
+
+
 def plot_real_tracks(tracks, path, title: str | None = None, columns: int | None = None):
     """Draw circuits with matplotlib: the road band between the borders from the real
     widths, the centerline and the start point, one panel per circuit titled with its name
     and length. Needs matplotlib (``pip install "track_gen[viz]"``).
 
     Args:
-        tracks: a :class:`RealTrack` or a sequence of them.
-        path: PNG (or any matplotlib format) path, or None to only return the figure.
-        title: optional figure title.
-        columns: panels per row (default: up to 4).
+        tracks: a :class:`RealTrack` or a list / tuple of 1 to :data:`MAX_PANELS` of them.
+        path: None (only return the figure) or the picture's path: a file in an existing
+            folder whose suffix names a format matplotlib writes (``.png``, ``.pdf``,
+            ``.svg``, ...; nothing is appended to the name), written through a temporary file.
+        title: optional figure title (a str).
+        columns: panels per row, an int in ``[1, MAX_PANELS]`` (default 4; never more than
+            the number of circuits).
 
     Returns:
         The ``matplotlib.figure.Figure``.
+
+    Raises:
+        ImportError: matplotlib is missing.
+        TypeError: ``tracks``, ``title``, ``columns`` or ``path`` of the wrong kind.
+        ValueError: no circuit or more than :data:`MAX_PANELS`, ``columns`` out of range, a
+            path refused by the rule of :mod:`track_gen.io.paths` (``''``, a name without a
+            picture suffix, a name too long); FileNotFoundError / IsADirectoryError /
+            PermissionError: its folder is missing, the path is a folder, the folder is not
+            writable.
     """
+    tracks = _real_tracks_arg(tracks)
+    if title is not None and not isinstance(title, str):
+        raise TypeError(
+            f"plot_real_tracks: title must be a str or None, got {type(title).__name__}"
+        )
+    if columns is not None:
+        columns = check_int("plot_real_tracks columns", columns, 1, MAX_PANELS)
+    out = None if path is None else check_picture_path("path", path)
     try:
         from matplotlib.figure import Figure
         from matplotlib.patches import PathPatch
@@ -471,12 +481,7 @@ def plot_real_tracks(tracks, path, title: str | None = None, columns: int | None
         raise ImportError(
             'plot_real_tracks needs matplotlib; install it with: pip install "track_gen[viz]"'
         ) from exc
-    if isinstance(tracks, RealTrack):
-        tracks = [tracks]
-    tracks = list(tracks)
-    if not tracks or not all(isinstance(t, RealTrack) for t in tracks):
-        raise TypeError("plot_real_tracks: tracks must be a RealTrack or a non-empty sequence")
-    cols = columns or min(4, len(tracks))
+    cols = min(columns if columns is not None else 4, len(tracks))
     rows_n = math.ceil(len(tracks) / cols)
     fig = Figure(figsize=(4.0 * cols, 4.0 * rows_n + (0.4 if title else 0.0)))
     for k, t in enumerate(tracks):
@@ -506,8 +511,8 @@ def plot_real_tracks(tracks, path, title: str | None = None, columns: int | None
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    if path is not None:
-        fig.savefig(os.fspath(path), dpi=110)
+    if out is not None:
+        save_figure(fig, out, "path", dpi=110)
     return fig
 
 
