@@ -823,3 +823,163 @@ def finite_pose_rows(rows: int, width: int, quaternion: bool = False) -> st.Sear
     return st.lists(row, min_size=rows, max_size=rows).map(
         lambda r: np.asarray(r, np.float64).astype(np.float32).reshape(rows, width)
     )
+
+
+# ------------------------------------------------------------------------------ files and paths
+# (track_gen.io batch files, output paths, picture writers: issue 21)
+
+#: One value a per-env entry of a batch file may hold: ints around every int32 / int64 /
+#: uint64 edge, floats (NaN, inf, beyond float32, fractions), strings, bools and JSON nulls.
+file_scalars = st.one_of(
+    boundary_ints,
+    st.sampled_from([2**64 - 3, 2**64, 2**40 + 1, 255, 256, -129, 127]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.5, 3.7, -1.0, 1e9, 1e39, -1e39, 5e-324, 0.3, 0.45]),
+    st.sampled_from(["7", "a", "", "nan", True, False, None]),
+)
+
+#: dtype names a JSON batch entry may declare (and ones it may not).
+JSON_DTYPES = (
+    "int32",
+    "int64",
+    "uint64",
+    "int8",
+    "uint8",
+    "float32",
+    "float64",
+    "float16",
+    "bool",
+    "complex64",
+    "<U3",
+    "object",
+    "datetime64[s]",
+    "no-such-dtype",
+)
+
+#: NumPy dtypes an npz batch entry may hold.
+NPZ_DTYPES = (
+    np.int32,
+    np.int64,
+    np.uint64,
+    np.int8,
+    np.uint32,
+    np.float32,
+    np.float64,
+    np.float16,
+    np.bool_,
+    np.complex64,
+    np.str_,
+    np.bytes_,
+)
+
+
+def per_env_lists(E: int) -> st.SearchStrategy:
+    """Lists of ``E`` file values (sometimes ``E - 1`` or ``E + 1``): one kind throughout, or
+    mixed."""
+    sizes = st.sampled_from([E, E, E, E - 1, E + 1])
+    same = st.tuples(file_scalars, sizes).map(lambda p: [p[0]] * p[1])
+    mixed = sizes.flatmap(lambda n: st.lists(file_scalars, min_size=n, max_size=n))
+    return st.one_of(same, mixed)
+
+
+def json_array_oracle(dtype, data: list) -> np.ndarray | None:
+    """The array a JSON entry ``{"dtype", "shape": [len(data)], "data"}`` loads as, or None
+    when it must be refused: a dtype that is not an int or float type; an element of another
+    kind (a bool, a str, a float in an int array), an int beyond the dtype's range, a number
+    beyond float64 or beyond a float dtype's range (null is NaN)."""
+    if not isinstance(dtype, str):
+        return None
+    try:
+        dt = np.dtype(dtype)
+    except (TypeError, ValueError):
+        return None
+    if dt.kind in "iu":
+        if not all(type(v) is int for v in data):
+            return None
+        info = np.iinfo(dt)
+        if any(v < info.min or v > info.max for v in data):
+            return None
+        return np.array(data, dtype=dt)
+    if dt.kind != "f":
+        return None
+    if not all(v is None or type(v) in (int, float) for v in data):
+        return None
+    try:
+        wide = np.array([math.nan if v is None else float(v) for v in data], dtype=np.float64)
+    except OverflowError:
+        return None
+    with np.errstate(over="ignore"):
+        arr = wide.astype(dt)
+    if np.any(np.isinf(arr) & np.isfinite(wide)):
+        return None
+    return arr
+
+
+def expected_int_entry(values, count: int, lo: int, hi: int) -> list[int] | None:
+    """The ints a seeds / epochs entry holds (one per env, each in ``[lo, hi]``, never cast),
+    or None when it must be refused (:func:`expected_host_values` of ``kind="int"``, a uint64
+    value read as the int it is)."""
+    if isinstance(values, np.ndarray) and values.dtype == np.uint64:
+        values = values.tolist()
+    err, items = expected_host_values(values, "int")
+    if err is not None or len(items) != count or any(not lo <= v <= hi for v in items):
+        return None
+    return items
+
+
+#: Output names for the path rule: '', folders, separators, names at and beyond 255 bytes, no
+#: or a wrong suffix, a file used as a folder, dots, unicode; each joined to a test folder
+#: holding a folder ``DIR`` and a file ``FILE``.
+def out_names(suffix: str) -> st.SearchStrategy:
+    fixed = [
+        "",
+        ".",
+        "..",
+        "DIR",
+        "DIR/",
+        "DIR/x" + suffix,
+        "FILE",
+        "FILE/x" + suffix,
+        "missing/x" + suffix,
+        "x",
+        "x.txt",
+        "x" + suffix + ".bak",
+        "x" + suffix.upper(),
+        suffix,
+        "a" * (255 - len(suffix)) + suffix,
+        "a" * (256 - len(suffix)) + suffix,
+        "a" * 300 + suffix,
+        "é" * 127 + suffix,
+        "x\x00" + suffix,
+        "x" + suffix + "/",
+    ]
+    text = st.text(
+        st.characters(blacklist_categories=("Cs",), blacklist_characters="/\x00"), max_size=20
+    )
+    return st.one_of(st.sampled_from(fixed), text, text.map(lambda s: s + suffix))
+
+
+def expected_path_error(folder: str, name: str, suffixes) -> type | None:
+    """The error writing ``folder/name`` must raise under the rule of
+    ``track_gen.io.paths`` (``suffixes``: the accepted endings, None any), or None."""
+    import os
+
+    if name == "" or "\x00" in name:
+        return ValueError
+    path = os.path.join(folder, name)
+    if path.endswith("/"):
+        return ValueError
+    raw = os.fsencode(path)
+    if len(raw) > 4095 or any(len(p) > 255 for p in raw.split(b"/")):
+        return ValueError
+    if os.path.isdir(path):
+        return IsADirectoryError
+    base = os.path.basename(path)
+    if suffixes is not None and not base.lower().endswith(tuple(suffixes)):
+        return ValueError
+    parent = os.path.dirname(path)
+    if not os.path.exists(parent):
+        return FileNotFoundError
+    if not os.path.isdir(parent):
+        return NotADirectoryError
+    return None

@@ -200,3 +200,141 @@ def test_rebuild_refuses_an_unknown_device(tmp_path, masked_batch):
     write_npz(masked_batch.result, path, generator=masked_batch)
     with pytest.raises(ValueError, match="not available here"):
         rebuild(path, device="no-such-device")
+
+
+# ----------------------------------------------------------------------------- file values
+# A file's seeds, epochs and params go through the checks the same values get in code: never
+# cast (2**40 + i used to become i with verify=True passing), and the error names the file.
+@pytest.fixture()
+def saved(tmp_path, masked_batch):
+    """(path of a JSON batch with its generator, the parsed document)."""
+    path = tmp_path / "b.json"
+    write_json(masked_batch.result, path, generator=masked_batch)
+    return path, json.loads(path.read_text())
+
+
+def _mangled(path, doc, name, **entry):
+    doc["arrays"][name].update(entry)
+    out = path.with_name("mangled.json")
+    out.write_text(json.dumps(doc))
+    return out
+
+
+@pytest.mark.parametrize(
+    "entry, needle",
+    [
+        ({"dtype": "int64", "data": [2**40 + i for i in range(E)]}, "outside the int32 range"),
+        ({"dtype": "int64", "data": [-(2**31) - 1] * E}, "outside the int32 range"),
+        ({"dtype": "uint64", "data": [2**64 - 3] * E}, "outside the int32 range"),
+        ({"dtype": "float64", "data": [3.7] * E}, "seeds must be integers"),
+        ({"dtype": "float64", "data": [None] * E}, "seeds must be integers"),
+        ({"dtype": "int32", "data": [True] * E}, "holds bool True"),
+        ({"dtype": "int32", "data": [1.5] * E}, "holds float 1.5"),
+        ({"dtype": "int32", "data": ["7"] * E}, "holds str '7'"),
+        ({"dtype": "bool", "data": [True] * E}, "not an int or float dtype"),
+        ({"dtype": "int32", "shape": [-1]}, "not a list of sizes"),
+        ({"dtype": "int32", "shape": [E, 1]}, "seeds has shape"),
+    ],
+)
+def test_bad_seeds_in_a_file_are_refused_naming_it(saved, entry, needle):
+    path = _mangled(*saved, "seeds", **entry)
+    with pytest.raises(ValueError, match=needle) as info:
+        read_batch(path)
+    assert str(path) in str(info.value)
+    for verify in (True, False):
+        with pytest.raises(ValueError, match=needle):
+            rebuild(path, verify=verify)
+
+
+@pytest.mark.parametrize(
+    "entry, needle",
+    [
+        ({"dtype": "int64", "data": [2**40] * E}, "epochs holds 1099511627776, out of range"),
+        ({"dtype": "int32", "data": [-2] * E}, "epochs holds -2, out of range"),
+        ({"dtype": "float32", "data": [1.0] * E}, "epochs must be integers"),
+    ],
+)
+def test_bad_epochs_in_a_file_are_refused(saved, entry, needle):
+    path = _mangled(*saved, "epochs", **entry)
+    with pytest.raises(ValueError, match=needle):
+        rebuild(path, verify=False)
+
+
+@pytest.mark.parametrize(
+    "data, needle",
+    [
+        ([1.0e9] * E, r"params\['polar.radial_jitter'\]: env 0 has .*out of range"),
+        ([None] * E, r"params\['polar.radial_jitter'\]: env 0 has .*nan"),
+        ([-1.0] + [0.5] * (E - 1), r"env 0 has .*out of range"),
+        ([True] * E, "holds bool True"),
+        (["0.5"] * E, "holds str '0.5'"),
+    ],
+)
+def test_out_of_range_params_in_a_file_are_refused_even_without_verify(saved, data, needle):
+    path = _mangled(*saved, "params.polar.radial_jitter", data=data)
+    with pytest.raises(ValueError, match=needle) as info:
+        rebuild(path, verify=False)
+    assert str(path) in str(info.value)
+
+
+def test_params_the_generator_lacks_or_the_file_lacks(saved):
+    path, doc = saved
+    entry = doc["arrays"].pop("params.polar.radial_jitter")
+    doc["arrays"]["params.polar.no_such_field"] = entry
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"params \['polar.no_such_field'\] are not parameters"):
+        rebuild(path, verify=False)
+    del doc["arrays"]["params.polar.no_such_field"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"params \['polar.radial_jitter'\] .* missing"):
+        rebuild(path, verify=False)
+
+
+def test_npz_entries_of_other_dtypes_name_the_file(tmp_path, masked_batch):
+    path = tmp_path / "b.npz"
+    write_npz(masked_batch.result, path, generator=masked_batch)
+    with np.load(path) as z:
+        entries = dict(z)
+    for name, value, needle in (
+        ("seeds", np.array(["a"] * E), "seeds must be integers, got <U1 values"),
+        ("seeds", np.array(["3"] * E), "seeds must be integers"),
+        ("seeds", np.full(E, 2**64 - 3, np.uint64), "outside the int32 range"),
+        ("seeds", np.full(E, 1.0), "seeds must be integers"),
+        ("seeds", np.ones(E, bool), "seeds must be integers"),
+        ("epochs", np.full(E, 1 + 1j), "epochs must be integers"),
+        ("params.polar.radial_jitter", np.array(["x"] * E), "must be numbers"),
+        ("params.polar.radial_jitter", np.ones(E, np.complex64), "must be numbers"),
+        ("result.center", np.zeros(entries["result.center"].shape, bool), "expected an int"),
+    ):
+        bad = tmp_path / "bad.npz"
+        np.savez(bad, **{**entries, name: value})
+        with pytest.raises(ValueError, match=needle) as info:
+            read_batch(bad)
+        assert str(bad) in str(info.value), name
+
+
+def test_header_values_of_the_wrong_kind(saved):
+    path, doc = saved
+    for key, value in (("num_envs", True), ("num_envs", 8.0), ("n_max", "384"), ("version", True)):
+        bad = json.loads(json.dumps(doc))
+        bad["header"][key] = value
+        path.write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match="not a track_gen batch file"):
+            read_batch(path)
+    bad = json.loads(json.dumps(doc))
+    bad["header"]["kind"] = ["track"]  # unhashable: used to raise a raw TypeError
+    path.write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match="kind"):
+        read_batch(path)
+
+
+def test_rebuild_checks_its_own_arguments(saved):
+    path, _ = saved
+    for verify in ("yes", 1, None, np.int64(1)):
+        with pytest.raises(TypeError, match="verify must be a bool"):
+            rebuild(path, verify=verify)
+    with pytest.raises(TypeError, match="rebuild device"):
+        rebuild(path, device=0)
+    with pytest.raises(TypeError, match="rebuild registry"):
+        rebuild(path, registry="default")
+    assert rebuild(path, verify=np.bool_(True), device=wp.get_device("cpu")).num_envs == E

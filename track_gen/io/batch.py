@@ -28,6 +28,14 @@ from typing import Any
 import numpy as np
 import warp as wp
 
+from ..checks import (
+    INT32_MAX,
+    check_bool,
+    check_int,
+    check_seed_values,
+    host_values,
+    is_int,
+)
 from ..results import GateSequence, Track
 from .paths import atomic_write, atomic_write_text, check_out_path, read_bytes
 
@@ -313,11 +321,62 @@ def _load_npz(where: str, raw: bytes) -> tuple[dict, dict[str, np.ndarray]]:
         raise _bad(where, f"unreadable npz: {exc}") from None
     if "header" not in data:
         raise _bad(where, "no header entry")
+    header = data.pop("header")
+    if header.shape != () or header.dtype.kind != "U":
+        raise _bad(where, f"the header entry is a {header.dtype} array, not a JSON string")
     try:
-        header = json.loads(str(data.pop("header")))
-    except (ValueError, TypeError) as exc:
+        header = json.loads(str(header))
+    except (ValueError, TypeError, RecursionError) as exc:
         raise _bad(where, f"header is not JSON: {exc}") from None
     return header, data
+
+
+#: Python types a JSON array's ``data`` may hold, by dtype kind (null is NaN).
+_JSON_ELEMENTS = {"i": {int}, "u": {int}, "f": {int, float, type(None)}}
+
+
+def _json_array(entry) -> np.ndarray:
+    """One ``{"dtype", "shape", "data"}`` entry as an array; ValueError saying what is wrong
+    (a dtype that is not a real number type, a shape that does not hold the data, an
+    element of another kind than the dtype's, or one beyond its range: never converted)."""
+    if not isinstance(entry, dict) or not {"dtype", "shape", "data"} <= set(entry):
+        raise ValueError("not a {dtype, shape, data} object")
+    if not isinstance(entry["dtype"], str):
+        raise ValueError(f"dtype {entry['dtype']!r:.40} is not a NumPy dtype name")
+    try:
+        dtype = np.dtype(entry["dtype"])
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"dtype {entry['dtype']!r:.40}: {exc}") from None
+    if dtype.kind not in _JSON_ELEMENTS:
+        raise ValueError(f"dtype {dtype} is not an int or float dtype")
+    shape, data = entry["shape"], entry["data"]
+    if not isinstance(shape, list) or not all(is_int(n) and n >= 0 for n in shape):
+        raise ValueError(f"shape {shape!r:.40} is not a list of sizes >= 0")
+    if not isinstance(data, list) or math.prod(shape) != len(data):
+        size = len(data) if isinstance(data, list) else type(data).__name__
+        raise ValueError(f"shape {shape} does not hold the data ({size} values)")
+    kinds = set(map(type, data))
+    wrong = kinds - _JSON_ELEMENTS[dtype.kind]
+    if wrong:
+        bad = next(v for v in data if type(v) in wrong)
+        want = "ints" if dtype.kind in "iu" else "numbers or null (NaN)"
+        raise ValueError(f"holds {type(bad).__name__} {bad!r:.40}: {dtype} data must be {want}")
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if data and (min(data) < info.min or max(data) > info.max):
+            v = min(data) if min(data) < info.min else max(data)
+            raise ValueError(f"holds {v}, beyond the {dtype} range [{info.min}, {info.max}]")
+        return np.array(data, dtype=dtype).reshape(shape)
+    try:
+        wide = np.array([np.nan if v is None else float(v) for v in data], dtype=np.float64)
+    except OverflowError:
+        raise ValueError("holds an int beyond the float64 range") from None
+    with np.errstate(over="ignore"):
+        arr = wide.astype(dtype)
+    over = np.flatnonzero(np.isinf(arr) & np.isfinite(wide))
+    if over.size:
+        raise ValueError(f"holds {wide[over[0]]!r}, beyond the {dtype} range")
+    return arr.reshape(shape)
 
 
 def _load_json(where: str, raw: bytes) -> tuple[dict, dict[str, np.ndarray]]:
@@ -330,44 +389,107 @@ def _load_json(where: str, raw: bytes) -> tuple[dict, dict[str, np.ndarray]]:
     arrays = {}
     for name, entry in doc["arrays"].items():
         try:
-            dtype = np.dtype(entry["dtype"])
-            if dtype.kind not in "fiu":
-                raise ValueError(f"dtype {dtype} is not numeric")
-            vals = [np.nan if v is None else v for v in entry["data"]]
-            arrays[name] = np.array(vals, dtype=dtype).reshape(entry["shape"])
-        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            arrays[name] = _json_array(entry)
+        except ValueError as exc:
             raise _bad(where, f"array {name!r}: {exc}") from None
     return doc.get("header"), arrays
+
+
+def _in_file(where: str, check, *args):
+    """``check(*args)`` (a checker of ``track_gen.checks``), its TypeError or ValueError
+    re-raised as a ValueError naming the file: a file's content is a value."""
+    try:
+        return check(*args)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def _exact_ints(a: np.ndarray):
+    """``a``, a uint64 array as a list of Python ints (so a value beyond int64 is refused by
+    the range checks instead of wrapping to a negative int64)."""
+    return a.tolist() if a.dtype == np.uint64 else a
+
+
+def _check_epochs(name: str, values, count: int) -> np.ndarray:
+    """``values`` as int32 ``[count]`` epochs: each -1 (never built) or an epoch in
+    ``[0, INT32_MAX]`` (the range of ``effective_seed``'s epoch); floats, bools and values
+    that would wrap are refused."""
+    host = host_values(name, values, "int")
+    if host.shape[0] != count:
+        raise ValueError(f"{name} has {host.shape[0]} entries, expected {count} (one per env)")
+    if host.size:
+        lo, hi = int(min(host.tolist())), int(max(host.tolist()))
+        if lo < -1 or hi > INT32_MAX:
+            bad = lo if lo < -1 else hi
+            raise ValueError(
+                f"{name} holds {bad}, out of range: an epoch is -1 (never built) or in "
+                f"[0, {INT32_MAX}]"
+            )
+    return host.astype(np.int64).astype(np.int32)
+
+
+def _check_per_env(name: str, values, count: int) -> np.ndarray:
+    """``values`` as ``[count]`` real numbers (bools, strings, other shapes refused), the
+    array kept as stored; the range is the generator's to check (:func:`rebuild`)."""
+    host = host_values(name, values, "float")
+    if host.shape[0] != count:
+        raise ValueError(f"{name} has {host.shape[0]} entries, expected {count} (one per env)")
+    return values
+
+
+def _check_numeric(name: str, a: np.ndarray) -> np.ndarray:
+    """An array of real numbers (int or float dtype; not bool, complex, str, ...)."""
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"{name} has dtype {a.dtype}: expected an int or float array")
+    return a
+
+
+def _header_shape(where: str, header: dict) -> tuple[int, int]:
+    """``(num_envs, n_max)`` of the header, checked (ints, not bools, in range)."""
+    from ..seeds import NUM_ENVS
+
+    try:
+        E = NUM_ENVS.check(header.get("num_envs"), "num_envs")
+        n_max = check_int("n_max", header.get("n_max"), 1, INT32_MAX)
+    except (TypeError, ValueError) as exc:
+        raise _bad(where, str(exc)) from None
+    return E, n_max
 
 
 def read_batch(path) -> BatchFile:
     """Read a file written by :func:`write_npz` or :func:`write_json` (told apart by content).
 
+    Every value is checked as the same value passed in code would be, and nothing is
+    converted: seeds by the seed checker (ints in the int32 range: a float, a bool, NaN or
+    ``2**40`` is refused, never cast), epochs as -1 or ints in ``[0, 2**31 - 1]``, parameters
+    as one real number per env, result, input and option arrays as int or float arrays of
+    the batch's length; a JSON array's elements must be of its dtype's kind and fit it.
+
     Raises:
-        FileNotFoundError: no file at ``path``.
-        ValueError: not a batch file of this layout (the message names the file and what is
-            wrong).
+        TypeError: ``path`` is not a str / ``os.PathLike``.
+        FileNotFoundError: no file at ``path``; IsADirectoryError: ``path`` is a folder.
+        ValueError: not a batch file of this layout, or a value the library refuses: the
+            message names the file, the entry and what is wrong (the checker's own words).
     """
     _, raw = read_bytes("path", path, "read_batch", "batch file")
     where = os.fspath(path)
     header, data = _load_npz(where, raw) if raw[:2] == b"PK" else _load_json(where, raw)
     if not isinstance(header, dict) or header.get("format") != BATCH_FORMAT:
         raise _bad(where, f"format is not {BATCH_FORMAT!r}")
-    if header.get("version") != BATCH_VERSION:
-        raise _bad(where, f"layout version {header.get('version')!r}, expected {BATCH_VERSION}")
+    version = header.get("version")
+    if not is_int(version) or version != BATCH_VERSION:
+        raise _bad(where, f"layout version {version!r:.40}, expected {BATCH_VERSION}")
     kind = header.get("kind")
-    cls = {"track": Track, "gates": GateSequence}.get(kind)
+    cls = {"track": Track, "gates": GateSequence}.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise _bad(where, f"kind {kind!r}")
-    E, n_max = header.get("num_envs"), header.get("n_max")
-    if not isinstance(E, int) or not isinstance(n_max, int) or E < 1 or n_max < 1:
-        raise _bad(where, f"num_envs {E!r}, n_max {n_max!r}")
+        raise _bad(where, f"kind {kind!r:.40}")
+    E, n_max = _header_shape(where, header)
     arrays = {}
     for f in dataclasses.fields(cls):
         a = data.get(f"result.{f.name}")
         if a is None or a.shape[:1] not in ((E,), (E * n_max,)):
             raise _bad(where, f"result.{f.name} missing or of the wrong length")
-        arrays[f.name] = a
+        arrays[f.name] = _in_file(where, _check_numeric, f"result.{f.name}", a)
     gen = header.get("generator")
     if gen is not None and not isinstance(gen, dict):
         raise _bad(where, "the generator record is not an object")
@@ -382,14 +504,17 @@ def read_batch(path) -> BatchFile:
     )
     if gen is not None:
         for name in ("seeds", "epochs"):
-            a = data.get(name)
-            if a is None or a.shape != (E,):
-                raise _bad(where, f"{name} missing or not [{E}]")
-        out.seeds = data["seeds"].astype(np.int32)
-        out.epochs = data["epochs"].astype(np.int32)
-        out.params = {k[7:]: v for k, v in data.items() if k.startswith("params.")}
-        out.inputs = {k[7:]: v for k, v in data.items() if k.startswith("inputs.")}
-        out.options = {k: v for k, v in data.items() if k.startswith("options.")}
+            if name not in data:
+                raise _bad(where, f"{name} missing")
+        out.seeds = _in_file(where, check_seed_values, "seeds", _exact_ints(data["seeds"]), E)
+        out.epochs = _in_file(where, _check_epochs, "epochs", _exact_ints(data["epochs"]), E)
+        for k, v in data.items():
+            if k.startswith("params."):
+                out.params[k[7:]] = _in_file(where, _check_per_env, k, v, E)
+            elif k.startswith("inputs."):
+                out.inputs[k[7:]] = _in_file(where, _check_numeric, k, v)
+            elif k.startswith("options."):
+                out.options[k] = _in_file(where, _check_numeric, k, v)
     return out
 
 
@@ -417,17 +542,34 @@ def rebuild(path, device=None, *, verify: bool = True, registry=None):
     Returns:
         The generator, already generated (``gen.result`` holds the batch).
 
+    The file's values are checked as in code before anything is generated: the seeds and
+    epochs by :func:`read_batch`, every parameter through ``generator.params`` (its declared
+    range), every live randomizer range through ``generator.randomizers``, every input
+    against the generator's input array (name, dtype, shape); a parameter or input the
+    generator does not have, or one it has and the file lacks, is refused too.
+
     Raises:
-        ValueError: a file without a generator record, a generator that could not be
-            saved (a stage option neither a JSON value nor an array), a device that is not
-            available here, or (``verify``) a rebuilt batch that differs from the file: the
-            parameters or seeds were changed after the envs were built, another device, or
-            another library version.
+        TypeError: ``verify`` not a bool, ``device`` not a name / Warp device / None,
+            ``registry`` not a Registry / None.
+        ValueError: anything :func:`read_batch` refuses; a file without a generator record,
+            a generator that could not be saved (a stage option neither a JSON value nor an
+            array), a device that is not available here, a saved value the generator refuses
+            (the message names the file, the entry and the declared range), or (``verify``)
+            a rebuilt batch that differs from the file: the parameters or seeds were changed
+            after the envs were built, another device, or another library version.
     """
     from ..config import GateGenConfig, TrackGenConfig
     from ..generators import GateGenerator, TrackGenerator
+    from ..pipeline.registry import Registry
     from ..pipeline.spec import PipelineSpec, StageSpec
 
+    verify = check_bool("rebuild verify", verify)
+    _check_device_arg(device)
+    if registry is not None and not isinstance(registry, Registry):
+        raise TypeError(
+            f"rebuild registry must be a track_gen.pipeline.Registry or None, got "
+            f"{type(registry).__name__}"
+        )
     b = read_batch(path)
     where = b.path
     rec = b.generator
@@ -436,20 +578,23 @@ def rebuild(path, device=None, *, verify: bool = True, registry=None):
             f"rebuild: {where} was written without generator=; it holds the arrays only. "
             "Write it with write_npz(result, path, generator=gen) to rebuild it"
         )
-    if not rec.get("rebuildable", False):
-        raise ValueError(f"rebuild: {where} cannot be rebuilt: {rec.get('why_not')}")
+    if rec.get("rebuildable") is not True:
+        raise ValueError(f"rebuild: {where} cannot be rebuilt: {str(rec.get('why_not'))[:200]}")
     family = rec.get("family")
+    family = family if isinstance(family, str) else None
     cfg_cls = {"track": TrackGenConfig, "gates": GateGenConfig}.get(family)
     gen_cls = {"track": TrackGenerator, "gates": GateGenerator}.get(family)
     if cfg_cls is None or rec.get("config_type") != cfg_cls.__name__:
-        raise ValueError(f"rebuild: {where}: unknown generator family {family!r}")
+        raise ValueError(f"rebuild: {where}: unknown generator family {rec.get('family')!r:.40}")
+    if not isinstance(rec.get("config"), dict) or not isinstance(rec.get("stages"), list):
+        raise ValueError(f"rebuild: {where}: the generator record has no config or stages")
     dev = rec.get("device") if device is None else device
     try:
         dev = str(wp.get_device(dev))
     except (ValueError, RuntimeError, TypeError) as exc:
         known = ", ".join(str(d) for d in wp.get_devices())
         raise ValueError(
-            f"rebuild: {where}: device {dev!r} is not available here (devices: {known}); "
+            f"rebuild: {where}: device {dev!r:.40} is not available here (devices: {known}); "
             "pass another device= (with verify=False: bytes match on the saving device only)"
         ) from exc
     try:
@@ -464,7 +609,7 @@ def rebuild(path, device=None, *, verify: bool = True, registry=None):
             family=family,
             randomize=tuple((n, tuple(r)) for n, r in rec.get("randomize", [])),
         )
-    except (TypeError, ValueError, KeyError) as exc:
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise ValueError(
             f"rebuild: {where}: the saved generator is not usable here: {exc}"
         ) from exc
@@ -478,14 +623,10 @@ def rebuild(path, device=None, *, verify: bool = True, registry=None):
     try:
         gen.seeds.set(b.seeds)
         gen.seeds.epochs.assign(np.where(built, b.epochs, 0).astype(np.int32))
-        for name, values in b.params.items():
-            if name in gen.params:
-                gen.params[name].assign(np.asarray(values, np.float32))
+        _restore_params(gen, b)
         for name, lo_hi in dict(rec.get("live_ranges", {})).items():
             gen.randomizers[name] = tuple(lo_hi)
-        for name, values in b.inputs.items():
-            if name in gen.inputs:
-                gen.inputs[name].assign(values)
+        _restore_inputs(gen, b)
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise ValueError(
             f"rebuild: {where}: the saved state does not fit the generator: {exc}"
@@ -500,6 +641,47 @@ def rebuild(path, device=None, *, verify: bool = True, registry=None):
     if verify:
         _verify(gen.result, b)
     return gen
+
+
+def _check_device_arg(device) -> None:
+    """``device`` of :func:`rebuild`: None, a device name or a ``wp`` device (TypeError)."""
+    if device is not None and not isinstance(device, (str, type(wp.get_device("cpu")))):
+        raise TypeError(
+            f"rebuild device must be a device name such as 'cpu' or 'cuda:0', a Warp device "
+            f"or None, got {type(device).__name__} {device!r:.40}"
+        )
+
+
+def _restore_params(gen, b: BatchFile) -> None:
+    """Write the file's dynamic parameter values through ``gen.params`` (checked against each
+    field's declared range, as in code): every parameter of the generator, no other."""
+    extra = sorted(set(b.params) - set(gen.params))
+    missing = sorted(set(gen.params) - set(b.params))
+    if extra:
+        raise ValueError(f"params {extra} are not parameters of the generator {sorted(gen.params)}")
+    if missing:
+        raise ValueError(f"params {missing} of the generator are missing from the file")
+    for name, values in b.params.items():
+        gen.params[name] = values
+
+
+def _restore_inputs(gen, b: BatchFile) -> None:
+    """Copy the file's input arrays into ``gen.inputs`` (same names, dtypes and shapes)."""
+    names = set(gen.inputs) - {"regen_mask"}
+    extra, missing = sorted(set(b.inputs) - names), sorted(names - set(b.inputs))
+    if extra or missing:
+        raise ValueError(
+            f"inputs {extra or missing} {'are not inputs' if extra else 'missing'} of the "
+            f"generator (inputs: {sorted(names)})"
+        )
+    for name, values in b.inputs.items():
+        want = gen.inputs[name].numpy()
+        if values.dtype != want.dtype or values.shape != want.shape:
+            raise ValueError(
+                f"inputs.{name} is {values.dtype} {list(values.shape)}, the generator's "
+                f"{want.dtype} {list(want.shape)}"
+            )
+        gen.inputs[name].assign(values)
 
 
 def _options(saved: dict, arrays: dict[str, np.ndarray]) -> dict:
@@ -519,8 +701,8 @@ def _verify(result, b: BatchFile) -> None:
     for f in dataclasses.fields(result):
         got = getattr(result, f.name).numpy()
         want = b.arrays[f.name]
-        if got.shape != want.shape:
-            bad.append(f"{f.name} (shape {got.shape} vs {want.shape})")
+        if got.shape != want.shape or got.dtype != want.dtype:
+            bad.append(f"{f.name} ({got.dtype} {got.shape} vs {want.dtype} {want.shape})")
             continue
         g2 = got.reshape(E, -1)
         w2 = want.reshape(E, -1)
