@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from track_gen import TrackGenerator
+from track_gen.io import RealTrack
 from track_gen.io.spec import tracks_spec
 
 from .strategies import examples, other_objects
@@ -40,6 +41,7 @@ def circuits(draw):
 
 
 def ring(n=24, r=30.0, w=3.0):
+    """A circle of ``n`` points, radius ``r``, widths ``w`` (a duck-typed circuit)."""
     th = np.linspace(0.0, 2.0 * np.pi, n, endpoint=False)
     return types.SimpleNamespace(
         name="ring",
@@ -128,3 +130,111 @@ def test_config_fields_are_checked_by_the_config():
         tracks_spec([ring()], num_envs=1, device="cpu", half_width=-1.0)
     with pytest.raises(TypeError):
         tracks_spec([ring()], num_envs=1, device="cpu", no_such_field=1)
+
+
+# ----------------------------------------------------------------------------- dtypes, widths
+#: dtypes of every kind an array field may arrive in (only int and float ones are real numbers).
+ARRAY_DTYPES = (
+    np.float64,
+    np.float32,
+    np.float16,
+    np.int64,
+    np.int16,
+    np.uint8,
+    np.bool_,
+    np.complex128,
+    np.complex64,
+    np.str_,
+    np.bytes_,
+    "datetime64[s]",
+    object,
+)
+
+
+def _as_kind(values: np.ndarray, dtype) -> np.ndarray:
+    """``values`` (float64) in ``dtype``; object arrays hold Python floats or None."""
+    if dtype is object:
+        return np.array(
+            [None if v < 0 else float(v) for v in values.ravel()], dtype=object
+        ).reshape(values.shape)
+    if dtype in (np.str_, np.bytes_):
+        return values.astype(str).astype(dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return values.astype(dtype)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    field=st.sampled_from(["xy", "width_right", "width_left"]),
+    dtype=st.sampled_from(ARRAY_DTYPES),
+    imag=st.floats(-1.0, 1.0),
+)
+def test_realtrack_fields_of_every_dtype(field, dtype, imag):
+    ring_ = ring(n=8)
+    fields = {"xy": ring_.xy, "width_right": ring_.width_right, "width_left": ring_.width_left}
+    arr = _as_kind(fields[field], dtype)
+    if np.dtype(dtype).kind == "c":
+        arr = arr + 1j * imag  # used to drop the imaginary part silently
+    fields[field] = arr
+    kind = np.dtype(dtype).kind
+    real = kind in "iuf" or (kind == "O" and all(v is not None for v in arr.ravel()))
+    if not real:
+        with pytest.raises(TypeError, match=f"RealTrack.{field} must be an array of real numbers"):
+            RealTrack("r", **fields)
+        return
+    try:
+        t = RealTrack("r", **fields)
+    except ValueError as exc:  # an int cast made points repeat or widths 0
+        assert field in str(exc) or "xy" in str(exc)
+        return
+    np.testing.assert_array_equal(getattr(t, field), np.asarray(arr, dtype=np.float64))
+
+
+WIDTHS = st.one_of(
+    st.sampled_from([1e-300, 5e-324, 1e-45, 1e-12, 9.9e-7, 1e-6, 1e6, 1.0000001e6, 1e7, 1e300]),
+    st.floats(1e-8, 1e7),
+)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(width=WIDTHS, units=st.sampled_from(["metres", "normalized"]), scale=WIDTHS)
+def test_tracks_spec_widths_tiny_and_huge(width, units, scale):
+    """A width outside the half_width range (as float32, in the spec's units) is refused with
+    the library's ValueError, never a ZeroDivisionError or an overflow; else the spec runs."""
+    r = ring(n=16, r=30.0)
+    circuit = types.SimpleNamespace(
+        xy=r.xy * min(scale, 1e7) / 30.0, width_left=np.full(16, width), width_right=r.width_right
+    )
+    try:
+        spec = tracks_spec([circuit], num_envs=1, device="cpu", units=units, N_max=2048)
+    except ValueError as exc:
+        assert "tracks[0]" in str(exc) or "spacing" in str(exc) or "beads" in str(exc)
+        return
+    table = spec.stages[0].options["table"]
+    assert np.isfinite(table).all() and table[:, :, 2:].min() >= np.float32(1e-6)
+    RAN_WIDTHS.append(1)
+    _run(spec)
+
+
+RAN_WIDTHS: list = []
+
+
+def test_some_fuzzed_widths_ran():
+    assert RAN_WIDTHS
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    key=st.sampled_from(["half_width", "spacing", "width_variation", "units", "assign"]),
+    value=st.sampled_from(other_objects(2) + [0.0, 0.5, 1e-300, 1e300, float("nan")]),
+)
+def test_tracks_spec_fields_of_every_kind(key, value):
+    """tracks_spec's own keywords and the config fields it reads before the config does are
+    checked by their declarations: TypeError / ValueError naming the keyword, never a raw
+    error from float() or a division."""
+    try:
+        spec = tracks_spec([ring()], num_envs=1, device="cpu", **{key: value})
+    except (TypeError, ValueError) as exc:
+        assert key in str(exc)
+        return
+    assert spec.config.num_envs == 1

@@ -9,10 +9,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..checks import check_choice
 from ..pipeline.presets import track_from_config
 from ..pipeline.spec import PipelineSpec, StageSpec
+from ..pipeline.stages.inflate import HALF_WIDTH
 from ..pipeline.stages.real_track import ASSIGN_MODES
-from .tum import locate_on_loop, loop_segments
+from ..pipeline.stages.resample import SPACING
+from ..pipeline.stages.road_width import WIDTH_VARIATION
+from .tum import float_array, locate_on_loop, loop_segments
 
 __all__ = ["UNITS", "tracks_spec"]
 
@@ -28,18 +32,17 @@ SPACING_FRAC = 0.6
 
 
 def _circuit_arrays(track, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(xy [N, 2], width_left [N], width_right [N])`` of ``tracks[i]`` as float64, checked."""
+    """``(xy [N, 2], width_left [N], width_right [N])`` of ``tracks[i]`` as float64, checked
+    (real numbers only: a complex, bool, str or object array is a TypeError)."""
     try:
-        xy = np.asarray(track.xy, dtype=np.float64)
-        wl = np.asarray(track.width_left, dtype=np.float64)
-        wr = np.asarray(track.width_right, dtype=np.float64)
+        fields = (track.xy, track.width_left, track.width_right)
     except AttributeError as err:
         raise TypeError(
             f"tracks[{i}] is a {type(track).__name__}: expected a track_gen.io.RealTrack "
             "(xy [N, 2], width_left [N], width_right [N]); read one with read_tum(path)"
         ) from err
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"tracks[{i}]: its xy / widths are not numeric arrays ({err})") from err
+    names = ("xy", "width_left", "width_right")
+    xy, wl, wr = (float_array(f"tracks[{i}].{n}", v) for n, v in zip(names, fields, strict=True))
     n = xy.shape[0] if xy.ndim == 2 else -1
     if xy.ndim != 2 or xy.shape[1] != 2 or n < 4 or wl.shape != (n,) or wr.shape != (n,):
         raise ValueError(
@@ -56,6 +59,23 @@ def _circuit_arrays(track, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             "represented in float32 beads; convert the circuit to metres"
         )
     return xy, wl, wr
+
+
+def _check_table_widths(i: int, rows: np.ndarray, units: str) -> None:
+    """The widths of circuit ``i``'s float32 table rows ``[P, 4]`` must lie in the range of
+    ``half_width`` (a width below it, 1e-300 say, would be 0 or a bead spacing of 0)."""
+    lo, hi = HALF_WIDTH.bounds()
+    with np.errstate(over="ignore"):
+        w = rows[:, 2:].astype(np.float32)
+    bad = np.flatnonzero(~((w >= np.float32(lo)) & (w <= np.float32(hi))).all(axis=1))
+    if bad.size:
+        k = int(bad[0])
+        raise ValueError(
+            f"tracks[{i}]: width {float(rows[k, 2:].min()):.6g} .. {float(rows[k, 2:].max()):.6g}"
+            f" at resampled point {k} (units={units!r}) is out of range: every width must be "
+            f"{HALF_WIDTH.range_text()} track units (the range of half_width); convert the "
+            "circuit to metres or pass units='normalized'"
+        )
 
 
 def _resample_closed(xy, wl, wr, num_points: int):
@@ -127,17 +147,22 @@ def tracks_spec(
         )
     if len(tracks) == 0:
         raise ValueError("tracks is empty: pass at least one RealTrack")
-    if units not in UNITS:
-        raise ValueError(f"units = {units!r}: must be one of {UNITS}")
-    if assign not in ASSIGN_MODES:
-        raise ValueError(f"assign = {assign!r}: must be one of {ASSIGN_MODES}")
+    units = check_choice("units", units, UNITS)
+    assign = check_choice("assign", assign, ASSIGN_MODES)
     if "generator" in config_fields:
         raise TypeError("tracks_spec() sets 'generator' itself (the real_track sampler)")
-    if config_fields.get("width_variation", 0.0) != 0.0:
-        raise ValueError(
-            f"width_variation = {config_fields['width_variation']!r}: a real circuit keeps its "
-            "own widths; leave width_variation at 0"
-        )
+    if "width_variation" in config_fields:
+        wv = WIDTH_VARIATION.check(config_fields["width_variation"], "width_variation")
+        if wv != 0.0:
+            raise ValueError(
+                f"width_variation = {wv!r}: a real circuit keeps its own widths; leave "
+                "width_variation at 0"
+            )
+    # checked before they size the beads (the config checks them again)
+    hw_given = None
+    if "half_width" in config_fields:
+        hw_given = HALF_WIDTH.check(config_fields.pop("half_width"), "half_width")
+    spacing = SPACING.check(config_fields.get("spacing"), "spacing")
     circuits = [_circuit_arrays(t, i) for i, t in enumerate(tracks)]
     if num_points is None:
         num_points = min(max(16, max(len(c[0]) for c in circuits)), _MAX_POINTS)
@@ -151,19 +176,22 @@ def tracks_spec(
         if units == "normalized":
             lo, hi = xy.min(axis=0), xy.max(axis=0)
             side = float((hi - lo).max())
-            if not side > 0:
-                raise ValueError("a circuit has a zero-size bounding box")
-            s = NORMALIZED_EXTENT / side
+            s = NORMALIZED_EXTENT / side if side > 0 else math.inf
+            if not math.isfinite(s):
+                raise ValueError(
+                    f"tracks[{len(rows)}] has a bounding box of {side!r} track units: too small "
+                    "to scale to units='normalized'; pass units='metres'"
+                )
             xy, wl, wr = (xy - 0.5 * (lo + hi)) * s, wl * s, wr * s
         r, length = _resample_closed(xy, wl, wr, num_points)
         if not length > 0:
-            raise ValueError("a circuit has zero length")
+            raise ValueError(f"tracks[{len(rows)}] has zero length")
+        _check_table_widths(len(rows), r, units)
         rows.append(r)
         lengths.append(length)
     table = np.stack(rows).astype(np.float32)
-    hw = float(config_fields.pop("half_width", float(table[:, :, 2:].max())))
-    spacing = config_fields.get("spacing")
-    bead = float(spacing) if spacing is not None else SPACING_FRAC * hw
+    hw = hw_given if hw_given is not None else float(table[:, :, 2:].max())
+    bead = spacing if spacing is not None else SPACING_FRAC * hw
     need = max(int(math.ceil(length / bead)) + 2 for length in lengths)
     if "N_max" not in config_fields and need > _MAX_BEADS:
         raise ValueError(
