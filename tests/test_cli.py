@@ -136,3 +136,75 @@ def test_progress_bar_on_a_tty(tmp_path, monkeypatch, capsys):
     assert rc == 0
     assert "[" in fake.getvalue() and "2/2" in fake.getvalue()
     capsys.readouterr()
+
+
+def _one_line_refusal(capsys, rc) -> str:
+    captured = capsys.readouterr()
+    assert rc == 2, captured.err
+    assert "Traceback" not in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+    return captured.err
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (
+            ["--calls", "1000000000"],
+            "--calls = 1000000000 is out of range: must be >= 0 and <= 1000",
+        ),
+        (["--calls", "1001"], "--calls = 1001 is out of range"),
+        (["--envs-shown", "257"], "--envs-shown = 257 is out of range: must be >= 1 and <= 256"),
+        (["--envs-shown", str(10**30)], "--envs-shown"),
+    ],
+)
+def test_count_options_have_an_upper_bound(tmp_path, capsys, argv, needle):
+    # --calls 1000000000 -E 1 used to run for days
+    out = tmp_path / "x.png"
+    rc = main(["preview", "-E", "1", "--device", "cpu", "-o", str(out), *argv])
+    assert needle in _one_line_refusal(capsys, rc)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_count_options_at_their_bounds(tmp_path, capsys):
+    from track_gen.cli import MAX_CALLS
+    from track_gen.viz import MAX_SHOWN
+
+    out = tmp_path / "b.png"
+    argv = ["preview", "-E", "1", "--device", "cpu", "-o", str(out), "--no-progress"]
+    rc = main([*argv, "--calls", str(MAX_CALLS), "--envs-shown", str(MAX_SHOWN)])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert f"mean of {MAX_CALLS} warm calls" in captured.out
+    assert out.read_bytes()[:8] == PNG_SIGNATURE
+
+
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [
+        ("DIR", "is a folder"),  # used to write DIR.png beside the folder, printing "output DIR"
+        ("", "is not a usable file name"),  # used to write a hidden .png into the cwd
+        ("x.txt", "must end with one of"),  # used to exit 1 with a matplotlib traceback
+        ("preview", "must end with one of"),  # used to write preview.png
+        ("a" * 300 + ".png", "more than the 255"),
+        ("FILE/x.png", "is a file, not a folder"),
+    ],
+)
+def test_output_paths_are_refused_with_one_line(tmp_path, monkeypatch, capsys, name, error):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "DIR").mkdir()
+    (tmp_path / "FILE").write_text("x")
+    rc = main(["preview", "-E", "1", "--calls", "0", "--device", "cpu", "-o", name])
+    err = _one_line_refusal(capsys, rc)
+    assert "--output" in err and error in err
+    assert sorted(os.listdir(tmp_path)) == ["DIR", "FILE"] and os.listdir("DIR") == []
+
+
+def test_the_printed_output_is_the_file_written(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    for name in ("p.svg", "sub/p.PNG"):
+        os.makedirs(os.path.dirname(name) or ".", exist_ok=True)
+        assert main(["-E", "1", "--calls", "0", "--device", "cpu", "-o", name]) == 0
+        row = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("output"))
+        assert row.split()[-1] == name and os.path.isfile(name)
+    assert sorted(os.listdir(tmp_path)) == ["p.svg", "sub"]

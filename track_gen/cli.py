@@ -11,13 +11,15 @@ subcommand runs ``preview`` with its defaults.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
 __all__ = ["main"]
 
 PROG = "track-gen"
+
+#: Most timed calls ``preview --calls`` makes (a longer timing run: ``benchmarks/generate.py``).
+MAX_CALLS = 1000
 
 #: Elevation defaults of ``preview`` when ``--z-profile`` is not flat (track units; grade).
 Z_MIN_DEFAULT = 0.0
@@ -27,6 +29,28 @@ Z_MAX_STEP_DEFAULT = 0.1
 
 class _ArgumentError(Exception):
     """A bad option value found after parsing; printed as one line, exit code 2."""
+
+
+def _check_count(option: str, value: int, lo: int, hi: int, hint: str) -> None:
+    """A count option in its declared range ``[lo, hi]``, else a one-line refusal."""
+    from .checks import check_int
+
+    try:
+        check_int(option, value, lo, hi, hint=hint)
+    except (TypeError, ValueError) as exc:
+        raise _ArgumentError(str(exc)) from None
+
+
+def _check_picture_option(option: str, path: str) -> None:
+    """A picture file option by the rule of every writer (``track_gen.io.paths``): a file
+    name in an existing, writable folder with a suffix matplotlib writes (``''``, a folder,
+    a name too long or without such a suffix, a missing folder are refused)."""
+    from .io.paths import check_picture_path
+
+    try:
+        check_picture_path(option, path)
+    except (TypeError, ValueError, OSError) as exc:
+        raise _ArgumentError(str(exc)) from None
 
 
 def _samplers() -> list[str]:
@@ -122,6 +146,7 @@ def _add_device_argument(p) -> None:
 
 def _build_parser() -> argparse.ArgumentParser:
     from . import __version__
+    from .viz import MAX_SHOWN  # --envs-shown's bound: the most tracks one figure draws
 
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -179,20 +204,21 @@ def _build_parser() -> argparse.ArgumentParser:
         "--calls",
         type=int,
         default=3,
-        help="timed warm generate(advance=True) calls (default: %(default)s)",
+        help=f"timed warm generate(advance=True) calls, 0 .. {MAX_CALLS} (default: %(default)s)",
     )
     p.add_argument(
         "--envs-shown",
         type=int,
         default=None,
         metavar="N",
-        help="tracks drawn in the picture (default: min(E, 16))",
+        help=f"tracks drawn in the picture, 1 .. {MAX_SHOWN} (default: min(E, 16))",
     )
     p.add_argument(
         "-o",
         "--output",
         default="track_gen_preview.png",
-        help="PNG path (default: %(default)s)",
+        help="picture path in an existing folder, its suffix naming the format: .png, .pdf, "
+        ".svg, ... (default: %(default)s)",
     )
     p.add_argument(
         "--config",
@@ -245,14 +271,12 @@ def _preview(args) -> int:
 
     from . import FailBit, TrackGenConfig, TrackGenerator
 
-    if args.calls < 0:
-        raise _ArgumentError(f"--calls = {args.calls} must be >= 0")
-    if args.envs_shown is not None and args.envs_shown < 1:
-        raise _ArgumentError(f"--envs-shown = {args.envs_shown} must be >= 1")
+    _check_count("--calls", args.calls, 0, MAX_CALLS, "a longer timing run: benchmarks/generate.py")
+    if args.envs_shown is not None:
+        from .viz import MAX_SHOWN
 
-    out_dir = os.path.dirname(os.path.abspath(args.output))
-    if not os.path.isdir(out_dir):
-        raise _ArgumentError(f"--output {args.output}: folder {out_dir} does not exist")
+        _check_count("--envs-shown", args.envs_shown, 1, MAX_SHOWN, "")
+    _check_picture_option("--output", args.output)
     if args.device is not None:
         try:
             wp.get_device(args.device)

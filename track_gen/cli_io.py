@@ -6,7 +6,14 @@ from __future__ import annotations
 import os
 import sys
 
-from .cli import PROG, _add_batch_arguments, _add_device_argument, _ArgumentError, _Progress
+from .cli import (
+    PROG,
+    _add_batch_arguments,
+    _add_device_argument,
+    _ArgumentError,
+    _check_picture_option,
+    _Progress,
+)
 
 #: ``export --format`` -> (file name ending, one file per env).
 EXPORT_FORMATS = {
@@ -40,7 +47,10 @@ def add_export_parser(sub) -> None:
         help="file format (tum, cones, gltf, usd: one file per env)",
     )
     p.add_argument(
-        "--out", required=True, metavar="DIR", help="output folder (created when its parent exists)"
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="output folder (created when its parent exists; . for the current folder)",
     )
     p.add_argument(
         "--half-width",
@@ -85,7 +95,13 @@ def add_import_parser(sub) -> None:
     p.add_argument(
         "paths", nargs="+", metavar="PATH", help="CSV files (x_m,y_m,w_tr_right_m,w_tr_left_m)"
     )
-    p.add_argument("--preview", default=None, metavar="PNG", help="write a picture of the circuits")
+    p.add_argument(
+        "--preview",
+        default=None,
+        metavar="PNG",
+        help="write a picture of the circuits (a file in an existing folder, its suffix naming "
+        "the format: .png, .pdf, .svg, ...)",
+    )
     p.set_defaults(func=_import)
 
 
@@ -104,7 +120,16 @@ def _device_or_error(device):
 
 
 def _out_dir(path: str) -> str:
-    """``--out``: an existing folder, or a new one whose parent exists (created here)."""
+    """``--out``: an existing, writable folder, or a new one whose parent exists (created
+    here); ``''`` is refused (``--out .`` names the current folder)."""
+    from .io.paths import check_in_path
+
+    if path == "":
+        raise _ArgumentError("--out '': give a folder name (--out . is the current folder)")
+    try:
+        check_in_path("--out", path)
+    except (TypeError, ValueError) as exc:
+        raise _ArgumentError(str(exc)) from None
     full = os.path.abspath(path)
     if os.path.exists(full) and not os.path.isdir(full):
         raise _ArgumentError(f"--out {path}: exists and is not a folder")
@@ -116,6 +141,8 @@ def _out_dir(path: str) -> str:
             os.mkdir(full)
         except OSError as exc:
             raise _ArgumentError(f"--out {path}: cannot create the folder: {exc}") from exc
+    if not os.access(full, os.W_OK | os.X_OK):
+        raise _ArgumentError(f"--out {path}: folder {full} is not writable: choose another")
     return full
 
 
@@ -161,7 +188,11 @@ def _export(args) -> int:
     if not per_env:
         path = os.path.join(out, stem + ext)
         writer = tio.write_json if args.format == "json" else tio.write_npz
-        writer(result, path, generator=gen)
+        try:
+            writer(result, path, generator=gen)
+        except OSError as exc:
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
+            return 1
         print(f"wrote {path} ({config.num_envs} envs, {int(result.valid.numpy().sum())} valid)")
         return 0
 
@@ -192,7 +223,7 @@ def _export(args) -> int:
                 written += 1
             if progress is not None:
                 progress.update(e + 1)
-    except ImportError as exc:
+    except (ImportError, OSError) as exc:  # a missing extra, a full disk
         if progress is not None:
             progress.close()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
@@ -209,11 +240,15 @@ def _export(args) -> int:
 
 def _import(args) -> int:
     from . import io as tio
+    from .io.tum import MAX_PANELS
 
     if args.preview is not None:
-        folder = os.path.dirname(os.path.abspath(args.preview))
-        if not os.path.isdir(folder):
-            raise _ArgumentError(f"--preview {args.preview}: folder {folder} does not exist")
+        _check_picture_option("--preview", args.preview)
+        if len(args.paths) > MAX_PANELS:
+            raise _ArgumentError(
+                f"--preview draws at most {MAX_PANELS} circuits, got {len(args.paths)} "
+                "paths: draw them in several calls"
+            )
     tracks = []
     for path in args.paths:
         try:

@@ -137,3 +137,61 @@ def test_import_refusals_exit_2(tmp_path, capsys):
         assert rc == 2, argv
         assert needle in captured.err and "Traceback" not in captured.err
         assert len(captured.err.strip().splitlines()) == 1
+
+
+def test_export_out_empty_is_refused_and_writes_nothing_in_the_cwd(tmp_path, monkeypatch, capsys):
+    # --out '' used to write the files into the current folder
+    monkeypatch.chdir(tmp_path)
+    rc = main([*BASE, "--format", "tum", "--out", ""])
+    captured = capsys.readouterr()
+    assert rc == 2 and "--out ''" in captured.err and "--out ." in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+    assert main([*BASE, "--format", "npz", "--out", "."]) == 0  # the documented spelling
+    assert [p.name for p in tmp_path.iterdir()] == ["polar.npz"]
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("fmt", ["tum", "npz"])
+def test_export_write_failure_is_one_line_exit_1(tmp_path, monkeypatch, capsys, fmt):
+    import errno
+    import os
+
+    def full_disk(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    rc = main([*BASE, "--format", fmt, "--out", str(tmp_path), "--no-progress"])
+    captured = capsys.readouterr()
+    assert rc == 1 and "No space left" in captured.err and "Traceback" not in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"),
+    [
+        ("DIR", "is a folder"),  # used to write DIR.png beside it
+        ("", "is not a usable file name"),  # used to write a hidden .png
+        ("x.txt", "must end with one of"),
+        ("a" * 300 + ".png", "more than the 255"),
+    ],
+)
+def test_import_preview_paths(tmp_path, monkeypatch, capsys, name, needle):
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "DIR").mkdir()
+    csv = str(write_csv(tmp_path / "oval.csv", *CIRCUITS["oval"]()))
+    rc = main(["import", csv, "--preview", name])
+    captured = capsys.readouterr()
+    assert rc == 2 and "--preview" in captured.err and needle in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["DIR", "oval.csv"]
+
+
+def test_import_preview_draws_at_most_256_circuits(tmp_path, capsys):
+    csv = str(write_csv(tmp_path / "oval.csv", *CIRCUITS["oval"]()))
+    rc = main(["import", *[csv] * 257, "--preview", str(tmp_path / "x.png")])
+    captured = capsys.readouterr()
+    assert rc == 2 and "at most 256 circuits" in captured.err
+    assert not (tmp_path / "x.png").exists()
