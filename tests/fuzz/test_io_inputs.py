@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from track_gen import TrackGenConfig, TrackGenerator
@@ -33,8 +33,10 @@ from track_gen.io import (
     write_tum,
     write_usd,
 )
+from track_gen.io.paths import picture_suffixes
+from track_gen.viz import plot_tracks
 
-from .strategies import examples, other_objects
+from .strategies import examples, expected_path_error, other_objects, out_names
 
 E = 2
 CELLS = st.one_of(
@@ -237,3 +239,52 @@ def test_writer_path_argument(batch, name, writer):
             assert not any(n.startswith(".") for n in os.listdir(d))  # no temporary left over
             return
         assert os.path.isfile(path)
+
+
+#: writer -> (accepted suffixes or None, call(track, path))
+PATH_WRITERS = {
+    "tum": (None, lambda t, p: write_tum(t, 0, p)),
+    "cones": (None, lambda t, p: write_cones(t, 0, p, spacing=0.2)),
+    "npz": ((".npz",), lambda t, p: write_npz(t, p)),
+    "json": ((".json",), lambda t, p: write_json(t, p)),
+    "gltf": ((".glb", ".gltf"), lambda t, p: write_gltf(t, 0, p)),
+    "usd": ((".usda", ".usd", ".usdc"), lambda t, p: write_usd(t, 0, p)),
+    "plot_tracks": ("picture", lambda t, p: plot_tracks(t, path=p)),
+}
+
+
+@settings(
+    max_examples=examples(80),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(writer=st.sampled_from(sorted(PATH_WRITERS)), data=st.data())
+def test_output_path_rule(batch, writer, data):
+    """'' , folders, separators, names at and beyond 255 bytes, wrong or no suffix, a file as
+    folder, a missing folder: the exact error of the rule, nothing written (no DIR.png, no
+    hidden .png, no temporary); else exactly the named file."""
+    pytest.importorskip("trimesh")
+    pytest.importorskip("pxr")
+    pytest.importorskip("matplotlib")
+    suffixes, call = PATH_WRITERS[writer]
+    if suffixes == "picture":
+        suffixes = picture_suffixes()
+    name = data.draw(out_names(suffixes[0] if suffixes else ".csv"))
+    with tempfile.TemporaryDirectory() as d:
+        os.mkdir(os.path.join(d, "DIR"))
+        Path(d, "FILE").write_text("x")
+        want = expected_path_error(d, name, suffixes)
+        event(f"{writer}: {'written' if want is None else want.__name__}")
+        path = os.path.join(d, name) if name else ""
+        if want is not None:
+            with pytest.raises(want, match="path"):
+                call(batch, path)
+            assert (
+                sorted(os.listdir(d)) == ["DIR", "FILE"]
+                and os.listdir(os.path.join(d, "DIR")) == []
+            )
+            return
+        call(batch, path)
+        assert os.path.isfile(path)
+        left = set(os.listdir(d)) | {"DIR/" + n for n in os.listdir(os.path.join(d, "DIR"))}
+        assert len(left) == 3  # DIR, FILE and the file: no temporary left over
