@@ -28,7 +28,7 @@ The capture section (--only capture) checks the in-graph auto-reset: a masked
 regenerate(mask=..., advance=True) recorded into a wp.ScopedCapture (behind a conditional node
 when wp.is_conditional_graph_supported()) replays an all-zero mask as an exact no-op and a
 nonzero mask like an eager twin, bitwise; and times, at --E, the all-zero replay against the
-same call recorded inside track_gen.exec.unconditional() (a full body), the course's own graph
+same call recorded inside track_gen.core.exec.unconditional() (a full body), the course's own graph
 for an all-zero mask, and one captured step of examples/warp_env's CarRaceEnv.
 
 The layouts section (--only layouts) builds every sampler's track generator twice, with
@@ -287,7 +287,7 @@ def _course_bytes(course) -> bytes:
 
 def check_capture(E: int, calls: int, device: str) -> bool:
     """The in-graph auto-reset: conditional node (where supported) vs unconditional body."""
-    import track_gen.exec as tg_exec
+    import track_gen.core.exec as tg_exec
 
     def make():
         return Course.track(

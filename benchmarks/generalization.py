@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
 from train_ppo import evaluate, first_episodes, train  # noqa: E402
 
-from track_gen.pipeline.stages.inflate import HALF_WIDTH as _HALF_WIDTH  # noqa: E402
+from track_gen.stages.inflate import HALF_WIDTH as _HALF_WIDTH  # noqa: E402
 
 #: Half road width of the generated training courses (the declaration's default).
 HALF_WIDTH = float(_HALF_WIDTH.default)

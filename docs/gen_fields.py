@@ -6,7 +6,7 @@ Run from the repository root::
     python docs/gen_fields.py --check   # exit 1 when the file differs from what it would write
 
 Every table row comes from a :class:`track_gen.pipeline.Tunable` (through
-:func:`track_gen.tunable.field_rows` for the config classes), so no default, range or unit is
+:func:`track_gen.core.tunable.field_rows` for the config classes), so no default, range or unit is
 written by hand. Commit the file whenever a declaration changes; ``tests/test_docs.py`` fails
 while it is stale.
 """
@@ -76,7 +76,7 @@ def _range(t, row_range: str) -> str:
 
 def _section_tables(config_cls, skip: int, level: str) -> list[str]:
     """One table per section of ``config_cls`` after the first ``skip`` (the base's)."""
-    from track_gen.tunable import field_rows
+    from track_gen.core.tunable import field_rows
 
     out = []
     pairs = list(zip(field_rows(config_cls), config_cls.__sections__, strict=True))

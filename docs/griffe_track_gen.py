@@ -3,7 +3,7 @@
 Two things static analysis cannot see on its own:
 
 1. The flat config classes (``SamplerConfig``, ``TrackGenConfig``, ``GateGenConfig``) are
-   built at import time by ``track_gen.tunable.config_class``; the source only shows
+   built at import time by ``track_gen.core.tunable.config_class``; the source only shows
    ``TrackGenConfig = config_class(...)``. Each is replaced by a class documented from the
    real class: its summary, its signature and an ``Attributes`` table of the fields it adds
    (generated from the same ``Tunable`` declarations as ``docs/reference/fields.md``).

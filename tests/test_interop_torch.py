@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import warp as wp
 
-import track_gen.exec as tg_exec
+import track_gen.core.exec as tg_exec
 import track_gen.interop.torch as tg_torch
 from track_gen import CaptureError
 from track_gen.course import Course
@@ -60,7 +60,7 @@ def test_importing_track_gen_does_not_import_torch():
     out = _run(
         """
         import sys
-        import track_gen, track_gen.course, track_gen.exec
+        import track_gen, track_gen.course, track_gen.core.exec
         import track_gen.interop
         import track_gen.interop.torch
         from track_gen.interop.torch import registered, retain

@@ -7,7 +7,7 @@ Public surface::
 """
 
 from .config import TRACK_GENERATORS, GateGenConfig, SamplerConfig, TrackGenConfig
-from .errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
+from .core.errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
 from .generators import GateGenerator, TrackGenerator
 from .results import FailBit, GateSequence, Track
 from .seeds import PerEnvSeededRNG, SeedState, effective_seed

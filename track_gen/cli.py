@@ -33,7 +33,7 @@ class _ArgumentError(Exception):
 
 def _check_count(option: str, value: int, lo: int, hi: int, hint: str) -> None:
     """A count option in its declared range ``[lo, hi]``, else a one-line refusal."""
-    from .checks import check_int
+    from .core.checks import check_int
 
     try:
         check_int(option, value, lo, hi, hint=hint)
@@ -64,7 +64,7 @@ def _samplers() -> list[str]:
 
 
 def _z_profiles() -> list[str]:
-    from .pipeline.stages.elevate import Z_PROFILE
+    from .stages.elevate import Z_PROFILE
 
     return list(Z_PROFILE.choices)
 

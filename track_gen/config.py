@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from .pipeline.stage import KERNEL_LAYOUT, LAYOUT_FIELDS, N_MAX, NUM_POINTS
-from .pipeline.stages import (
+from .core.tunable import config_class
+from .engine.stage import KERNEL_LAYOUT, LAYOUT_FIELDS, N_MAX, NUM_POINTS
+from .stages import (
     BUILTIN_SAMPLERS,
     common,
     elevate,
@@ -27,7 +28,6 @@ from .pipeline.stages import (
     validate,
     voronoi,
 )
-from .tunable import config_class
 
 __all__ = [
     "GATE_ALIGNS",
@@ -83,10 +83,11 @@ TrackGenConfig = config_class(
     doc="Configuration of a batch of road-band tracks (frozen, checked on construction).\n\n"
     "Every SamplerConfig field, plus the road, the relaxation and the validity fields.",
     namespace={
+        "family": "track",  # the pipeline family a config of this class builds
         "resolved_spacing": property(
             lambda self: resample.resolved_spacing(self.spacing, self.half_width),
             doc="Bead spacing in track units: ``spacing`` or ``0.6 * half_width``.",
-        )
+        ),
     },
 )
 
@@ -123,9 +124,10 @@ GateGenConfig = config_class(
     "to override it.",
     defaults=GATE_RESOLUTION,
     namespace={
+        "family": "gates",
         "N_max": property(
             lambda self: self.max_gates,
             doc="The per-env stride of the gate arrays (``max_gates``).",
-        )
+        ),
     },
 )

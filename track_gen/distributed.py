@@ -25,7 +25,7 @@ import os
 
 import numpy as np
 
-from .checks import INT32_MAX, INT32_MIN, check_int
+from .core.checks import INT32_MAX, INT32_MIN, check_int
 
 __all__ = ["RankLayout", "course_hashes"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import warp as wp
 
 from .config import GateGenConfig, TrackGenConfig
-from .pipeline.plan import check_sampler_name
+from .engine.plan import check_sampler_name
+from .engine.program import Program
+from .engine.registry import Registry, default_registry
+from .engine.spec import PipelineSpec
 from .pipeline.presets import gates_from_config, track_from_config
-from .pipeline.program import Program
-from .pipeline.registry import Registry, default_registry
-from .pipeline.spec import PipelineSpec
 from .seeds import PerEnvSeededRNG, SeedState
 
 __all__ = ["GateGenerator", "GeneratorBase", "TrackGenerator"]

@@ -225,7 +225,7 @@ class Track:
     @classmethod
     def allocate(cls, num_envs: int, n_max: int, device, budget=None) -> Track:
         """NaN-filled buffers, ``valid = 0`` and ``generation = -1`` until built (each array
-        checked against ``budget``, an :class:`~track_gen.pipeline.stage.AllocationBudget`,
+        checked against ``budget``, an :class:`~track_gen.engine.stage.AllocationBudget`,
         before it is allocated)."""
         full = _full_fn(device, budget, "result")
         nan = float("nan")

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import warp as wp
 
-from .checks import (
+from .core.checks import (
     INT32_MAX,
     INT32_MIN,
     check_array,
@@ -25,8 +25,8 @@ from .checks import (
     is_bool,
     is_int,
 )
-from .exec import require_not_capturing
-from .tunable import Tunable
+from .core.exec import require_not_capturing
+from .core.tunable import Tunable
 
 __all__ = ["NUM_ENVS", "PerEnvSeededRNG", "SeedState", "effective_seed", "stage_seed"]
 

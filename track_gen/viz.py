@@ -12,7 +12,7 @@ import math
 import numpy as np
 import warp as wp
 
-from .checks import check_choice, check_int, host_values, is_int
+from .core.checks import check_choice, check_int, host_values, is_int
 from .io.paths import check_picture_path, save_figure
 from .results import FailBit, Track
 

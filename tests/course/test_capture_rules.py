@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import warp as wp
 
-import track_gen.exec as tg_exec
+import track_gen.core.exec as tg_exec
 from track_gen import CaptureError
 from track_gen.course import Course
 from track_gen.pipeline import presets

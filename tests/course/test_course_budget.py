@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from track_gen import GateGenConfig, TrackGenConfig, TrackGenerator, tools
 from track_gen.course import Course, CourseConfig
-from track_gen.pipeline import presets, stage
-from track_gen.pipeline.program import plan_program
+from track_gen.engine import stage
+from track_gen.engine.program import plan_program
+from track_gen.pipeline import presets
 
 E = 6
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import warp as wp
 
-import track_gen.exec as tx
+import track_gen.core.exec as tx
 
 ROOT = Path(__file__).resolve().parents[2]
 E = 16

@@ -24,7 +24,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from track_gen import GateGenConfig, TrackGenConfig
-from track_gen.tunable import Tunable
+from track_gen.core.tunable import Tunable
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1

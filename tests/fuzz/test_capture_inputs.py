@@ -16,7 +16,7 @@
 * ``registered(conditional, capture_mode)``: a refusal (TypeError / ValueError naming the
   argument) comes at the call, before torch is imported (a subprocess checks two values); an
   accepted call raises CaptureError when entered here (no torch capture: torch.cuda is
-  unavailable on a CPU machine) and every ``track_gen.exec`` context variable is back to its
+  unavailable on a CPU machine) and every ``track_gen.core.exec`` context variable is back to its
   previous value, whatever the surrounding mode (a pretended enclosing block: "do not nest").
 * ``retain(graph, *objects)``: a weak-referenceable graph (or one that takes attributes) keeps
   the objects alive exactly as long as it lives; ints, None, strings, tuples, ... raise
@@ -45,11 +45,11 @@ import warp as wp
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-import track_gen.exec as tg_exec
+import track_gen.core.exec as tg_exec
 import track_gen.interop.torch as tg_torch
 from track_gen import CaptureError
+from track_gen.core import capture_check as cc
 from track_gen.course import Course
-from track_gen.course import capture_check as cc
 from track_gen.interop.torch import registered, retain
 from track_gen.pipeline import presets
 from track_gen.tools import CaptureProblem, Component, Progress, check_component

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from track_gen import GateGenConfig, GateGenerator, TrackGenConfig
 from track_gen.config import GATE_RESOLUTION
-from track_gen.tunable import Tunable, class_default, config_class, field_rows
+from track_gen.core.tunable import Tunable, class_default, config_class, field_rows
 
 from .strategies import examples, expected_config_error, expected_error, normalized, values
 

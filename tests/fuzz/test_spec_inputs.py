@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
 from track_gen.pipeline import PipelineSpec, Registry, StageSpec, build, default_registry, presets
-from track_gen.pipeline.stages import BUILTIN_STAGES
+from track_gen.stages import BUILTIN_STAGES
 from track_gen.tools import ComponentContext
 
 from .invariants import check_result, result_bytes

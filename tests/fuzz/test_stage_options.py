@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from track_gen import FailBit, GateGenConfig, TrackGenConfig
 from track_gen.pipeline import PipelineSpec, StageSpec, build
-from track_gen.pipeline.stages import BUILTIN_STAGES
+from track_gen.stages import BUILTIN_STAGES
 
 from .invariants import check_result
 from .strategies import SAMPLERS, examples, expected_options_error, values

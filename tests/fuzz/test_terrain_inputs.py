@@ -38,10 +38,11 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from track_gen import FailBit, GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
+from track_gen.core.tunable import Tunable
 from track_gen.course import Course, CourseConfig
 from track_gen.pipeline import presets
-from track_gen.pipeline.stages.common import EXTENT
-from track_gen.pipeline.stages.elevate import (
+from track_gen.stages.common import EXTENT
+from track_gen.stages.elevate import (
     Z_BASE,
     Z_KNOTS,
     Z_MAX,
@@ -78,7 +79,6 @@ from track_gen.tools.props import (
     WALL_THICKNESS,
     border_length_bound,
 )
-from track_gen.tunable import Tunable
 
 from .invariants import check_gates, check_track
 from .strategies import (

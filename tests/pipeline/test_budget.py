@@ -9,8 +9,9 @@ import pytest
 import warp as wp
 
 from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
+from track_gen.engine import stage
 from track_gen.io import RealTrack, tracks_spec
-from track_gen.pipeline import presets, stage
+from track_gen.pipeline import presets
 
 E = 5
 
@@ -93,9 +94,9 @@ def test_an_allocation_the_device_refuses_is_the_librarys_error(monkeypatch):
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_plan_program_counts_what_the_program_allocates_without_building_it(device, name):
+    from track_gen.engine.program import plan_program
     from track_gen.generators import GateGenerator as Gates
     from track_gen.generators import TrackGenerator as Tracks
-    from track_gen.pipeline.program import plan_program
 
     source = SOURCES[name](device)
     spec = source
@@ -106,7 +107,7 @@ def test_plan_program_counts_what_the_program_allocates_without_building_it(devi
 
 
 def test_plan_program_refuses_a_batch_too_large_for_the_device(monkeypatch):
-    from track_gen.pipeline.program import plan_program
+    from track_gen.engine.program import plan_program
 
     num_envs = 16_777_216
     sizes = _record_allocations(monkeypatch)

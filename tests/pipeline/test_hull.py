@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from track_gen.pipeline.stages.hull import SamplerHull
+from track_gen.stages.hull import SamplerHull
 
 from .loops import assert_sampler_loops, centerlines, probed_generator, sampler_generator
 

@@ -25,7 +25,7 @@ import warp as wp
 
 from track_gen import TRACK_GENERATORS, TrackGenConfig, TrackGenerator, effective_seed
 from track_gen.pipeline import Registry
-from track_gen.pipeline.stages import BUILTIN_SAMPLERS
+from track_gen.stages import BUILTIN_SAMPLERS
 
 from .loops import (
     assert_bitwise_equal,

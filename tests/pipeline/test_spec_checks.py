@@ -10,8 +10,8 @@ import pytest
 import warp as wp
 
 from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
+from track_gen.engine.stage import AllocationBudget
 from track_gen.pipeline import PipelineSpec, Registry, Stage, StageSpec, build, presets
-from track_gen.pipeline.stage import AllocationBudget
 
 E = 2
 TRACK = ("bezier", "resample", "inflate", "validate")

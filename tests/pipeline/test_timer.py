@@ -10,7 +10,7 @@ import pytest
 import warp as wp
 
 from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
-from track_gen.errors import CaptureError
+from track_gen.core.errors import CaptureError
 from track_gen.pipeline import StageTimer
 
 E = 8

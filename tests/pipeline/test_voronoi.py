@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from track_gen.config import VORONOI_LAYOUTS
-from track_gen.pipeline.stages.voronoi import SamplerVoronoi
+from track_gen.stages.voronoi import SamplerVoronoi
 
 from .loops import assert_sampler_loops, centerlines, probed_generator, sampler_generator
 

@@ -9,9 +9,10 @@ from types import MappingProxyType
 
 import warp as wp
 
-from ..checks import check_array, check_bool, check_mask
-from ..errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
-from ..exec import (
+from ..core.checks import check_array, check_bool, check_mask
+from ..core.component import Component, ComponentContext, order_components
+from ..core.errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
+from ..core.exec import (
     _REGISTERED_KEEP,
     _REGISTERED_STREAM,
     GraphCache,
@@ -25,7 +26,6 @@ from ..exec import (
     stream_scope,
     use_conditional,
 )
-from .component import Component, ComponentContext, order_components
 from .config import CourseConfig
 from .presets import (
     build_source,
@@ -446,7 +446,7 @@ class Course:
                     f"component {comp.name!r}: its {hook}() cannot be recorded in the "
                     f"conditional node of a masked regeneration ({type(err).__name__}: {err}); "
                     "tools.check_component(component, course) finds the call, and "
-                    "track_gen.exec.unconditional() records the body without the node"
+                    "track_gen.core.exec.unconditional() records the body without the node"
                 ) from err
 
     def _body(self, advance: bool, mask, stream, in_node: bool = False) -> None:
@@ -460,7 +460,7 @@ class Course:
 
     def _masked_body(self, advance: bool, mask, stream) -> None:
         """The body, behind a conditional node where the capture allows one
-        (:func:`track_gen.exec.record_masked`): an all-zero mask then skips it on device."""
+        (:func:`track_gen.core.exec.record_masked`): an all-zero mask then skips it on device."""
         if mask is None:
             self._body(advance, mask, stream)
             return

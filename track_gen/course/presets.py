@@ -5,11 +5,11 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 
-from ..checks import check_bool
 from ..config import GateGenConfig, TrackGenConfig
-from ..exec import check_stream
-from ..pipeline.spec import PipelineSpec
-from .component import Component, _source_family, check_generator, order_components
+from ..core.checks import check_bool
+from ..core.component import Component, check_generator, order_components, source_family
+from ..core.exec import check_stream
+from ..engine.spec import PipelineSpec
 from .config import CourseConfig
 
 __all__ = [
@@ -68,17 +68,17 @@ def _take_components(budget, layout, config, components) -> None:
 
 def check_course_budget(source, family, components) -> None:
     """A course built from a config or a spec: its generator's bytes (counted without building
-    it: :func:`~track_gen.pipeline.program.plan_program`) plus every component's planned bytes
+    it: :func:`~track_gen.engine.program.plan_program`) plus every component's planned bytes
     and the course's masks, against the device's budget, before anything is allocated
     (ValueError naming the component, or the generator, that tips the total). A built
     generator's course is checked by :func:`check_attach_budget` instead."""
     if not isinstance(source, (TrackGenConfig, GateGenConfig, PipelineSpec)):
         return
+    from ..engine.plan import check_sampler_name
+    from ..engine.program import plan_program, program_layout
+    from ..engine.registry import default_registry
+    from ..engine.stage import AllocationBudget
     from ..generators import GateGenerator, TrackGenerator
-    from ..pipeline.plan import check_sampler_name
-    from ..pipeline.program import plan_program, program_layout
-    from ..pipeline.registry import default_registry
-    from ..pipeline.stage import AllocationBudget
 
     spec = source
     if not isinstance(source, PipelineSpec):
@@ -95,7 +95,7 @@ def check_course_budget(source, family, components) -> None:
 def check_attach_budget(generator, components) -> None:
     """A course on a built generator: its components' planned bytes and the course's masks
     against what the device has left now, before the first component attaches."""
-    from ..pipeline.stage import AllocationBudget
+    from ..engine.stage import AllocationBudget
 
     layout = generator.layout
     config = getattr(generator, "config", None)
@@ -241,11 +241,11 @@ def check_source(source, family, seeds, stream, prepare, components) -> None:
     check_bool("prepare", prepare)
     other = "Course.gates(...)" if family == "track" else "Course.track(...)"
     if isinstance(source, (TrackGenConfig, GateGenConfig, PipelineSpec)):
-        src_family = _source_family(source)
+        src_family = source_family(source)
         if src_family != family:
             raise TypeError(f"source: a {src_family} source goes to {other}")
         config = source.config if isinstance(source, PipelineSpec) else source
-        from ..pipeline.program import _resolve_device
+        from ..engine.program import _resolve_device
         from ..seeds import SeedState
 
         device = _resolve_device(config)
@@ -258,7 +258,7 @@ def check_source(source, family, seeds, stream, prepare, components) -> None:
                 "a built generator (source) already has them"
             )
         check_generator(source, "source")
-        src_family = _source_family(source) or family
+        src_family = source_family(source) or family
         if src_family != family:
             raise TypeError(f"source: a {src_family} generator goes to {other}")
     else:

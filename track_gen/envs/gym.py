@@ -21,7 +21,7 @@ import warp as wp
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ..checks import check_int, is_int
+from ..core.checks import check_int, is_int
 from .race import RaceDone, RaceEnv
 
 __all__ = ["RaceVectorEnv"]

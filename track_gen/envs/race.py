@@ -44,7 +44,7 @@ import math
 import numpy as np
 import warp as wp
 
-from ..checks import (
+from ..core.checks import (
     INT32_MAX,
     INT32_MIN,
     check_bool,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..checks import is_int, is_number
+from ..core.checks import is_int, is_number
 
 __all__ = ["FAMILIES", "FORMAT", "Settings", "read_settings", "track_generator_from_file"]
 
@@ -99,7 +99,7 @@ class Settings:
             if not is_number(v):
                 raise TypeError(f"params[{name!r}] must be a number, got {type(v).__name__} {v!r}")
         rnd = _check_name_map("randomize", self.randomize, "(lo, hi) ranges")
-        from ..pipeline.params import as_range
+        from ..engine.params import as_range
 
         rnd = {name: as_range(name, lo_hi) for name, lo_hi in rnd.items()}
         object.__setattr__(self, "seed", int(self.seed))

@@ -363,7 +363,7 @@ class ExploreState:
                 pending.append((name, spec.check(new.params[name], f"params[{name!r}]", True)))
         ranges = []
         if not rebuild:
-            from ..pipeline.params import as_range
+            from ..engine.params import as_range
 
             for name, lo_hi in new.randomize.items():
                 if tuple(lo_hi) != tuple(old.randomize.get(name, ())):

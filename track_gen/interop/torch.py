@@ -66,9 +66,9 @@ import weakref
 
 import warp as wp
 
-from ..checks import check_bool
-from ..errors import CaptureError
-from ..exec import _MODE, _REGISTERED_KEEP, _REGISTERED_STREAM
+from ..core.checks import check_bool
+from ..core.errors import CaptureError
+from ..core.exec import _MODE, _REGISTERED_KEEP, _REGISTERED_STREAM
 
 __all__ = ["registered", "retain"]
 

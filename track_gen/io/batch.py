@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-from ..checks import (
+from ..config import GateGenConfig, TrackGenConfig
+from ..core.checks import (
     INT32_MAX,
     check_bool,
     check_int,
@@ -36,7 +37,11 @@ from ..checks import (
     host_values,
     is_int,
 )
+from ..engine.registry import Registry
+from ..engine.spec import PipelineSpec, StageSpec
+from ..generators import GateGenerator, TrackGenerator
 from ..results import GateSequence, Track
+from ..seeds import NUM_ENVS
 from .paths import atomic_write, atomic_write_text, check_out_path, read_bytes
 
 __all__ = [
@@ -122,8 +127,6 @@ def _generator_record(result, generator, who: str) -> tuple[dict, dict[str, np.n
     """(header record, arrays) of ``generator`` (checked against ``result``): array stage
     options become ``options.<stage>.<key>`` entries; any other option that is not a JSON value
     makes the record not rebuildable (``why_not`` says which)."""
-    from ..generators import GateGenerator, TrackGenerator
-
     kind = _result_kind(result, who)
     want = GateGenerator if kind == "gates" else TrackGenerator
     if not isinstance(generator, want) or (
@@ -396,7 +399,7 @@ def _load_json(where: str, raw: bytes) -> tuple[dict, dict[str, np.ndarray]]:
 
 
 def _in_file(where: str, check, *args):
-    """``check(*args)`` (a checker of ``track_gen.checks``), its TypeError or ValueError
+    """``check(*args)`` (a checker of ``track_gen.core.checks``), its TypeError or ValueError
     re-raised as a ValueError naming the file: a file's content is a value."""
     try:
         return check(*args)
@@ -446,8 +449,6 @@ def _check_numeric(name: str, a: np.ndarray) -> np.ndarray:
 
 def _header_shape(where: str, header: dict) -> tuple[int, int]:
     """``(num_envs, n_max)`` of the header, checked (ints, not bools, in range)."""
-    from ..seeds import NUM_ENVS
-
     try:
         E = NUM_ENVS.check(header.get("num_envs"), "num_envs")
         n_max = check_int("n_max", header.get("n_max"), 1, INT32_MAX)
@@ -558,11 +559,6 @@ def rebuild(path, device=None, *, verify: bool = True, registry=None):
             a rebuilt batch that differs from the file: the parameters or seeds were changed
             after the envs were built, another device, or another library version.
     """
-    from ..config import GateGenConfig, TrackGenConfig
-    from ..generators import GateGenerator, TrackGenerator
-    from ..pipeline.registry import Registry
-    from ..pipeline.spec import PipelineSpec, StageSpec
-
     verify = check_bool("rebuild verify", verify)
     _check_device_arg(device)
     if registry is not None and not isinstance(registry, Registry):

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..checks import check_float
+from ..core.checks import check_float
 from ..results import Track
 from .paths import atomic_write_text, check_out_path
 from .tum import course_rows, fmt, locate_on_loop, loop_segments

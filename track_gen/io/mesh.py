@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import check_float
+from ..core.checks import check_float
 from ..results import GateSequence, Track
 from .paths import atomic_write, check_out_path
 from .tum import CourseRows, course_rows, gate_rows

@@ -9,13 +9,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..checks import check_choice
+from ..config import TrackGenConfig
+from ..core.checks import check_choice
+from ..engine.spec import PipelineSpec, StageSpec
 from ..pipeline.presets import track_from_config
-from ..pipeline.spec import PipelineSpec, StageSpec
-from ..pipeline.stages.inflate import HALF_WIDTH
-from ..pipeline.stages.real_track import ASSIGN_MODES
-from ..pipeline.stages.resample import SPACING
-from ..pipeline.stages.road_width import WIDTH_VARIATION
+from ..stages.inflate import HALF_WIDTH
+from ..stages.real_track import ASSIGN_MODES
+from ..stages.resample import SPACING
+from ..stages.road_width import WIDTH_VARIATION
 from .tum import float_array, locate_on_loop, loop_segments
 
 __all__ = ["UNITS", "tracks_spec"]
@@ -138,8 +139,6 @@ def tracks_spec(
             with non-finite or non-positive values, or one that needs more than 16384 beads
             (pass a larger ``spacing``, or ``units="normalized"``).
     """
-    from ..config import TrackGenConfig
-
     if isinstance(tracks, (str, bytes)) or not isinstance(tracks, Sequence):
         raise TypeError(
             f"tracks must be a sequence of RealTrack, got {type(tracks).__name__}; e.g. "

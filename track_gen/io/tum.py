@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_int, is_bool, is_int, is_number
+from ..core.checks import check_int, is_bool, is_int, is_number
 from ..results import FailBit, GateSequence, Track
 from .paths import atomic_write_text, check_out_path, check_picture_path, read_bytes, save_figure
 

@@ -1,13 +1,15 @@
-"""The pipeline engine: specs, registry, stages and built programs."""
+"""The pipeline: specs, registry, stages and built programs (public names of
+``track_gen.engine``, the built-in stages of ``track_gen.stages``, and the ready-made specs of
+:mod:`track_gen.pipeline.presets`)."""
 
-from ..tunable import Tunable
+from ..core.tunable import Tunable
+from ..engine.params import Params
+from ..engine.program import Program, build
+from ..engine.registry import Registry, StageEntry, default_registry, register
+from ..engine.spec import PipelineSpec, StageSpec
+from ..engine.stage import Layout, Stage, Workspace
+from ..engine.timer import StageTimer
 from . import presets
-from .params import Params
-from .program import Program, build
-from .registry import Registry, StageEntry, default_registry, register
-from .spec import PipelineSpec, StageSpec
-from .stage import Layout, Stage, Workspace
-from .timer import StageTimer
 
 __all__ = [
     "Layout",

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .plan import check_sampler_name
-from .registry import default_registry
-from .spec import PipelineSpec, StageSpec
-
-if TYPE_CHECKING:
-    from ..config import TrackGenConfig
+from ..config import GateGenConfig, TrackGenConfig
+from ..engine.plan import check_sampler_name
+from ..engine.registry import default_registry
+from ..engine.spec import PipelineSpec, StageSpec
 
 __all__ = ["gates", "gates_from_config", "track", "track_from_config", "track_mix"]
 
@@ -52,7 +50,6 @@ def track(**config_fields) -> PipelineSpec:
     Example:
         ``presets.track(num_envs=64, device="cpu", generator="polar")``
     """
-    from ..config import TrackGenConfig
 
     return track_from_config(TrackGenConfig(**config_fields))
 
@@ -73,7 +70,6 @@ def track_mix(
         ``presets.track_mix({"bezier": 1, "polar": 1}, num_envs=256).with_randomize(
         {"bezier.rad": (0.2, 0.6)})``
     """
-    from ..config import TrackGenConfig
 
     if (
         generators is None
@@ -127,6 +123,5 @@ def gates(**config_fields) -> PipelineSpec:
     Example:
         ``presets.gates(num_envs=64, device="cpu", gate_width=0.1)``
     """
-    from ..config import GateGenConfig
 
     return gates_from_config(GateGenConfig(**config_fields))

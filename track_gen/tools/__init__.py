@@ -16,8 +16,8 @@ Utilities they wrap: ``CheckpointPlacer`` (-> ``CheckpointSet``), ``ProgressTrac
 component a conditional regeneration body cannot hold).
 """
 
-from ..course.capture_check import CaptureProblem, check_component
-from ..course.component import Component, ComponentContext, InputSpec, order_components
+from ..core.capture_check import CaptureProblem, check_component
+from ..core.component import Component, ComponentContext, InputSpec, order_components
 from .band_collision import BandCollider, BandCollision, BandContact
 from .checkpoints import CheckpointPlacer, Checkpoints, CheckpointSet, GateCheckpoints
 from .course_line import CenterlineFromGates, CourseLine, CourseLineBuilder

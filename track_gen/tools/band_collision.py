@@ -80,12 +80,12 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..checks import check_array, check_mask
-from ..course.component import Component, InputSpec, buffer_bytes
-from ..exec import require_not_capturing
-from ..pipeline.stage import KERNEL_LAYOUT, PER_ITEM, AllocationBudget, resolve_kernel_layout
+from ..core.checks import check_array, check_mask
+from ..core.component import Component, InputSpec, buffer_bytes
+from ..core.exec import require_not_capturing
+from ..core.tunable import Tunable
+from ..engine.stage import KERNEL_LAYOUT, PER_ITEM, AllocationBudget, resolve_kernel_layout
 from ..results import Track
-from ..tunable import Tunable
 from .band_collision_contact import BandContact, _height_kernel
 from .band_collision_items import (
     QUERY_PARTS,

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 import warp as wp
 
-from ..checks import check_float, check_int, check_mask
-from ..course.component import Component, buffer_bytes
-from ..exec import as_device, require_not_capturing
-from ..pipeline.stage import AllocationBudget
+from ..core.checks import check_float, check_int, check_mask
+from ..core.component import Component, buffer_bytes
+from ..core.exec import as_device, require_not_capturing
+from ..core.tunable import Tunable
+from ..engine.stage import AllocationBudget
 from ..results import GateSequence, Track
-from ..tunable import Tunable
 from .limits import in_range3
 
 wp.set_module_options({"enable_backward": False})
@@ -96,7 +96,7 @@ class CheckpointSet:
                 ``[3, 65536]``).
             device: a ``wp.Device`` or a device name this machine has (``"cpu"``,
                 ``"cuda:0"``).
-            budget: an :class:`~track_gen.pipeline.stage.AllocationBudget` to allocate
+            budget: an :class:`~track_gen.engine.stage.AllocationBudget` to allocate
                 through, or None for a fresh one on ``device``.
 
         The arguments are checked before anything is allocated (TypeError for the wrong

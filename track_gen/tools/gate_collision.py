@@ -60,12 +60,12 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from ..checks import check_array, check_mask
-from ..course.component import Component, InputSpec, buffer_bytes
-from ..exec import require_not_capturing
-from ..pipeline.stage import AllocationBudget
+from ..core.checks import check_array, check_mask
+from ..core.component import Component, InputSpec, buffer_bytes
+from ..core.exec import require_not_capturing
+from ..core.tunable import Tunable
+from ..engine.stage import AllocationBudget
 from ..results import GateSequence
-from ..tunable import Tunable
 from .band_collision import MAX_BOXES, box_inputs
 from .gate_collision_kernels import (
     FrameMember,

@@ -61,13 +61,13 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from ..checks import check_mask
-from ..course.component import Component, buffer_bytes
-from ..exec import require_not_capturing
-from ..pipeline.stage import AllocationBudget
-from ..pipeline.stages.common import EXTENT
+from ..core.checks import check_mask
+from ..core.component import Component, buffer_bytes
+from ..core.exec import require_not_capturing
+from ..core.tunable import Tunable
+from ..engine.stage import AllocationBudget
 from ..results import Track
-from ..tunable import Tunable
+from ..stages.common import EXTENT
 from .band_collision_kernels import fill_grid_kernel
 from .heightfield_kernels import _frame_kernel, _raster_kernel
 

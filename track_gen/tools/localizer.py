@@ -62,12 +62,12 @@ from dataclasses import dataclass
 import numpy as np
 import warp as wp
 
-from ..checks import check_array, check_float, check_mask
-from ..course.component import Component, InputSpec, buffer_bytes
-from ..exec import require_not_capturing
-from ..pipeline.stage import AllocationBudget
+from ..core.checks import check_array, check_float, check_mask
+from ..core.component import Component, InputSpec, buffer_bytes
+from ..core.exec import require_not_capturing
+from ..core.tunable import Tunable
+from ..engine.stage import AllocationBudget
 from ..results import GateSequence, Track
-from ..tunable import Tunable
 from .course_line import CourseLine
 from .localizer_kernels import (
     _curvature_at_kernel,

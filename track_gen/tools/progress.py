@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from ..checks import check_array, check_mask
-from ..course.component import Component, InputSpec, buffer_bytes
-from ..exec import require_not_capturing
+from ..core.checks import check_array, check_mask
+from ..core.component import Component, InputSpec, buffer_bytes
+from ..core.exec import require_not_capturing
 from .checkpoints import CheckpointSet
 from .limits import clamp3, in_range3
 

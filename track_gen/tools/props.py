@@ -52,12 +52,12 @@ from dataclasses import dataclass
 import numpy as np
 import warp as wp
 
-from ..checks import check_float, check_mask
-from ..course.component import Component, buffer_bytes
-from ..exec import require_not_capturing
-from ..pipeline.stage import AllocationBudget
+from ..core.checks import check_float, check_mask
+from ..core.component import Component, buffer_bytes
+from ..core.exec import require_not_capturing
+from ..core.tunable import Tunable
+from ..engine.stage import AllocationBudget
 from ..results import Track
-from ..tunable import Tunable
 from .checkpoints import construction_result
 from .limits import in_range3
 

@@ -1,0 +1,402 @@
+"""The stage interface every pipeline stage (built-in or plugin) implements, the layout fields
+every generator has, and the shared workspace with its allocation budget."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import warp as wp
+
+from ..core.tunable import Tunable, Values, resolve_values
+from ..seeds import NUM_ENVS
+
+__all__ = [
+    "KERNEL_LAYOUT",
+    "LAYOUT_FIELDS",
+    "PER_ENV",
+    "PER_ITEM",
+    "AllocationBudget",
+    "Layout",
+    "Stage",
+    "Tunable",
+    "Workspace",
+    "resolve_kernel_layout",
+]
+
+# ---------------------------------------------------------------------------- layout fields
+GENERATOR = Tunable(
+    "generator",
+    "bezier",
+    kind="name",
+    doc="centerline sampler: a registered sampler stage (bezier, checkpoint, hull, polar, "
+    "repulsive, voronoi, or a plugin's namespaced name).",
+)
+DEVICE = Tunable(
+    "device",
+    None,
+    kind="device",
+    doc="Warp device ('cpu', 'cuda:0'); None is Warp's preferred device (CUDA when present).",
+)
+NUM_POINTS = Tunable(
+    "num_points",
+    256,
+    lo=16,
+    hi=16384,
+    unit="points",
+    doc="resolution of the sampler's closed centerline, before constant-spacing resampling.",
+)
+N_MAX = Tunable(
+    "N_max",
+    384,
+    lo=8,
+    hi=16384,
+    unit="beads",
+    doc="per-env bead capacity; a loop needing more beads is truncated and marked invalid "
+    "(FailBit.TRUNCATED). The relaxation's neighbour search costs O(N_max^2) per env.",
+)
+KERNEL_LAYOUT = Tunable(
+    "kernel_layout",
+    "auto",
+    choices=("auto", "per_env", "per_item"),
+    doc="thread layout of the heavy track stages (resample, relax, inflate): per_env runs one "
+    "thread per env (suits the single-threaded CPU backend), per_item one thread per bead with "
+    "deterministic per-env reductions (fills a GPU); auto is per_env on the CPU and per_item "
+    "on CUDA. Both layouts give bitwise-identical tracks.",
+)
+#: Fields every generator's config has (the track config adds N_max).
+LAYOUT_FIELDS = (GENERATOR, NUM_ENVS, DEVICE, NUM_POINTS)
+
+#: The two thread layouts a stage may implement (``kernel_layout`` resolves to one of them).
+PER_ENV = "per_env"
+PER_ITEM = "per_item"
+
+
+def resolve_kernel_layout(value: str, device) -> str:
+    """``"per_env"`` or ``"per_item"`` for a ``kernel_layout`` value on ``device``
+    (``"auto"``: per_env on the CPU, per_item on CUDA)."""
+    if value == "auto":
+        return PER_ITEM if wp.get_device(device).is_cuda else PER_ENV
+    if value not in (PER_ENV, PER_ITEM):
+        raise ValueError(f"kernel_layout = {value!r} is not one of ('auto', 'per_env', 'per_item')")
+    return value
+
+
+#: Kernels index flat arrays with int32: no array may hold more elements than this.
+MAX_ELEMENTS = 2**31 - 1
+
+
+def memory_budget(device) -> int:
+    """Bytes a generator may allocate on ``device``: what the device has free now (CUDA: its
+    free memory; the CPU: ``MemAvailable`` of ``/proc/meminfo``), at most its total (the GPU's
+    memory, the machine's physical memory)."""
+    dev = wp.get_device(device)
+    if dev.is_cuda:
+        return int(min(dev.total_memory, dev.free_memory))
+    try:
+        total = int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        total = 2**40
+    return min(total, _available_host_memory(total))
+
+
+def _available_host_memory(default: int) -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return default
+
+
+class AllocationBudget:
+    """Checks every construction-time allocation before it happens.
+
+    Each array must index with int32 (at most ``MAX_ELEMENTS`` elements) and the running total
+    must stay within :func:`memory_budget` (read when the budget is made); otherwise a
+    ValueError names the array, the sizes and the fields that set them (``hint``). A
+    construction counts its buffers first with :meth:`plan`, so a batch too large is refused
+    before its first array is allocated; an allocation the device still refuses (its memory
+    taken meanwhile) raises the same ValueError instead of Warp's error.
+    """
+
+    def __init__(
+        self,
+        device,
+        hint: str = "lower num_envs, N_max or num_points",
+        owner: str = "this generator's",
+    ):
+        self.device = wp.get_device(device)
+        self.limit = memory_budget(self.device)
+        self.used = 0
+        self.hint = hint
+        self.owner = owner  # whose buffers the refusal names ("this course's")
+        self.taken: list[tuple[str, int, int]] = []  # (what, elements, bytes) of each take
+        self.planned: int | None = None  # bytes :meth:`plan` counted (None: no plan made)
+
+    def _check_elements(self, count: int, what: str) -> None:
+        if count > MAX_ELEMENTS:
+            raise ValueError(
+                f"{what} would hold {count:,} elements, more than {MAX_ELEMENTS:,} (kernels "
+                f"index with int32): {self.hint}"
+            )
+
+    def _check_total(self, total: int, what: str) -> None:
+        if total > self.limit:
+            raise ValueError(
+                f"{what} would bring {self.owner} buffers to {total / 2**30:.1f} GiB, more "
+                f"than the {self.limit / 2**30:.1f} GiB budget of {self.device} (its free "
+                f"memory): {self.hint}"
+            )
+
+    def take(self, count: int, dtype, what: str) -> None:
+        count = int(count)
+        self._check_elements(count, what)
+        nbytes = count * wp.types.type_size_in_bytes(dtype)
+        self._check_total(self.used + nbytes, what)
+        self.used += nbytes
+        self.taken.append((what, count, nbytes))
+
+    def take_bytes(self, nbytes: int, what: str) -> None:
+        """Count ``nbytes`` planned elsewhere (a generator's plan, a component's
+        ``planned_bytes``) against the total: ValueError naming ``what`` past the budget."""
+        nbytes = int(nbytes)
+        self._check_total(self.used + nbytes, what)
+        self.used += nbytes
+        self.taken.append((what, 0, nbytes))
+
+    def plan(self, allocate: Callable[[int, AllocationBudget], Any], num_envs: int) -> None:
+        """Count a whole construction before its first allocation.
+
+        ``allocate(n, budget)`` makes every buffer of the construction for ``n`` envs through
+        ``budget``. It runs for one and for two envs (tiny allocations, dropped at once); each
+        array's element count and the total bytes are extrapolated linearly to ``num_envs``
+        (every buffer is a per-env size times E, or a constant) and checked against this
+        budget: ValueError naming the first array or the total out of bounds."""
+        probes = []
+        for n in (1, 2):
+            probe = AllocationBudget(self.device, self.hint)
+            probe.limit = MAX_PLAN_BYTES
+            allocate(n, probe)
+            probes.append(probe)
+        one, two = probes
+        extra = num_envs - 1
+        for (what, c1, _), (_, c2, _) in zip(one.taken, two.taken, strict=False):
+            self._check_elements(c1 + extra * max(c2 - c1, 0), what)
+        total = one.used + extra * max(two.used - one.used, 0)
+        self._check_total(self.used + total, "the construction")
+        self.planned = total
+
+    def _allocated(self, make: Callable[[], wp.array], what: str) -> wp.array:
+        try:
+            return make()
+        except RuntimeError as exc:
+            if "Failed to allocate" not in str(exc):
+                raise
+            raise ValueError(
+                f"{what}: {self.device} refused the allocation ({exc}; this generator's "
+                f"buffers would come to {self.used / 2**30:.1f} GiB): {self.hint}"
+            ) from None
+
+    def zeros(self, count: int, dtype, what: str) -> wp.array:
+        """A zero-filled ``[count]`` array, checked first (``count`` 0 allocates one element)."""
+        n = max(int(count), 1)
+        self.take(n, dtype, what)
+        return self._allocated(lambda: wp.zeros(n, dtype=dtype, device=self.device), what)
+
+    def full(self, count: int, value, dtype, what: str) -> wp.array:
+        n = max(int(count), 1)
+        self.take(n, dtype, what)
+        return self._allocated(lambda: wp.full(n, value, dtype=dtype, device=self.device), what)
+
+    def array(self, host: np.ndarray, dtype, what: str) -> wp.array:
+        self.take(max(len(host), 1), dtype, what)
+        return self._allocated(lambda: wp.array(host, dtype=dtype, device=self.device), what)
+
+
+#: A probe of :meth:`AllocationBudget.plan` allocates for one or two envs; its own limit only
+#: guards against a runaway plugin.
+MAX_PLAN_BYTES = 2**34
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The fixed shapes of a generator (never change after construction).
+
+    Attributes:
+        family: ``"track"`` or ``"gates"``.
+        num_envs: batch size E.
+        N_max: per-env capacity, the stride of every per-row result array (beads for tracks,
+            ``max_gates`` for gates).
+        num_points: sampler output resolution (stride of ``Workspace.line``).
+        device: the Warp device.
+        kernel_layout: ``"per_env"`` or ``"per_item"`` (``config.kernel_layout`` resolved for
+            the device by :func:`resolve_kernel_layout`): the thread layout of the stages that
+            implement both.
+    """
+
+    family: str
+    num_envs: int
+    N_max: int
+    num_points: int
+    device: Any
+    kernel_layout: str = PER_ENV
+
+
+@dataclass
+class Workspace:
+    """Buffers shared between stages, allocated once by the program.
+
+    Attributes:
+        layout: the :class:`Layout`.
+        config: the config the pipeline was built from (``TrackGenConfig`` / ``GateGenConfig``).
+        budget: the :class:`AllocationBudget`; stages allocate through :meth:`zeros`.
+        active: int32 ``[E]``: 1 for envs rebuilt by the current call (mask), else 0.
+            Every stage skips inactive envs, which therefore stay bitwise unchanged.
+        eff_seed: int32 ``[E]``: effective seed of each env for the current call.
+        fail: int32 ``[E]``: :class:`~track_gen.FailBit` flags raised so far this call.
+        line: vec2f ``[E*num_points]``: the sampler's closed centerline (written by the sampler).
+        beads: vec2f ``[E*N_max]``: constant-spacing beads (resample -> relax -> inflate).
+        count: int32 ``[E]``: real beads in ``beads``.
+        line_width: vec2f ``[E*num_points]`` or None: per-point road widths ``(left, right)``
+            of ``line`` (track units, left = the side of the plan-view left normal), written
+            by a sampler that has them (``real_track``); None: the constant ``half_width``.
+        bead_width: vec2f ``[E*N_max]`` or None: ``line_width`` resampled to the beads
+            (``resample``), read by ``inflate`` (border offsets) and ``validate``
+            (thickness against the local width); NaN past ``count``.
+        result: the staging :class:`~track_gen.Track` / :class:`~track_gen.GateSequence` the
+            stages write; the program commits the rebuilt envs' rows to the generator's result
+            only once every stage has been launched, so a stage that raises leaves the result
+            unchanged.
+        diagnostics: name -> device array that stages expose (e.g. relax overflow counts).
+        inputs: name -> stable device array a stage reads and the user writes in place
+            (declared with :meth:`add_input`; exposed as ``generator.inputs``).
+        input_info: name -> description of each input.
+    """
+
+    layout: Layout
+    config: Any
+    budget: AllocationBudget
+    active: wp.array
+    eff_seed: wp.array
+    fail: wp.array
+    line: wp.array
+    beads: wp.array
+    count: wp.array
+    result: Any
+    diagnostics: dict = dataclasses.field(default_factory=dict)
+    line_width: Any = None
+    bead_width: Any = None
+    inputs: dict = dataclasses.field(default_factory=dict)
+    input_info: dict = dataclasses.field(default_factory=dict)
+
+    def zeros(self, count: int, dtype, what: str) -> wp.array:
+        """A zero-filled ``[count]`` scratch array on the layout's device, checked against the
+        allocation budget first (``what`` names it in the error)."""
+        return self.budget.zeros(count, dtype, what)
+
+    def add_input(self, name: str, array: wp.array, doc: str) -> wp.array:
+        """Expose ``array`` as a user-writable generator input named ``name``
+        (``"<stage>.<field>"``). Every regeneration and every replay reads it in place."""
+        if name in self.inputs or name == "regen_mask":
+            raise ValueError(f"generator input {name!r} is declared twice")
+        self.inputs[name] = array
+        self.input_info[name] = doc
+        return array
+
+
+class Stage:
+    """Base class of a pipeline stage.
+
+    A stage is built once per program with ``Stage(name, config, options)``; it allocates its
+    scratch in :meth:`allocate` (through ``ws.zeros``) and launches its kernels in
+    :meth:`enqueue`, which must not allocate, synchronize or read device data on the host
+    (unless the stage is registered with ``capturable=False``). It reads and writes only the
+    rows of envs with ``ws.active[e] != 0``.
+
+    Class attributes:
+        role: ``"sampler"`` (writes ``ws.line``) or ``"process"`` (anything after).
+        families: the pipeline families the stage works in (``("track",)``, ``("gates",)``),
+            or None for both; a pipeline of another family is refused before anything is
+            built.
+        validates: True for a stage that writes ``result.valid`` and ``result.fail_mask`` of
+            every active env (``validate``, ``gate_validate``); every pipeline needs one, so
+            that ``valid[e] == (fail_mask[e] == 0)`` holds for every env it builds.
+        FIELDS: the stage's tunables (:class:`~track_gen.pipeline.Tunable`), static and
+            dynamic, each declared once. Their values are in ``self.values``: a
+            ``StageSpec`` option of the field's name, else the config field of that name, else
+            the declared default, each checked against the declaration.
+        OPTIONS: names of further ``StageSpec`` options the stage reads itself from
+            ``self.options`` (any other unknown option is refused).
+    """
+
+    role: ClassVar[str] = "process"
+    families: ClassVar[tuple[str, ...] | None] = None
+    validates: ClassVar[bool] = False
+    FIELDS: ClassVar[tuple[Tunable, ...]] = ()
+    OPTIONS: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, name: str, config, options: dict | None = None):
+        self.name = name
+        self.config = config
+        self.options = dict(options or {})
+        self.values: Values = resolve_values(
+            type(self).FIELDS,
+            config,
+            self.options,
+            f"StageSpec({name!r})",
+            extra=type(self).OPTIONS,
+        )
+
+    def resolves(self) -> tuple[str, ...]:
+        """The stage kinds :meth:`resolve` looks up (a composite's children; default none), so
+        that a spec naming a kind not registered yet is checked when it is built."""
+        return ()
+
+    def resolve(self, registry) -> None:
+        """Look up other stages in ``registry`` (composite stages); called before params."""
+
+    def dynamic_fields(self) -> list[tuple[str, Tunable, float]]:
+        """``(public name, tunable, initial value)`` of every dynamic field this stage reads;
+        default: its own dynamic FIELDS as ``"<name>.<field>"``."""
+        return [
+            (f"{self.name}.{t.name}", t, self.values[t.name])
+            for t in type(self).FIELDS
+            if t.dynamic
+        ]
+
+    def param_arrays(self, params) -> dict:
+        """The ``params`` argument of :meth:`enqueue`: each of :meth:`dynamic_fields`' arrays
+        from ``params`` (a mapping by public name), by public name and, for the stage's own
+        fields, by field name."""
+        out = {}
+        for q, _, _ in self.dynamic_fields():
+            out[q] = params[q]
+            if q.startswith(self.name + "."):
+                out[q[len(self.name) + 1 :]] = params[q]
+        return out
+
+    def host_stages(self) -> list[str]:
+        """Names of contained stages registered with ``capturable=False`` (composites)."""
+        return []
+
+    def allocate(self, ws: Workspace) -> None:
+        """Allocate scratch buffers with ``ws.zeros`` / ``ws.budget`` and nothing else
+        (called outside any capture: once for the program, and before that for one and for two
+        envs, by :meth:`AllocationBudget.plan`, on fresh stage instances)."""
+
+    def enqueue(self, ws: Workspace, params: dict) -> None:
+        """Launch the stage's kernels on the current stream.
+
+        Args:
+            ws: the shared :class:`Workspace`.
+            params: ``[E]`` float32 device array of each dynamic field, by public name
+                (``"bezier.rad"``) and, for the stage's own fields, by field name (``"rad"``).
+        """
+        raise NotImplementedError(f"stage {type(self).__name__} must implement enqueue()")

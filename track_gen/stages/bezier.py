@@ -1,0 +1,190 @@
+"""Bezier sampler: corners in distinct grid cells, angle-sorted, joined by cubic segments.
+
+Per env (one thread): draw ``m`` corners in distinct cells of a ``cells x cells`` grid over
+the unit square, sort them by angle around their centroid (counter-clockwise), give each
+corner a tangent blended between its incident edges (``edgy``), join consecutive corners
+with cubics whose handles are ``min(rad * chord, handle_clamp_frac * shorter edge)``,
+arc-resample to ``num_points`` and scale the bounding box to ``1.44 * scale``. A loop whose
+curves cross itself falls back to the straight corner polygon, which is simple because the
+corners are angle-sorted around an interior point (the relaxation rounds it later).
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ..core.tunable import Tunable
+from ..engine.stage import Stage, Workspace
+from ..geometry import (
+    CrossingScratch,
+    bbox_scale,
+    has_self_crossing,
+    resample_closed_box,
+    safe_normalize,
+)
+from ..seeds import stage_rng
+from .common import EXTENT, SCALE, SEGMENT_POINTS
+from .corners import GRID_FIELDS, draw_grid_corners, grid_cells
+
+wp.set_module_options({"enable_backward": False})
+
+SALT_BEZIER = wp.constant(wp.uint32(0xB321E001))
+
+
+@wp.func
+def _corner_tangent(c: wp.array(dtype=wp.vec2f), cb: int, m: int, i: int, p: float) -> wp.vec2f:
+    ip = (i + m - 1) % m
+    inx = (i + 1) % m
+    u_in = safe_normalize(c[cb + i] - c[cb + ip])
+    u_out = safe_normalize(c[cb + inx] - c[cb + i])
+    return safe_normalize(p * u_out + (1.0 - p) * u_in)
+
+
+@wp.func
+def _shorter_edge(c: wp.array(dtype=wp.vec2f), cb: int, m: int, i: int) -> float:
+    ip = (i + m - 1) % m
+    inx = (i + 1) % m
+    return wp.min(wp.length(c[cb + i] - c[cb + ip]), wp.length(c[cb + inx] - c[cb + i]))
+
+
+@wp.kernel
+def _bezier_kernel(
+    eff_seed: wp.array(dtype=wp.int32),
+    active: wp.array(dtype=wp.int32),
+    rad: wp.array(dtype=wp.float32),
+    edgy: wp.array(dtype=wp.float32),
+    clamp_frac: wp.array(dtype=wp.float32),
+    scale: wp.array(dtype=wp.float32),
+    min_pts: int,
+    max_pts: int,
+    cells: int,
+    npseg: int,
+    num_points: int,
+    corners: wp.array(dtype=wp.vec2f),
+    cell_ids: wp.array(dtype=wp.int32),
+    corner_keys: wp.array(dtype=wp.float32),
+    dense: wp.array(dtype=wp.vec2f),
+    dense_len: wp.array(dtype=wp.float32),
+    cross_boxes: wp.array(dtype=wp.vec4f),
+    cross_turns: wp.array(dtype=wp.float32),
+    cross_nch: int,
+    line_out: wp.array(dtype=wp.vec2f),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    st = stage_rng(eff_seed[e], SALT_BEZIER)
+    m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
+    m = wp.min(m, max_pts)
+    cb = e * max_pts
+    st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb)
+    # cubic segments into the dense buffer (endpoint of each segment excluded)
+    pblend = wp.atan(edgy[e]) / 3.14159265358979 + 0.5
+    r = rad[e]
+    cf = clamp_frac[e]
+    db = e * max_pts * npseg
+    for i in range(m):
+        i1 = (i + 1) % m
+        c0 = corners[cb + i]
+        c1 = corners[cb + i1]
+        chord = wp.length(c1 - c0)
+        h0 = wp.min(r * chord, cf * _shorter_edge(corners, cb, m, i))
+        h1 = wp.min(r * chord, cf * _shorter_edge(corners, cb, m, i1))
+        p1 = c0 + h0 * _corner_tangent(corners, cb, m, i, pblend)
+        p2 = c1 - h1 * _corner_tangent(corners, cb, m, i1, pblend)
+        for s in range(npseg):
+            u = float(s) / float(npseg)
+            v = 1.0 - u
+            dense[db + i * npseg + s] = (
+                (v * v * v) * c0
+                + (3.0 * v * v * u) * p1
+                + (3.0 * v * u * u) * p2
+                + (u * u * u) * c1
+            )
+    lb = e * num_points
+    box = resample_closed_box(dense, db, m * npseg, dense_len, db, line_out, lb, num_points)
+    if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, e * cross_nch):
+        box = resample_closed_box(corners, cb, m, dense_len, db, line_out, lb, num_points)
+    bbox_scale(line_out, lb, num_points, box, EXTENT * scale[e])
+
+
+RAD = Tunable(
+    "rad",
+    0.4,
+    lo=0.0,
+    hi=2.0,
+    dynamic=True,
+    unit="chord",
+    doc="handle length as a fraction of the chord (curviness). The handle is min(rad * "
+    "chord, handle_clamp_frac * shorter incident edge) and that edge is at most the chord, so "
+    "values above handle_clamp_frac change nothing: raise both for rounder corners.",
+)
+EDGY = Tunable(
+    "edgy",
+    0.0,
+    lo=-1.0e6,
+    hi=1.0e6,
+    dynamic=True,
+    doc="corner tangent blend p = atan(edgy) / pi + 0.5: 0 is the bisector, large values follow "
+    "the outgoing edge.",
+)
+HANDLE_CLAMP_FRAC = Tunable(
+    "handle_clamp_frac",
+    0.4,
+    lo=0.0,
+    hi=1.0,
+    dynamic=True,
+    unit="edge",
+    doc="handles are capped at this fraction of the shorter incident edge.",
+)
+
+
+class SamplerBezier(Stage):
+    """Bezier corner-loop sampler (``generator="bezier"``); loops are counter-clockwise."""
+
+    role = "sampler"
+    FIELDS = (*GRID_FIELDS, SEGMENT_POINTS, RAD, EDGY, HANDLE_CLAMP_FRAC, SCALE)
+
+    def allocate(self, ws: Workspace) -> None:
+        v, E = self.values, ws.layout.num_envs
+        self.cross = CrossingScratch(ws, ws.layout.num_points, self.name)
+        self.cells = grid_cells(v.min_point_distance)
+        self.corners = ws.zeros(E * v.max_corners, wp.vec2f, f"{self.name} corners")
+        self.cell_ids = ws.zeros(E * v.max_corners, wp.int32, f"{self.name} cell ids")
+        self.corner_keys = ws.zeros(E * v.max_corners, wp.float32, f"{self.name} corner angles")
+        n_dense = E * v.max_corners * v.num_points_per_segment
+        self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
+        self.dense_len = ws.zeros(n_dense, wp.float32, f"{self.name} dense segment lengths")
+
+    def enqueue(self, ws: Workspace, params: dict) -> None:
+        v = self.values
+        wp.launch(
+            _bezier_kernel,
+            ws.layout.num_envs,
+            inputs=[
+                ws.eff_seed,
+                ws.active,
+                params["rad"],
+                params["edgy"],
+                params["handle_clamp_frac"],
+                params["scale"],
+                v.min_corners,
+                v.max_corners,
+                self.cells,
+                v.num_points_per_segment,
+                ws.layout.num_points,
+                self.corners,
+                self.cell_ids,
+                self.corner_keys,
+                self.dense,
+                self.dense_len,
+                self.cross.boxes,
+                self.cross.turns,
+                self.cross.nch,
+            ],
+            outputs=[ws.line],
+            device=ws.layout.device,
+        )
+
+
+__all__ = ["EDGY", "HANDLE_CLAMP_FRAC", "RAD", "SamplerBezier"]

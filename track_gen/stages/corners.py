@@ -1,0 +1,101 @@
+"""Grid corners shared by the bezier and hull samplers."""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ..core.tunable import Tunable
+from ..geometry import centroid, sort_by_angle_keyed
+
+wp.set_module_options({"enable_backward": False})
+
+MIN_CORNERS = Tunable(
+    "min_corners",
+    9,
+    lo=3,
+    hi=64,
+    unit="corners",
+    renamed_from=("min_num_points",),
+    doc="fewest corners of a bezier or hull loop.",
+)
+MAX_CORNERS = Tunable(
+    "max_corners",
+    13,
+    lo=MIN_CORNERS,
+    hi=64,
+    unit="corners",
+    renamed_from=("max_num_points",),
+    doc="most corners of a bezier or hull loop (each env draws its count in "
+    "[min_corners, max_corners]).",
+)
+
+
+def _grid_holds_corners(value, lookup):
+    cells = int(1.0 / (2.0 * value))
+    corners = lookup(MAX_CORNERS)
+    if cells * cells < corners:
+        return (
+            f"gives {cells}x{cells} grid cells, fewer than max_corners = {corners}; lower it "
+            "(or lower max_corners)"
+        )
+    return None
+
+
+MIN_POINT_DISTANCE = Tunable(
+    "min_point_distance",
+    0.05,
+    lo=0.001,
+    hi=0.5,
+    rule=_grid_holds_corners,
+    unit="unit square",
+    doc="grid cell half-size: cells = int(1 / (2 * value)) per axis over the unit square; "
+    "corners occupy distinct cells, so it sets the smallest corner spacing before scaling.",
+)
+#: The corner grid's fields (bezier and hull).
+GRID_FIELDS = (MIN_CORNERS, MAX_CORNERS, MIN_POINT_DISTANCE)
+
+
+def grid_cells(min_point_distance: float) -> int:
+    """Grid cells per axis for ``min_point_distance`` (>= 1)."""
+    return max(int(1.0 / (2.0 * min_point_distance)), 1)
+
+
+@wp.func
+def draw_grid_corners(
+    st: wp.uint32,
+    m: int,
+    cells: int,
+    corners: wp.array(dtype=wp.vec2f),
+    cell_ids: wp.array(dtype=wp.int32),
+    keys: wp.array(dtype=wp.float32),
+    cb: int,
+) -> wp.uint32:
+    """Draw ``m`` corners in distinct cells of a ``cells x cells`` grid over the unit square
+    (uniform inside their cell), sorted counter-clockwise around their centroid.
+
+    A cell already taken is redrawn up to 8 times, then the next free cell is taken (one
+    exists: the declaration guarantees ``cells * cells >= max_corners``). ``cell_ids`` and
+    ``keys`` (the corners' sort angles) are scratch rows at ``cb`` like ``corners``. Returns
+    the advanced RNG state (a Warp function advances its own copy of ``st``).
+    """
+    ncell = cells * cells
+    inv = 1.0 / float(cells)
+    for i in range(m):
+        cell = wp.min(int(wp.randf(st) * float(ncell)), ncell - 1)
+        for _probe in range(ncell + 9):
+            dup = int(0)
+            for j in range(i):
+                if cell_ids[cb + j] == cell:
+                    dup = 1
+            if dup == 0:
+                break
+            if _probe < 8:
+                cell = wp.min(int(wp.randf(st) * float(ncell)), ncell - 1)
+            else:
+                cell = (cell + 1) % ncell
+        cell_ids[cb + i] = cell
+        cx = float(cell % cells) + wp.randf(st)
+        cy = float(cell // cells) + wp.randf(st)
+        corners[cb + i] = wp.vec2f(cx * inv, cy * inv)
+    sort_by_angle_keyed(corners, cb, m, centroid(corners, cb, m), keys, cb)
+    return st

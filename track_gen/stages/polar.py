@@ -1,0 +1,124 @@
+"""Polar sampler: jittered radii around a circle through a centripetal Catmull-Rom loop.
+
+Per env: K knots at angles ``2*pi*(i + U(-aj, aj))/K`` (aj < 0.5 keeps them in angular
+order) and radii ``max(1 + U(-rj, rj), 0.1)``; a closed centripetal Catmull-Rom spline
+through them (no cusps or loops inside a segment), arc-resampled to ``num_points`` and
+scaled so the longest bounding-box side is ``1.44 * scale``. Loops are counter-clockwise.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ..core.tunable import Tunable
+from ..engine.stage import Stage, Workspace
+from ..geometry import TWO_PI, bbox_scale, catmull_rom_closed, resample_closed_box
+from ..seeds import stage_rng
+from .common import EXTENT, SCALE, SEGMENT_POINTS
+
+wp.set_module_options({"enable_backward": False})
+
+SALT_POLAR = wp.constant(wp.uint32(0x907A2002))
+
+
+@wp.kernel
+def _polar_kernel(
+    eff_seed: wp.array(dtype=wp.int32),
+    active: wp.array(dtype=wp.int32),
+    radial_jitter: wp.array(dtype=wp.float32),
+    angular_jitter: wp.array(dtype=wp.float32),
+    scale: wp.array(dtype=wp.float32),
+    knots_k: int,
+    npseg: int,
+    num_points: int,
+    knots: wp.array(dtype=wp.vec2f),
+    dense: wp.array(dtype=wp.vec2f),
+    dense_len: wp.array(dtype=wp.float32),
+    line_out: wp.array(dtype=wp.vec2f),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    st = stage_rng(eff_seed[e], SALT_POLAR)
+    # ranges: RADIAL_JITTER, ANGULAR_JITTER (an out-of-range value is flagged PARAM_RANGE)
+    rj = radial_jitter[e]
+    aj = angular_jitter[e]
+    kb = e * knots_k
+    for i in range(knots_k):
+        r = wp.max(1.0 + (2.0 * wp.randf(st) - 1.0) * rj, 0.1)
+        th = TWO_PI * (float(i) + (2.0 * wp.randf(st) - 1.0) * aj) / float(knots_k)
+        knots[kb + i] = wp.vec2f(r * wp.cos(th), r * wp.sin(th))
+    db = e * knots_k * npseg
+    catmull_rom_closed(knots, kb, knots_k, npseg, dense, db)
+    lb = e * num_points
+    box = resample_closed_box(dense, db, knots_k * npseg, dense_len, db, line_out, lb, num_points)
+    bbox_scale(line_out, lb, num_points, box, EXTENT * scale[e])
+
+
+KNOTS = Tunable(
+    "knots",
+    12,
+    lo=4,
+    hi=64,
+    config="polar_num_knots",
+    unit="knots",
+    doc="knots K of the polar loop.",
+)
+RADIAL_JITTER = Tunable(
+    "radial_jitter",
+    0.6,
+    lo=0.0,
+    hi=0.85,
+    dynamic=True,
+    config="polar_radial_jitter",
+    doc="knot radius is 1 + U(-j, j).",
+)
+ANGULAR_JITTER = Tunable(
+    "angular_jitter",
+    0.3,
+    lo=0.0,
+    hi=0.45,
+    dynamic=True,
+    config="polar_angular_jitter",
+    unit="knot cells",
+    doc="knot angle jitter as a fraction of a knot cell (< 0.5 keeps the knots in angular order).",
+)
+
+
+class SamplerPolar(Stage):
+    """Polar knot sampler (``generator="polar"``)."""
+
+    role = "sampler"
+    FIELDS = (KNOTS, SEGMENT_POINTS, RADIAL_JITTER, ANGULAR_JITTER, SCALE)
+
+    def allocate(self, ws: Workspace) -> None:
+        v, E = self.values, ws.layout.num_envs
+        self.knots = ws.zeros(E * v.knots, wp.vec2f, f"{self.name} knots")
+        n_dense = E * v.knots * v.num_points_per_segment
+        self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
+        self.dense_len = ws.zeros(n_dense, wp.float32, f"{self.name} dense segment lengths")
+
+    def enqueue(self, ws: Workspace, params: dict) -> None:
+        v = self.values
+        wp.launch(
+            _polar_kernel,
+            ws.layout.num_envs,
+            inputs=[
+                ws.eff_seed,
+                ws.active,
+                params["radial_jitter"],
+                params["angular_jitter"],
+                params["scale"],
+                v.knots,
+                v.num_points_per_segment,
+                ws.layout.num_points,
+                self.knots,
+                self.dense,
+                self.dense_len,
+            ],
+            outputs=[ws.line],
+            device=ws.layout.device,
+        )
+
+
+__all__ = ["ANGULAR_JITTER", "KNOTS", "RADIAL_JITTER", "SamplerPolar"]

@@ -1,0 +1,126 @@
+"""Real circuits: the ``"real_track"`` sampler (built by :func:`track_gen.io.tracks_spec`).
+
+The stage holds a table of ``K`` closed circuits, each arc-resampled on the host to the
+layout's ``num_points`` points with its left and right road widths (stage option ``table``:
+float32 ``[K, num_points, 4]`` rows ``(x, y, width_left, width_right)``, track units, left =
+the side of the plan-view left normal). A regeneration copies circuit ``k`` into the env's
+``line`` and ``line_width``:
+
+* ``assign="env"``: ``k = e % K``, whatever the seed and epoch (a regeneration rebuilds the
+  same circuit);
+* ``assign="draw"``: ``k`` drawn uniformly from the env's effective seed, so ``advance=True``
+  may pick another circuit, as a pure function of (seed, epoch).
+
+The widths then follow the beads through resample, inflate and validate
+(:mod:`~track_gen.stages.widths`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import warp as wp
+
+from ..engine.stage import Stage, Workspace
+from ..seeds import stage_rng
+from .widths import allocate_widths
+
+wp.set_module_options({"enable_backward": False})
+
+SALT_REAL_TRACK = wp.constant(wp.uint32(0x5EA17AC4))
+#: ``assign`` option values, by kernel code.
+ASSIGN_MODES = ("env", "draw")
+
+
+@wp.kernel
+def _real_track_kernel(
+    eff_seed: wp.array(dtype=wp.int32),
+    active: wp.array(dtype=wp.int32),
+    table_xy: wp.array(dtype=wp.vec2f),
+    table_width: wp.array(dtype=wp.vec2f),
+    num_tracks: int,
+    num_points: int,
+    draw: int,
+    line_out: wp.array(dtype=wp.vec2f),
+    width_out: wp.array(dtype=wp.vec2f),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    k = e % num_tracks
+    if draw != 0:
+        st = stage_rng(eff_seed[e], SALT_REAL_TRACK)
+        k = wp.min(int(wp.randf(st) * float(num_tracks)), num_tracks - 1)
+    src = k * num_points
+    dst = e * num_points
+    for i in range(num_points):
+        line_out[dst + i] = table_xy[src + i]
+        width_out[dst + i] = table_width[src + i]
+
+
+class SamplerRealTrack(Stage):
+    """Sampler of real circuits (``"real_track"``); options ``table`` (see the module) and
+    ``assign`` (``"env"`` or ``"draw"``). Writes ``ws.line`` and ``ws.line_width`` and
+    allocates ``ws.bead_width``."""
+
+    role = "sampler"
+    OPTIONS = ("table", "assign")
+
+    def __init__(self, name, config, options=None):
+        super().__init__(name, config, options)
+        # a given table and assign are checked with the spec; a missing table when the
+        # generator is built (io.tracks_spec adds it to the standard pipeline)
+        if "table" in self.options:
+            self._check_table(self.options["table"], config.num_points)
+        assign = self.options.get("assign", "env")
+        if not isinstance(assign, str) or assign not in ASSIGN_MODES:
+            raise ValueError(
+                f"StageSpec({self.name!r}): option assign = {assign!r}: must be one of "
+                f"{ASSIGN_MODES}"
+            )
+
+    def _check_table(self, table, num_points: int) -> None:
+        if not isinstance(table, np.ndarray) or table.ndim != 3 or table.shape[2] != 4:
+            raise ValueError(
+                f"StageSpec({self.name!r}): option 'table' must be a float32 [K, num_points, 4] "
+                "array of (x, y, width_left, width_right) rows; build the spec with "
+                "track_gen.io.tracks_spec(tracks, num_envs=...)"
+            )
+        if table.shape[1] != num_points or table.shape[0] < 1:
+            raise ValueError(
+                f"StageSpec({self.name!r}): option 'table' has shape {table.shape}, expected "
+                f"[K >= 1, num_points = {num_points}, 4]; build the spec with "
+                "track_gen.io.tracks_spec"
+            )
+
+    def allocate(self, ws: Workspace) -> None:
+        lay = ws.layout
+        table = self.options.get("table")
+        self._check_table(table, lay.num_points)
+        assign = self.options.get("assign", "env")
+        rows = np.ascontiguousarray(table.reshape(-1, 4), dtype=np.float32)
+        self.num_tracks = int(table.shape[0])
+        self.draw = int(assign == "draw")
+        self.table_xy = ws.budget.array(rows[:, :2], wp.vec2f, f"{self.name} circuits")
+        self.table_width = ws.budget.array(rows[:, 2:], wp.vec2f, f"{self.name} widths")
+        allocate_widths(ws, self.name)
+
+    def enqueue(self, ws: Workspace, params: dict) -> None:
+        lay = ws.layout
+        wp.launch(
+            _real_track_kernel,
+            lay.num_envs,
+            inputs=[
+                ws.eff_seed,
+                ws.active,
+                self.table_xy,
+                self.table_width,
+                self.num_tracks,
+                lay.num_points,
+                self.draw,
+            ],
+            outputs=[ws.line, ws.line_width],
+            device=lay.device,
+        )
+
+
+__all__ = ["ASSIGN_MODES", "SamplerRealTrack"]
