@@ -7,6 +7,14 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..config import GateGenConfig, TrackGenConfig
+from ..seeds import SeedState
+from ..tools.band_collision import MAX_BOXES, METHOD, SDF_RESOLUTION
+from ..tools.checkpoints import MAX_CHECKPOINTS, SPACING
+from ..tools.course_line import SAMPLES_PER_GATE
+from ..tools.gate_collision import AGENT_RADIUS, FRAME_DEPTH, FRAME_THICKNESS, POST_RADIUS
+from ..tools.heightfield import RESOLUTION
+from ..tools.localizer import WARM_WINDOW
+from .rules import check_checkpoint_capacity, check_gate_width
 
 __all__ = ["CourseConfig"]
 
@@ -68,8 +76,6 @@ class CourseConfig:
     localize_window: int | None = None
 
     def __post_init__(self):
-        from ..seeds import SeedState
-
         if not isinstance(self.mode, str):
             raise TypeError(
                 f"CourseConfig.mode must be a str ('track' or 'gates'), got {self.mode!r}"
@@ -99,9 +105,6 @@ class CourseConfig:
                 )
 
     def _check_track(self) -> None:
-        from ..tools.band_collision import MAX_BOXES, METHOD, SDF_RESOLUTION
-        from ..tools.checkpoints import MAX_CHECKPOINTS, SPACING
-
         if not isinstance(self.gen, TrackGenConfig) or isinstance(self.gen, GateGenConfig):
             raise TypeError(
                 f"CourseConfig.gen must be a TrackGenConfig in track mode, got "
@@ -131,8 +134,6 @@ class CourseConfig:
             r = SDF_RESOLUTION.check(self.sdf_resolution, "CourseConfig.sdf_resolution")
             self._set("sdf_resolution", r)
         if self.heightfield_resolution is not None:
-            from ..tools.heightfield import RESOLUTION
-
             self._set(
                 "heightfield_resolution",
                 RESOLUTION.check(
@@ -143,15 +144,9 @@ class CourseConfig:
         self._set("max_boxes", mb)
         if mb > 1 and self.collision is None:
             raise ValueError("CourseConfig.max_boxes > 1 needs a collision backend")
-        from .presets import check_checkpoint_capacity
-
         check_checkpoint_capacity(self.gen, self.checkpoint_spacing, self.max_checkpoints)
 
     def _check_gates(self) -> None:
-        from ..tools.course_line import SAMPLES_PER_GATE
-        from ..tools.gate_collision import AGENT_RADIUS, FRAME_DEPTH, FRAME_THICKNESS, POST_RADIUS
-        from ..tools.localizer import WARM_WINDOW
-
         if not isinstance(self.gen, GateGenConfig):
             raise TypeError(
                 f"CourseConfig.gen must be a GateGenConfig in gates mode, got "
@@ -207,6 +202,4 @@ class CourseConfig:
             "localize_window",
             WARM_WINDOW.check(self.localize_window, "CourseConfig.localize_window"),
         )
-        from .presets import check_gate_width
-
         check_gate_width(self.gen)

@@ -26,6 +26,7 @@ from ..core.exec import (
     stream_scope,
     use_conditional,
 )
+from ..generators import GateGenerator, TrackGenerator
 from .config import CourseConfig
 from .presets import (
     build_source,
@@ -141,8 +142,6 @@ class Course:
     ):
         """A track course: ``checkpoints``, ``progress``, ``collision`` (when given), then
         ``extra``. See the module docs for every check (all made before building)."""
-        from ..generators import TrackGenerator
-
         components = track_components(
             checkpoint_spacing=checkpoint_spacing,
             collision=collision,
@@ -178,8 +177,6 @@ class Course:
         > 0 (a width-0 gate can never be passed), or, when a randomizer draws the width, its
         construction lo must be > 0.
         """
-        from ..generators import GateGenerator
-
         components = gates_components(
             collision=collision,
             samples_per_gate=samples_per_gate,

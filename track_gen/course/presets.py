@@ -9,16 +9,28 @@ from ..config import GateGenConfig, TrackGenConfig
 from ..core.checks import check_bool
 from ..core.component import Component, check_generator, order_components, source_family
 from ..core.exec import check_stream
+from ..engine.plan import check_sampler_name
+from ..engine.program import _resolve_device, plan_program, program_layout
+from ..engine.registry import default_registry
 from ..engine.spec import PipelineSpec
+from ..engine.stage import AllocationBudget
+from ..generators import GateGenerator, TrackGenerator
+from ..seeds import SeedState
+from ..tools.band_collision import METHOD, BandCollision
+from ..tools.checkpoints import MAX_CHECKPOINTS, SPACING, Checkpoints, GateCheckpoints
+from ..tools.course_line import SAMPLES_PER_GATE, CenterlineFromGates
+from ..tools.gate_collision import POST_RADIUS, DiscCollision, FrameCollision
+from ..tools.heightfield import HeightFieldBake
+from ..tools.localizer import WARM_WINDOW, Localizer
+from ..tools.progress import Progress
 from .config import CourseConfig
+from .rules import check_checkpoint_capacity, check_gate_width
 
 __all__ = [
     "COURSE_BUDGET_HINT",
     "build_source",
     "check_attach_budget",
-    "check_checkpoint_capacity",
     "check_course_budget",
-    "check_gate_width",
     "check_source",
     "from_config",
     "gates_components",
@@ -74,12 +86,6 @@ def check_course_budget(source, family, components) -> None:
     generator's course is checked by :func:`check_attach_budget` instead."""
     if not isinstance(source, (TrackGenConfig, GateGenConfig, PipelineSpec)):
         return
-    from ..engine.plan import check_sampler_name
-    from ..engine.program import plan_program, program_layout
-    from ..engine.registry import default_registry
-    from ..engine.stage import AllocationBudget
-    from ..generators import GateGenerator, TrackGenerator
-
     spec = source
     if not isinstance(source, PipelineSpec):
         check_sampler_name(source, default_registry())
@@ -95,8 +101,6 @@ def check_course_budget(source, family, components) -> None:
 def check_attach_budget(generator, components) -> None:
     """A course on a built generator: its components' planned bytes and the course's masks
     against what the device has left now, before the first component attaches."""
-    from ..engine.stage import AllocationBudget
-
     layout = generator.layout
     config = getattr(generator, "config", None)
     if config is None:
@@ -143,10 +147,6 @@ def track_components(*, checkpoint_spacing, collision=None, max_checkpoints=None
     ``max_checkpoints`` None / ``"auto"`` or an int >= 3; ``extra`` a sequence; duplicate
     names, unknown reads, cycles and attached components.
     """
-    from ..tools.band_collision import METHOD
-    from ..tools.checkpoints import MAX_CHECKPOINTS, SPACING, Checkpoints
-    from ..tools.progress import Progress
-
     SPACING.check(checkpoint_spacing, "checkpoint_spacing")
     if isinstance(max_checkpoints, str) and max_checkpoints == "auto":
         max_checkpoints = None
@@ -163,8 +163,6 @@ def track_components(*, checkpoint_spacing, collision=None, max_checkpoints=None
             raise ValueError(
                 f"collision = {collision!r} must be one of {METHOD.choices}, None or a component"
             )
-        from ..tools.band_collision import BandCollision
-
         comps.append(BandCollision(collision))
     elif _is_component(collision):
         comps.append(_collision_component(collision))
@@ -196,12 +194,6 @@ def gates_components(*, collision=None, samples_per_gate=8, localize_window=None
     (``tools.localizer.WARM_WINDOW``); ``extra`` a sequence; duplicate names, unknown reads,
     cycles and attached components.
     """
-    from ..tools.checkpoints import GateCheckpoints
-    from ..tools.course_line import SAMPLES_PER_GATE, CenterlineFromGates
-    from ..tools.gate_collision import POST_RADIUS, DiscCollision
-    from ..tools.localizer import WARM_WINDOW, Localizer
-    from ..tools.progress import Progress
-
     samples_per_gate = SAMPLES_PER_GATE.check(samples_per_gate, "samples_per_gate")
     localize_window = WARM_WINDOW.check(localize_window, "localize_window")
     extra = _check_sequence("extra", extra)
@@ -245,9 +237,6 @@ def check_source(source, family, seeds, stream, prepare, components) -> None:
         if src_family != family:
             raise TypeError(f"source: a {src_family} source goes to {other}")
         config = source.config if isinstance(source, PipelineSpec) else source
-        from ..engine.program import _resolve_device
-        from ..seeds import SeedState
-
         device = _resolve_device(config)
         SeedState.check(seeds, config.num_envs, device)
         check_stream(stream, device)
@@ -269,8 +258,6 @@ def check_source(source, family, seeds, stream, prepare, components) -> None:
     if family == "gates":
         check_gate_width(source)
     elif isinstance(source, (TrackGenConfig, PipelineSpec)):
-        from ..tools.checkpoints import Checkpoints
-
         config = source.config if isinstance(source, PipelineSpec) else source
         for comp in components:
             if isinstance(comp, Checkpoints):
@@ -279,58 +266,6 @@ def check_source(source, family, seeds, stream, prepare, components) -> None:
         check = getattr(comp, "check_family", None)
         if callable(check):
             check(family)
-
-
-def check_checkpoint_capacity(config, spacing: float, max_checkpoints: int | None) -> None:
-    """The capacity ``tools.Checkpoints(spacing, "auto")`` chooses for a generator of the flat
-    track ``config``, checked before the generator is built: ``max(3, ceil(max_loop_length /
-    spacing))`` with ``max_loop_length = (N_max + 1) * bead spacing`` (the rule of
-    ``Checkpoints.attach``, the same ValueError), at most ``MAX_CHECKPOINTS.hi``. An elevated
-    config has no such bound (the component reads its construction batch) and an explicit
-    ``max_checkpoints`` needs none."""
-    from ..tools.checkpoints import capacity_for
-
-    if max_checkpoints is not None or getattr(config, "z_profile", "flat") != "flat":
-        return
-    bound = (config.N_max + 1) * float(config.resolved_spacing)
-    capacity_for(spacing, bound, "checkpoint_spacing")
-
-
-def check_gate_width(source) -> None:
-    """Course.gates' width rule on the construction ``gate_frames.gate_width``: > 0, or a
-    randomizer's construction lo > 0 when one draws it (ValueError otherwise)."""
-    if isinstance(source, GateGenConfig):
-        config, stages, randomize = source, None, {}
-    else:
-        spec = source if isinstance(source, PipelineSpec) else getattr(source, "spec", None)
-        if not isinstance(spec, PipelineSpec):
-            return  # a producer of your own: no gate_frames stage to read
-        config, stages, randomize = spec.config, spec.stages, dict(spec.randomize)
-    options = {}
-    name = "gate_frames"
-    if stages is not None:
-        frames = [st for st in stages if st.kind == "gate_frames"]
-        if not frames:
-            return  # no gate_frames stage: the widths come from elsewhere
-        name, options = frames[0].name, frames[0].options
-    key = f"{name}.gate_width"
-    if key in randomize:
-        lo, hi = randomize[key]
-        if not lo > 0.0:
-            raise ValueError(
-                f"with_randomize({{{key!r}: ({lo!r}, {hi!r})}}): Course.gates needs the "
-                "randomized gate width's construction lo > 0 (a width-0 gate can never be "
-                "passed): raise lo"
-            )
-        return
-    width = options.get("gate_width", getattr(config, "gate_width", None))
-    if width is not None and not float(width) > 0.0:
-        raise ValueError(
-            f"gate_width = {width!r}: Course.gates refuses a construction gate width of 0 (a "
-            "width-0 gate can never be passed): pass one, e.g. presets.gates(..., "
-            f"gate_width=0.1), or randomize it with with_randomize({{{key!r}: (lo, hi)}}), "
-            "lo > 0"
-        )
 
 
 def build_source(source, family, generator_cls, seeds, stream):
@@ -346,9 +281,6 @@ def from_config(config):
     if not isinstance(config, CourseConfig):
         raise TypeError(f"config must be a CourseConfig, got {type(config).__name__}")
     if config.mode == "gates":
-        from ..generators import GateGenerator
-        from ..tools.gate_collision import FrameCollision
-
         collision = config.post_radius
         if config.frame_collision is not None:
             collision = FrameCollision(*config.frame_collision)
@@ -360,9 +292,6 @@ def from_config(config):
         check_course_budget(config.gen, "gates", components)
         return GateGenerator(config.gen, seeds=config.seeds), components
 
-    from ..generators import TrackGenerator
-    from ..tools.band_collision import BandCollision
-
     collision = None
     if config.collision is not None:
         collision = BandCollision(
@@ -372,8 +301,6 @@ def from_config(config):
         )
     extra = []
     if config.heightfield_resolution is not None:
-        from ..tools.heightfield import HeightFieldBake
-
         extra.append(HeightFieldBake(config.heightfield_resolution))
     components = track_components(
         checkpoint_spacing=config.checkpoint_spacing,

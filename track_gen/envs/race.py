@@ -44,6 +44,7 @@ import math
 import numpy as np
 import warp as wp
 
+from .. import tools
 from ..core.checks import (
     INT32_MAX,
     INT32_MIN,
@@ -54,7 +55,11 @@ from ..core.checks import (
     check_seed_values,
     is_int,
 )
+from ..course import Course
+from ..course.rules import check_checkpoint_capacity
+from ..pipeline import PipelineSpec, presets
 from ..seeds import PerEnvSeededRNG
+from ..tools.checkpoints import SPACING
 from .race_kernels import (
     _BASE_OBS,
     RaceDone,
@@ -146,8 +151,6 @@ class RaceConfig:
         f(self, "lookahead", _float_tuple("lookahead", self.lookahead, 1, 16, hi=10.0))
         for name in ("reward_progress", "reward_checkpoint", "penalty_oob"):
             f(self, name, check_float(name, getattr(self, name)))
-        from ..tools.checkpoints import SPACING
-
         spacing = check_float(
             "checkpoint_spacing", self.checkpoint_spacing, 0.0, 100.0, lo_open=True
         )
@@ -289,10 +292,6 @@ class RaceEnv:
         captured = check_bool("captured", captured)
         seed_values = _env_seeds(seeds, E)
 
-        from .. import tools
-        from ..course import Course
-        from ..pipeline import PipelineSpec, presets
-
         if spec is None:
             dev = _device(device)
             spec = presets.track(num_envs=E, device=str(dev), generator=config.generator)
@@ -312,8 +311,6 @@ class RaceEnv:
                 raise ValueError(
                     f"device = {device!r} but spec is on {dev}: pass device=None with a spec"
                 )
-
-        from ..course.presets import check_checkpoint_capacity
 
         check_checkpoint_capacity(spec.config, config.checkpoint_spacing, None)
         self.config = config
