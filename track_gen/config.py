@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from .core.layout import KERNEL_LAYOUT
 from .core.tunable import config_class
-from .engine.stage import KERNEL_LAYOUT, LAYOUT_FIELDS, N_MAX, NUM_POINTS
+from .engine.stage import LAYOUT_FIELDS, N_MAX, NUM_POINTS
 from .stages import (
     BUILTIN_SAMPLERS,
     common,

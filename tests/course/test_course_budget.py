@@ -14,9 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from track_gen import GateGenConfig, TrackGenConfig, TrackGenerator, tools
+from track_gen.core import budget as stage  # the allocation budget (memory_budget is patched)
 from track_gen.course import Course, CourseConfig
-from track_gen.engine import stage
 from track_gen.engine.program import plan_program
+from track_gen.engine.stage import Layout
 from track_gen.pipeline import presets
 
 E = 6
@@ -149,7 +150,7 @@ def test_a_course_past_the_budget_is_refused_before_the_generator_allocates(monk
     spec = presets.track(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)})
     generator_bytes = plan_program(spec)
     sdf = tools.BandCollision("sdf", sdf_resolution=128)
-    layout = stage.Layout("track", BIG_E, cfg.N_max, cfg.num_points, wp.get_device("cpu"))
+    layout = Layout("track", BIG_E, cfg.N_max, cfg.num_points, wp.get_device("cpu"))
     _budget_between(monkeypatch, generator_bytes, generator_bytes + sdf.planned_bytes(layout, cfg))
     sizes = _record_allocations(monkeypatch)
     plan_program(spec)
@@ -180,7 +181,7 @@ def test_a_gate_course_whose_frames_tip_the_total_names_them(monkeypatch):
     gen = GateGenConfig(num_envs=BIG_E, device="cpu", max_gates=64)
     spec = presets.gates(num_envs=BIG_E, device="cpu", max_gates=64, gate_width=0.1)
     frames = tools.FrameCollision(0.02, 0.02, 0.05)
-    layout = stage.Layout("gates", BIG_E, 64, gen.num_points, wp.get_device("cpu"))
+    layout = Layout("gates", BIG_E, 64, gen.num_points, wp.get_device("cpu"))
     others = sum(
         c.planned_bytes(layout, spec.config)
         for c in (

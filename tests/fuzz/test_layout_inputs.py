@@ -22,7 +22,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from track_gen import TrackGenConfig, TrackGenerator
-from track_gen.engine.stage import KERNEL_LAYOUT
+from track_gen.core.layout import KERNEL_LAYOUT
 from track_gen.tools import BandCollider, BandCollision
 
 from .strategies import agent_rows, examples, expected_error, mask_contents, other_objects, values

@@ -9,7 +9,7 @@ import pytest
 import warp as wp
 
 from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
-from track_gen.engine import stage
+from track_gen.core import budget as stage  # the allocation budget (memory_budget is patched)
 from track_gen.io import RealTrack, tracks_spec
 from track_gen.pipeline import presets
 

@@ -10,7 +10,7 @@ import pytest
 import warp as wp
 
 from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
-from track_gen.engine.stage import AllocationBudget
+from track_gen.core.budget import AllocationBudget
 from track_gen.pipeline import PipelineSpec, Registry, Stage, StageSpec, build, presets
 
 E = 2

@@ -6,6 +6,7 @@ import numbers
 from collections.abc import Sequence
 
 from ..config import GateGenConfig, TrackGenConfig
+from ..core.budget import AllocationBudget
 from ..core.checks import check_bool
 from ..core.component import Component, check_generator, order_components, source_family
 from ..core.exec import check_stream
@@ -13,7 +14,6 @@ from ..engine.plan import check_sampler_name
 from ..engine.program import _resolve_device, plan_program, program_layout
 from ..engine.registry import default_registry
 from ..engine.spec import PipelineSpec
-from ..engine.stage import AllocationBudget
 from ..generators import GateGenerator, TrackGenerator
 from ..seeds import SeedState
 from ..tools.band_collision import METHOD, BandCollision

@@ -9,6 +9,7 @@ from types import MappingProxyType
 import numpy as np
 import warp as wp
 
+from ..core.budget import AllocationBudget
 from ..core.checks import INT32_MAX, check_bool, check_mask
 from ..core.errors import NotCapturableError
 from ..core.exec import (
@@ -19,13 +20,14 @@ from ..core.exec import (
     require_not_capturing,
     stream_scope,
 )
+from ..core.layout import resolve_kernel_layout
 from ..results import GateSequence, Track
 from ..seeds import PerEnvSeededRNG, SeedState, effective_seed_wp
 from .params import Params, Randomizers
 from .plan import plan_stages
 from .registry import Registry, default_registry
 from .spec import PipelineSpec
-from .stage import AllocationBudget, Layout, Workspace, resolve_kernel_layout
+from .stage import Layout, Workspace
 from .timer import StageTimer
 
 __all__ = ["Program", "build", "plan_program", "program_layout"]

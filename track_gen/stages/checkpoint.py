@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import (
@@ -40,7 +41,7 @@ from ..geometry import (
     wrap_angle,
 )
 from ..seeds import stage_rng
-from .common import EXTENT, SCALE
+from .common import SCALE
 
 wp.set_module_options({"enable_backward": False})
 

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from ..core.tunable import Tunable
 
-#: Longest bounding-box side of every sampler's loop is ``EXTENT * scale``.
-EXTENT = 1.44
-
 SCALE = Tunable(
     "scale",
     1.0,
@@ -28,4 +25,4 @@ SEGMENT_POINTS = Tunable(
     "is arc-resampled to num_points.",
 )
 
-__all__ = ["EXTENT", "SCALE", "SEGMENT_POINTS"]
+__all__ = ["SCALE", "SEGMENT_POINTS"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..core.extents import COORD_LIMIT
 from ..engine.stage import Stage, Workspace
 from ..geometry import segments_cross
 from ..results import FailBit
@@ -37,8 +38,8 @@ _GRADE = wp.constant(int(FailBit.GRADE))
 _NONFINITE = wp.constant(int(FailBit.NONFINITE))
 _DEGENERATE = wp.constant(int(FailBit.DEGENERATE))
 #: Largest plan-view coordinate the bar crossing test can decide in float32 (its products
-#: are squares of coordinate differences).
-TEST_EXTENT = wp.constant(1.0e18)
+#: are squares of coordinate differences): the tools' COORD_LIMIT.
+TEST_EXTENT = wp.constant(COORD_LIMIT)
 FLOAT32_MAX = wp.constant(3.4028234663852886e38)
 
 

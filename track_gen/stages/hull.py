@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import (
@@ -32,7 +33,7 @@ from ..geometry import (
     resample_closed_box,
 )
 from ..seeds import stage_rng
-from .common import EXTENT, SCALE, SEGMENT_POINTS
+from .common import SCALE, SEGMENT_POINTS
 from .corners import GRID_FIELDS, draw_grid_corners, grid_cells
 
 wp.set_module_options({"enable_backward": False})

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..core.layout import PER_ITEM
 from ..core.tunable import Tunable
-from ..engine.stage import PER_ITEM, Stage, Workspace
+from ..engine.stage import Stage, Workspace
 from ..geometry import NAN, cross2, safe_normalize
 from .resample_kernels import arc_target, point_on_edge, search_arc, tabulate_arc, walk_to_arc
 from .widths import launch_width_borders

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import TWO_PI, bbox_scale, catmull_rom_closed, resample_closed_box
 from ..seeds import stage_rng
-from .common import EXTENT, SCALE, SEGMENT_POINTS
+from .common import SCALE, SEGMENT_POINTS
 
 wp.set_module_options({"enable_backward": False})
 

@@ -28,8 +28,9 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
+from ..core.layout import PER_ITEM
 from ..core.tunable import Tunable
-from ..engine.stage import PER_ITEM, Stage, Workspace
+from ..engine.stage import Stage, Workspace
 from ..geometry import closed_length
 from .inflate import HALF_WIDTH
 from .relax_bead import (

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import (
@@ -71,7 +72,7 @@ from ..geometry import (
     resample_closed,
 )
 from ..seeds import stage_rng
-from .common import EXTENT, SCALE
+from .common import SCALE
 
 wp.set_module_options({"enable_backward": False})
 

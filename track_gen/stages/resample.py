@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..core.layout import PER_ITEM
 from ..core.tunable import Tunable
-from ..engine.stage import PER_ITEM, Stage, Workspace
+from ..engine.stage import Stage, Workspace
 from ..geometry import NAN
 from ..results import FailBit
 from .inflate import HALF_WIDTH

@@ -33,6 +33,7 @@ import enum
 
 import warp as wp
 
+from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import (
@@ -48,7 +49,7 @@ from ..geometry import (
     wrap_angle,
 )
 from ..seeds import stage_rng
-from .common import EXTENT, SCALE, SEGMENT_POINTS
+from .common import SCALE, SEGMENT_POINTS
 
 wp.set_module_options({"enable_backward": False})
 

@@ -80,11 +80,12 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..core.budget import AllocationBudget
 from ..core.checks import check_array, check_mask
 from ..core.component import Component, InputSpec, buffer_bytes
 from ..core.exec import require_not_capturing
+from ..core.layout import KERNEL_LAYOUT, PER_ITEM, resolve_kernel_layout
 from ..core.tunable import Tunable
-from ..engine.stage import KERNEL_LAYOUT, PER_ITEM, AllocationBudget, resolve_kernel_layout
 from ..results import Track
 from .band_collision_contact import BandContact, _height_kernel
 from .band_collision_items import (
@@ -202,7 +203,7 @@ class BandCollider:
     * ``beads``: int32 ``[E]``: beads of each env's band at its last refresh: ``count``
       clamped to ``[0, N_max]`` for a valid env (``valid != 0``) with at least 3 beads whose
       inner and outer borders (and centerline, with ``clearance``) are in range (finite,
-      ``|x| <= COORD_LIMIT`` = 1e18, :mod:`~track_gen.tools.limits`), else 0: the env answers
+      ``|x| <= COORD_LIMIT`` = 1e18, :mod:`~track_gen.core.extents`), else 0: the env answers
       as invalid.
     * ``strip``: vec4f ``[E*N_max]`` (``"segments"``): ``(inner.x, inner.y, outer.x,
       outer.y)`` per bead, track units (NaN past ``beads``).

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from .limits import clamp3
+from ..core.extents import clamp3
 
 wp.set_module_options({"enable_backward": False})
 
@@ -117,7 +117,7 @@ def _height_kernel(
     active = active and wp.isfinite(q[3]) and wp.isfinite(h2[0]) and wp.isfinite(h2[1])
     if n < 3 or not active:
         return  # an invalid env or an inactive slot: the query's answer stands
-    p = clamp3(p)  # as the query clamps it (limits.py): the height stays finite
+    p = clamp3(p)  # as the query clamps it (core/extents.py): the height stays finite
     base = e * n_max
     px = wp.float64(p[0])
     py = wp.float64(p[1])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from .limits import clamp2, clamp_coord, in_range3, scaled_quat
+from ..core.extents import clamp2, clamp_coord, in_range3, scaled_quat
 
 wp.set_module_options({"enable_backward": False})
 
@@ -81,7 +81,7 @@ def _make_box(pos: wp.vec3f, rot: wp.quatf, he: wp.vec2f) -> _Box:
 
     A non-finite input gives ``ok = 0`` (an inactive slot). Otherwise the centre and the half
     extents are clamped to ``COORD_LIMIT`` and the quaternion is scaled by its largest
-    component first when that is huge or tiny (:mod:`~track_gen.tools.limits`), so the box is
+    component first when that is huge or tiny (:mod:`~track_gen.core.extents`), so the box is
     finite and its arithmetic cannot overflow; inputs within those ranges are used bit for
     bit."""
     b = _Box()

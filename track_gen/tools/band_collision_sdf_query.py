@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..core.extents import clamp_coord, scaled_quat
 from .band_collision_kernels import _finite, _unit_or, _write_none
-from .limits import clamp_coord, scaled_quat
 
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
 # on every device (CUDA would otherwise contract them differently).
@@ -154,7 +154,7 @@ def _sdf_query_kernel(
         _write_none(tid, 1, oob_out, distance_out, nearest_out, normal_out, boundary_out)
         return
     pos = position[tid]
-    # a huge or tiny quaternion is scaled by its largest component first (limits.py)
+    # a huge or tiny quaternion is scaled by its largest component first (core/extents.py)
     rot = scaled_quat(orientation[tid])
     he = half_extents[tid]
     # rotated local x: (w^2 + x^2 - y^2 - z^2, 2 (x y + w z)); valid for non-unit quaternions

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 import numpy as np
 import warp as wp
 
+from ..core.budget import AllocationBudget
 from ..core.checks import check_float, check_int, check_mask
 from ..core.component import Component, buffer_bytes
 from ..core.exec import as_device, require_not_capturing
+from ..core.extents import in_range3
 from ..core.tunable import Tunable
-from ..engine.stage import AllocationBudget
 from ..results import GateSequence, Track
-from .limits import in_range3
 
 wp.set_module_options({"enable_backward": False})
 
@@ -260,7 +260,7 @@ def _sample_kernel(
     step = float(0.0)
     ok = valid[e] != 0 and nb >= 3 and nb <= n_max and wp.isfinite(total) and total > 0.0
     if ok:
-        # the beads' coordinates in range (limits.py): every interpolation stays finite
+        # the beads' coordinates in range (core/extents.py): every interpolation stays finite
         for i in range(nb):
             rows_ok = in_range3(center[base + i]) and in_range3(inner[base + i])
             if not (rows_ok and in_range3(outer[base + i])):
@@ -334,7 +334,7 @@ class CheckpointPlacer:
     Invalid envs (``valid == 0``), tracks of fewer than 3 or more than ``N_max`` beads, a
     ``length`` that is not finite and positive, and beads with a centerline or border
     coordinate that is non-finite or beyond ``COORD_LIMIT`` (1e18 track units,
-    :mod:`~track_gen.tools.limits`) get ``count = 0`` and NaN rows: every placed checkpoint
+    :mod:`~track_gen.core.extents`) get ``count = 0`` and NaN rows: every placed checkpoint
     is finite.
 
     Args:

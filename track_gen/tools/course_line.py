@@ -33,13 +33,13 @@ from dataclasses import dataclass
 
 import warp as wp
 
+from ..core.budget import AllocationBudget
 from ..core.checks import check_array, check_mask
 from ..core.component import Component, buffer_bytes
 from ..core.exec import require_not_capturing
+from ..core.extents import in_range3
 from ..core.tunable import Tunable
-from ..engine.stage import AllocationBudget
 from ..results import GateSequence
-from .limits import in_range3
 
 wp.set_module_options({"enable_backward": False})
 
@@ -188,7 +188,7 @@ def _build_kernel(
     if valid[e] == 0 or m < 3:
         ok = 0
     for g in range(m):
-        # non-finite or beyond COORD_LIMIT (limits.py): no line
+        # non-finite or beyond COORD_LIMIT (core/extents.py): no line
         if not (in_range3(gate_position[gb + g]) and in_range3(gate_tangent[gb + g])):
             ok = 0
     n = m * ok
@@ -259,7 +259,7 @@ class CourseLineBuilder:
     Per env: ``count = gates * K`` beads (``gates`` the gate count clamped to
     ``[0, max_gates]``); an env with ``valid == 0``, fewer than 3 gates, a gate position or
     tangent that is non-finite or beyond ``COORD_LIMIT`` (1e18 track units,
-    :mod:`~track_gen.tools.limits`), or geometry whose length overflows float32 or vanishes
+    :mod:`~track_gen.core.extents`), or geometry whose length overflows float32 or vanishes
     (gates so close that every chord rounds to 0) gets ``count = 0``, ``length = 0`` and NaN
     rows.
 

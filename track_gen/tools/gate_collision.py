@@ -44,7 +44,7 @@ each, allocate nothing, never synchronize and can be recorded into a graph. Ever
 are tested by brute force (``max_gates <= 256``; the frame query skips a gate whose bounding
 sphere is farther than the best member so far).
 
-Input range (:mod:`~track_gen.tools.limits`): a post, or a gate frame, whose coordinates are
+Input range (:mod:`~track_gen.core.extents`): a post, or a gate frame, whose coordinates are
 non-finite or beyond ``COORD_LIMIT`` (1e18 track units) is packed NaN and never wins (an env
 with no other post or gate answers "no course"); a gate's orientation is scaled by its
 largest component before it is normalized. A query clamps a finite position, box centre or
@@ -60,11 +60,11 @@ from dataclasses import dataclass
 
 import warp as wp
 
+from ..core.budget import AllocationBudget
 from ..core.checks import check_array, check_mask
 from ..core.component import Component, InputSpec, buffer_bytes
 from ..core.exec import require_not_capturing
 from ..core.tunable import Tunable
-from ..engine.stage import AllocationBudget
 from ..results import GateSequence
 from .band_collision import MAX_BOXES, box_inputs
 from .gate_collision_kernels import (

@@ -3,7 +3,7 @@
 Posts (plan-view discs) against oriented boxes, one thread per box; frames (four boxes per
 gate, in the gate's frame) against spheres, one thread per env. Refreshes run one thread per
 env. Every loop over an env's gates is bounded by ``max_gates`` (counts are clamped). A post
-or a gate whose coordinates are not in range (:mod:`~track_gen.tools.limits`) is packed NaN
+or a gate whose coordinates are not in range (:mod:`~track_gen.core.extents`) is packed NaN
 and never wins; the queries clamp the agents' positions and box centres to ``COORD_LIMIT``.
 """
 
@@ -13,8 +13,8 @@ from enum import IntEnum
 
 import warp as wp
 
+from ..core.extents import clamp3, in_range, in_range2, in_range3, scaled_quat
 from .band_collision_kernels import _make_box
-from .limits import clamp3, in_range, in_range2, in_range3, scaled_quat
 
 wp.set_module_options({"enable_backward": False})
 
@@ -171,7 +171,7 @@ def _frames_kernel(
         rot = nanm
         if g < n:
             c = position[base + g]
-            # a huge or tiny quaternion is scaled by its largest component first (limits.py)
+            # a huge or tiny quaternion is scaled by its largest component first (core/extents.py)
             q = scaled_quat(orientation[base + g])
             h = wp.abs(half_size[base + g])
             ln = wp.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
@@ -271,7 +271,7 @@ def _frame_query_kernel(
     n_best = wp.vec3f(0.0)  # outward unit normal at the closest point, gate frame
     near_best = wp.vec3f(0.0)  # closest point, gate frame
     if _finite3(p):
-        p = clamp3(p)  # limits.py: every distance stays finite
+        p = clamp3(p)  # core/extents.py: every distance stays finite
         for g in range(n):
             fr = frame[base + g]
             h = fr[3]

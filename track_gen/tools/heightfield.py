@@ -32,7 +32,7 @@ height (the minimum z over its inner and outer beads), so off-road texels never 
 the road's lowest point; read ``on_road`` to tell them apart. An invalid env (``valid == 0``,
 fewer than 3 beads (``count`` clamped to ``[0, N_max]``), or a border coordinate that is
 non-finite or beyond ``COORD_LIMIT`` = 1e18 track units: the band collider's rule,
-:mod:`~track_gen.tools.limits`) has a NaN frame, NaN heights and ``on_road = 0``; every
+:mod:`~track_gen.core.extents`) has a NaN frame, NaN heights and ``on_road = 0``; every
 other env's grid is finite.
 
 Accuracy. A texel holds the surface height at its centre up to float32 rounding (the tests
@@ -61,13 +61,13 @@ from dataclasses import dataclass
 
 import warp as wp
 
+from ..core.budget import AllocationBudget
 from ..core.checks import check_mask
 from ..core.component import Component, buffer_bytes
 from ..core.exec import require_not_capturing
+from ..core.extents import EXTENT
 from ..core.tunable import Tunable
-from ..engine.stage import AllocationBudget
 from ..results import Track
-from ..stages.common import EXTENT
 from .band_collision_kernels import fill_grid_kernel
 from .heightfield_kernels import _frame_kernel, _raster_kernel
 

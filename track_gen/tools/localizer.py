@@ -44,7 +44,7 @@ Curvature
 
 Input range
     :meth:`~TrackLocalizer.locate` clamps a finite position to ``COORD_LIMIT`` (1e18 track
-    units, :mod:`~track_gen.tools.limits`; a position within it is used bit for bit), skips
+    units, :mod:`~track_gen.core.extents`; a position within it is used bit for bit), skips
     non-finite and zero-length segments and answers "no answer" rather than a non-finite
     value (:class:`TrackFrame`): every answer is finite. The curvature of a bead whose
     neighbourhood holds a non-finite coordinate is NaN (and so are ``curvature_at`` and
@@ -62,11 +62,11 @@ from dataclasses import dataclass
 import numpy as np
 import warp as wp
 
+from ..core.budget import AllocationBudget
 from ..core.checks import check_array, check_float, check_mask
 from ..core.component import Component, InputSpec, buffer_bytes
 from ..core.exec import require_not_capturing
 from ..core.tunable import Tunable
-from ..engine.stage import AllocationBudget
 from ..results import GateSequence, Track
 from .course_line import CourseLine
 from .localizer_kernels import (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from .limits import clamp3
+from ..core.extents import clamp3
 
 wp.set_module_options({"enable_backward": False})
 
@@ -146,7 +146,7 @@ def _locate_kernel(
             tangent_out,
         )
         return
-    p = clamp3(p)  # limits.py: a finite position beyond COORD_LIMIT is clamped
+    p = clamp3(p)  # core/extents.py: a finite position beyond COORD_LIMIT is clamped
     base = e * n_max
     best = int(-1)
     best_d2 = float(_INF)

@@ -18,8 +18,8 @@ import warp as wp
 from ..core.checks import check_array, check_mask
 from ..core.component import Component, InputSpec, buffer_bytes
 from ..core.exec import require_not_capturing
+from ..core.extents import clamp3, in_range3
 from .checkpoints import CheckpointSet
-from .limits import clamp3, in_range3
 
 wp.set_module_options({"enable_backward": False})
 
@@ -124,7 +124,7 @@ def _update_kernel(
     p1 = position[e]
     finite = wp.isfinite(p1[0]) and wp.isfinite(p1[1]) and wp.isfinite(p1[2])
     if finite:
-        p1 = clamp3(p1)  # limits.py: the crossing test and the distance stay finite
+        p1 = clamp3(p1)  # core/extents.py: the crossing test and the distance stay finite
     p0 = prev_out[e]
     step = int(0)  # +1 forward pass, -1 wrong way
     if wp.isfinite(p0[0]) and wp.isfinite(p0[1]) and wp.isfinite(p0[2]):

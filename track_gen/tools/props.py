@@ -23,7 +23,7 @@ Placement rules (one thread per env, :meth:`PropPlacer.place`):
   ``n_outer' = M - n_inner'`` (a border may get 0 props when ``M`` is tiny).
 * **Invalid envs** (``valid == 0``), tracks of fewer than 3 or more than ``N_max`` beads,
   borders of non-finite or zero length and borders with a coordinate that is non-finite or
-  beyond ``COORD_LIMIT`` (1e18 track units, :mod:`~track_gen.tools.limits`) give
+  beyond ``COORD_LIMIT`` (1e18 track units, :mod:`~track_gen.core.extents`) give
   ``count = 0`` (``truncated = 0``) and NaN rows: every placed prop is finite.
 * **Masking.** Only the envs with ``mask[e] != 0`` are written (all ``M`` rows, count and
   flag); every other env stays bitwise unchanged.
@@ -52,14 +52,14 @@ from dataclasses import dataclass
 import numpy as np
 import warp as wp
 
+from ..core.budget import AllocationBudget
 from ..core.checks import check_float, check_mask
 from ..core.component import Component, buffer_bytes
 from ..core.exec import require_not_capturing
+from ..core.extents import in_range3
 from ..core.tunable import Tunable
-from ..engine.stage import AllocationBudget
 from ..results import Track
 from .checkpoints import construction_result
-from .limits import in_range3
 
 wp.set_module_options({"enable_backward": False})
 
@@ -323,7 +323,7 @@ def _border_length(pts: wp.array(dtype=wp.vec3f), base: int, nb: int) -> wp.floa
 
 @wp.func
 def _border_in_range(pts: wp.array(dtype=wp.vec3f), base: int, nb: int) -> bool:
-    """Every bead of the border finite and within ``COORD_LIMIT`` (limits.py)."""
+    """Every bead of the border finite and within ``COORD_LIMIT`` (core/extents.py)."""
     for i in range(nb):
         if not in_range3(pts[base + i]):
             return False

@@ -1,4 +1,6 @@
-"""The input range the tools' kernels are safe for, and the functions that apply it.
+"""The extents every layer shares: the size of a sampler's loop (``EXTENT``), the input
+range the tools' kernels are safe for (``COORD_LIMIT``, the gate validator's decidable
+extent too), and the functions that apply the range.
 
 Every tool works in float32. Two rules keep its arithmetic finite for any input:
 
@@ -26,7 +28,10 @@ import warp as wp
 
 wp.set_module_options({"enable_backward": False})
 
-__all__ = ["COORD_LIMIT", "QUAT_SCALE_RANGE"]
+__all__ = ["COORD_LIMIT", "EXTENT", "QUAT_SCALE_RANGE"]
+
+#: Longest bounding-box side of every sampler's loop is ``EXTENT * scale``.
+EXTENT = 1.44
 
 #: Largest coordinate magnitude (track units) a tool reads from course data, and the clamp of
 #: per-step positions and half extents.
