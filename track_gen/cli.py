@@ -14,9 +14,18 @@ import argparse
 import sys
 import time
 
-__all__ = ["main"]
+from .cli_args import (
+    PROG,
+    ArgumentError,
+    Progress,
+    add_batch_arguments,
+    add_device_argument,
+    check_count,
+    check_picture_option,
+)
+from .cli_io import add_export_parser, add_import_parser
 
-PROG = "track-gen"
+__all__ = ["main"]
 
 #: Most timed calls ``preview --calls`` makes (a longer timing run: ``benchmarks/generate.py``).
 MAX_CALLS = 1000
@@ -25,42 +34,6 @@ MAX_CALLS = 1000
 Z_MIN_DEFAULT = 0.0
 Z_MAX_DEFAULT = 0.5
 Z_MAX_STEP_DEFAULT = 0.1
-
-
-class _ArgumentError(Exception):
-    """A bad option value found after parsing; printed as one line, exit code 2."""
-
-
-def _check_count(option: str, value: int, lo: int, hi: int, hint: str) -> None:
-    """A count option in its declared range ``[lo, hi]``, else a one-line refusal."""
-    from .core.checks import check_int
-
-    try:
-        check_int(option, value, lo, hi, hint=hint)
-    except (TypeError, ValueError) as exc:
-        raise _ArgumentError(str(exc)) from None
-
-
-def _check_picture_option(option: str, path: str) -> None:
-    """A picture file option by the rule of every writer (``track_gen.io.paths``): a file
-    name in an existing, writable folder with a suffix matplotlib writes (``''``, a folder,
-    a name too long or without such a suffix, a missing folder are refused)."""
-    from .io.paths import check_picture_path
-
-    try:
-        check_picture_path(option, path)
-    except (TypeError, ValueError, OSError) as exc:
-        raise _ArgumentError(str(exc)) from None
-
-
-def _samplers() -> list[str]:
-    from .pipeline import default_registry
-
-    # samplers a config alone can build ("mix" needs a weight table, "centerline" user loops,
-    # "real_track" a table of circuits)
-    return [
-        s for s in default_registry().samplers() if s not in ("mix", "centerline", "real_track")
-    ]
 
 
 def _z_profiles() -> list[str]:
@@ -77,7 +50,7 @@ def _elevation(args) -> dict:
     if args.z_profile == "flat":
         if given:
             need = "a non-flat --z-profile (uniform, random_walk or noise)"
-            raise _ArgumentError(f"{', '.join(given)}: only with {need}")
+            raise ArgumentError(f"{', '.join(given)}: only with {need}")
         return {}
     out = {
         "z_profile": args.z_profile,
@@ -115,35 +88,6 @@ def _height_summary(track, valid) -> str:
     return f"heights {lo:.3f} .. {hi:.3f}, steepest grade {grade:.3f} (valid envs)"
 
 
-def _add_batch_arguments(p) -> None:
-    """The batch every generating subcommand builds: --generator, -E, --seed."""
-    p.add_argument(
-        "--generator",
-        choices=_samplers(),
-        default="bezier",
-        help="centerline sampler (default: %(default)s)",
-    )
-    p.add_argument(
-        "-E",
-        "--num-envs",
-        type=int,
-        default=16,
-        metavar="E",
-        help="batch size (default: %(default)s)",
-    )
-    p.add_argument(
-        "--seed", type=int, default=0, help="env e is seeded with seed + e (default: %(default)s)"
-    )
-
-
-def _add_device_argument(p) -> None:
-    p.add_argument(
-        "--device",
-        default=None,
-        help="Warp device such as cpu or cuda:0 (default: CUDA when present, else cpu)",
-    )
-
-
 def _build_parser() -> argparse.ArgumentParser:
     from . import __version__
     from .viz import MAX_SHOWN  # --envs-shown's bound: the most tracks one figure draws
@@ -166,7 +110,7 @@ def _build_parser() -> argparse.ArgumentParser:
             "write a PNG of the last batch."
         ),
     )
-    _add_batch_arguments(p)
+    add_batch_arguments(p)
     p.add_argument(
         "--half-width",
         type=float,
@@ -199,7 +143,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="random_walk step bound, a grade (default: "
         f"{Z_MAX_STEP_DEFAULT:g} with --z-profile random_walk)",
     )
-    _add_device_argument(p)
+    add_device_argument(p)
     p.add_argument(
         "--calls",
         type=int,
@@ -229,33 +173,12 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=_preview)
-    from .cli_io import add_export_parser, add_import_parser  # after this module is loaded
     from .explore.cli import add_parser as add_explore_parser
 
     add_export_parser(sub)
     add_import_parser(sub)
     add_explore_parser(sub)
     return parser
-
-
-class _Progress:
-    """A one-line text progress bar on a stream (``\\r`` updates, newline when done)."""
-
-    def __init__(self, total: int, stream, label: str = "", width: int = 30):
-        self.total, self.stream, self.label, self.width = total, stream, label, width
-        self.done = 0
-
-    def update(self, done: int) -> None:
-        self.done = done
-        frac = done / self.total if self.total else 1.0
-        fill = int(round(frac * self.width))
-        bar = "#" * fill + "-" * (self.width - fill)
-        self.stream.write(f"\r{self.label}[{bar}] {done}/{self.total}")
-        self.stream.flush()
-
-    def close(self) -> None:
-        self.stream.write("\n")
-        self.stream.flush()
 
 
 def _want_progress(args) -> bool:
@@ -271,18 +194,18 @@ def _preview(args) -> int:
 
     from . import FailBit, TrackGenConfig, TrackGenerator
 
-    _check_count("--calls", args.calls, 0, MAX_CALLS, "a longer timing run: benchmarks/generate.py")
+    check_count("--calls", args.calls, 0, MAX_CALLS, "a longer timing run: benchmarks/generate.py")
     if args.envs_shown is not None:
         from .viz import MAX_SHOWN
 
-        _check_count("--envs-shown", args.envs_shown, 1, MAX_SHOWN, "")
-    _check_picture_option("--output", args.output)
+        check_count("--envs-shown", args.envs_shown, 1, MAX_SHOWN, "")
+    check_picture_option("--output", args.output)
     if args.device is not None:
         try:
             wp.get_device(args.device)
         except (ValueError, RuntimeError) as exc:
             known = ", ".join(str(d) for d in wp.get_devices())
-            raise _ArgumentError(
+            raise ArgumentError(
                 f"--device {args.device!r} is not available here (devices: {known})"
             ) from exc
     if args.config is not None:
@@ -291,7 +214,7 @@ def _preview(args) -> int:
         try:
             gen, args.seed = track_generator_from_file(args.config, device=args.device)
         except (OSError, ValueError, TypeError, KeyError) as exc:
-            raise _ArgumentError(f"--config {args.config}: {exc}") from exc
+            raise ArgumentError(f"--config {args.config}: {exc}") from exc
         config = gen.config
         elevation = {} if config.z_profile == "flat" else {"z_profile": config.z_profile}
     else:
@@ -306,7 +229,7 @@ def _preview(args) -> int:
             )
             gen = TrackGenerator(config, seeds=args.seed)
         except (ValueError, TypeError) as exc:
-            raise _ArgumentError(str(exc)) from exc
+            raise ArgumentError(str(exc)) from exc
 
     dev = gen.device
     E = config.num_envs
@@ -317,7 +240,7 @@ def _preview(args) -> int:
     first_ms = (time.perf_counter() - t0) * 1e3
 
     times = []
-    progress = _Progress(args.calls, sys.stderr, "generate ") if _want_progress(args) else None
+    progress = Progress(args.calls, sys.stderr, "generate ") if _want_progress(args) else None
     for k in range(args.calls):
         t0 = time.perf_counter()
         gen.generate(advance=True)
@@ -408,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     wp.config.log_level = max(saved_level, wp.LOG_WARNING)  # no init banner / module-load lines
     try:
         return args.func(args)
-    except _ArgumentError as exc:
+    except ArgumentError as exc:
         print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -6,13 +6,13 @@ from __future__ import annotations
 import os
 import sys
 
-from .cli import (
+from .cli_args import (
     PROG,
-    _add_batch_arguments,
-    _add_device_argument,
-    _ArgumentError,
-    _check_picture_option,
-    _Progress,
+    ArgumentError,
+    Progress,
+    add_batch_arguments,
+    add_device_argument,
+    check_picture_option,
 )
 
 #: ``export --format`` -> (file name ending, one file per env).
@@ -39,7 +39,7 @@ def add_export_parser(sub) -> None:
             "and npz (<generator>.<ext>, with what rebuilds the batch)."
         ),
     )
-    _add_batch_arguments(p)
+    add_batch_arguments(p)
     p.add_argument(
         "--format",
         required=True,
@@ -77,7 +77,7 @@ def add_export_parser(sub) -> None:
         action="store_true",
         help=f"export gate courses (GateGenerator; formats {', '.join(GATE_FORMATS)})",
     )
-    _add_device_argument(p)
+    add_device_argument(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=_export)
 
@@ -114,7 +114,7 @@ def _device_or_error(device):
         wp.get_device(device)
     except (ValueError, RuntimeError) as exc:
         known = ", ".join(str(d) for d in wp.get_devices())
-        raise _ArgumentError(
+        raise ArgumentError(
             f"--device {device!r} is not available here (devices: {known})"
         ) from exc
 
@@ -125,24 +125,24 @@ def _out_dir(path: str) -> str:
     from .io.paths import check_in_path
 
     if path == "":
-        raise _ArgumentError("--out '': give a folder name (--out . is the current folder)")
+        raise ArgumentError("--out '': give a folder name (--out . is the current folder)")
     try:
         check_in_path("--out", path)
     except (TypeError, ValueError) as exc:
-        raise _ArgumentError(str(exc)) from None
+        raise ArgumentError(str(exc)) from None
     full = os.path.abspath(path)
     if os.path.exists(full) and not os.path.isdir(full):
-        raise _ArgumentError(f"--out {path}: exists and is not a folder")
+        raise ArgumentError(f"--out {path}: exists and is not a folder")
     if not os.path.isdir(full):
         parent = os.path.dirname(full)
         if not os.path.isdir(parent):
-            raise _ArgumentError(f"--out {path}: folder {parent} does not exist")
+            raise ArgumentError(f"--out {path}: folder {parent} does not exist")
         try:
             os.mkdir(full)
         except OSError as exc:
-            raise _ArgumentError(f"--out {path}: cannot create the folder: {exc}") from exc
+            raise ArgumentError(f"--out {path}: cannot create the folder: {exc}") from exc
     if not os.access(full, os.W_OK | os.X_OK):
-        raise _ArgumentError(f"--out {path}: folder {full} is not writable: choose another")
+        raise ArgumentError(f"--out {path}: folder {full} is not writable: choose another")
     return full
 
 
@@ -151,19 +151,19 @@ def _export(args) -> int:
     from . import io as tio
 
     if args.gates and args.format not in GATE_FORMATS:
-        raise _ArgumentError(
+        raise ArgumentError(
             f"--format {args.format} is not available with --gates (use one of "
             f"{', '.join(GATE_FORMATS)})"
         )
     if args.cone_spacing is not None and args.format != "cones":
-        raise _ArgumentError("--cone-spacing: only with --format cones")
+        raise ArgumentError("--cone-spacing: only with --format cones")
     _device_or_error(args.device)
     fields = {"generator": args.generator, "num_envs": args.num_envs, "device": args.device}
     if args.scale is not None:
         fields["scale"] = args.scale
     if args.half_width is not None:
         if args.gates:
-            raise _ArgumentError("--half-width: only for tracks (gate width: GateGenConfig)")
+            raise ArgumentError("--half-width: only for tracks (gate width: GateGenConfig)")
         fields["half_width"] = args.half_width
     try:
         if args.gates:
@@ -173,12 +173,12 @@ def _export(args) -> int:
             config = TrackGenConfig(**fields)
             gen = TrackGenerator(config, seeds=args.seed)
     except (ValueError, TypeError) as exc:
-        raise _ArgumentError(str(exc)) from exc
+        raise ArgumentError(str(exc)) from exc
     spacing = None
     if args.format == "cones":
         spacing = 2.0 * config.half_width if args.cone_spacing is None else args.cone_spacing
         if not (spacing > 0 and spacing < float("inf")):
-            raise _ArgumentError(f"--cone-spacing {spacing!r}: must be finite and > 0")
+            raise ArgumentError(f"--cone-spacing {spacing!r}: must be finite and > 0")
     out = _out_dir(args.out)
 
     gen.generate()
@@ -201,7 +201,7 @@ def _export(args) -> int:
     E = config.num_envs
     progress = None
     if E > 1 and not args.no_progress and getattr(sys.stderr, "isatty", lambda: False)():
-        progress = _Progress(E, sys.stderr, "export ")
+        progress = Progress(E, sys.stderr, "export ")
     written, skipped = 0, []
     try:
         for e in range(E):
@@ -219,7 +219,7 @@ def _export(args) -> int:
                     else:
                         tio.write_usd(result, e, path)
                 except ValueError as exc:
-                    raise _ArgumentError(str(exc)) from exc
+                    raise ArgumentError(str(exc)) from exc
                 written += 1
             if progress is not None:
                 progress.update(e + 1)
@@ -243,9 +243,9 @@ def _import(args) -> int:
     from .io.tum import MAX_PANELS
 
     if args.preview is not None:
-        _check_picture_option("--preview", args.preview)
+        check_picture_option("--preview", args.preview)
         if len(args.paths) > MAX_PANELS:
-            raise _ArgumentError(
+            raise ArgumentError(
                 f"--preview draws at most {MAX_PANELS} circuits, got {len(args.paths)} "
                 "paths: draw them in several calls"
             )
@@ -254,7 +254,7 @@ def _import(args) -> int:
         try:
             tracks.append(tio.read_tum(path))
         except (OSError, ValueError) as exc:
-            raise _ArgumentError(str(exc)) from exc
+            raise ArgumentError(str(exc)) from exc
     for t in tracks:
         print(
             f"{t.name}: {t.num_points} points, length {t.length:,.1f} m, width right "
