@@ -38,10 +38,10 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from track_gen import FailBit, GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
+from track_gen.core.extents import EXTENT
 from track_gen.core.tunable import Tunable
 from track_gen.course import Course, CourseConfig
 from track_gen.pipeline import presets
-from track_gen.stages.common import EXTENT
 from track_gen.stages.elevate import (
     Z_BASE,
     Z_KNOTS,

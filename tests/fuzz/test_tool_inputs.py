@@ -8,7 +8,7 @@ Every utility that reads one (``BandCollider`` in both methods and both layouts,
 without ``clearance``, ``HeightFieldBaker``, ``CheckpointPlacer``, ``ProgressTracker``,
 ``PropPlacer``, ``TrackLocalizer``, ``CourseLineBuilder``, ``DiscCollider``,
 ``FrameCollider``) must build, refresh and answer without crashing or hanging, decide which
-envs it can use by the documented rule (:mod:`track_gen.tools.limits`: a valid env whose
+envs it can use by the documented rule (:mod:`track_gen.core.extents`: a valid env whose
 coordinates are finite and within ``COORD_LIMIT``), answer NaN-free for those envs and the
 documented "no course" answer for the others. Poses (positions, quaternions, half extents)
 take any float32, up to its maximum: a finite pose of a usable env gets finite answers.
