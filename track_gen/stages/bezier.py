@@ -50,17 +50,22 @@ def _shorter_edge(c: wp.array(dtype=wp.vec2f), cb: int, m: int, i: int) -> float
 
 @wp.kernel
 def _bezier_kernel(
+    # inputs
     eff_seed: wp.array(dtype=wp.int32),
     active: wp.array(dtype=wp.int32),
+    # parameters
     rad: wp.array(dtype=wp.float32),
     edgy: wp.array(dtype=wp.float32),
     clamp_frac: wp.array(dtype=wp.float32),
     scale: wp.array(dtype=wp.float32),
+    # static
     min_pts: int,
     max_pts: int,
     cells: int,
     npseg: int,
     num_points: int,
+    cross_nch: int,
+    # scratch
     corners: wp.array(dtype=wp.vec2f),
     cell_ids: wp.array(dtype=wp.int32),
     corner_keys: wp.array(dtype=wp.float32),
@@ -68,7 +73,7 @@ def _bezier_kernel(
     dense_len: wp.array(dtype=wp.float32),
     cross_boxes: wp.array(dtype=wp.vec4f),
     cross_turns: wp.array(dtype=wp.float32),
-    cross_nch: int,
+    # outputs
     line_out: wp.array(dtype=wp.vec2f),
 ):
     e = wp.tid()
@@ -174,6 +179,7 @@ class SamplerBezier(Stage):
                 self.cells,
                 v.num_points_per_segment,
                 ws.layout.num_points,
+                self.cross.nch,
                 self.corners,
                 self.cell_ids,
                 self.corner_keys,
@@ -181,7 +187,6 @@ class SamplerBezier(Stage):
                 self.dense_len,
                 self.cross.boxes,
                 self.cross.turns,
-                self.cross.nch,
             ],
             outputs=[ws.line],
             device=ws.layout.device,

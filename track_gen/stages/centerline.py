@@ -21,9 +21,12 @@ wp.set_module_options({"enable_backward": False})
 
 @wp.kernel
 def _copy_centerline_kernel(
+    # inputs
     xy: wp.array(dtype=wp.vec2f),
     active: wp.array(dtype=wp.int32),
+    # static
     num_points: int,
+    # outputs
     line_out: wp.array(dtype=wp.vec2f),
 ):
     e = wp.tid()

@@ -114,23 +114,28 @@ def _walk_candidate(
 
 @wp.kernel
 def _checkpoint_kernel(
+    # inputs
     eff_seed: wp.array(dtype=wp.int32),
     active: wp.array(dtype=wp.int32),
+    # parameters
     radius_min_frac: wp.array(dtype=wp.float32),
     angle_jitter: wp.array(dtype=wp.float32),
     turn_rate: wp.array(dtype=wp.float32),
     steer_gain: wp.array(dtype=wp.float32),
     lookahead_frac: wp.array(dtype=wp.float32),
     scale: wp.array(dtype=wp.float32),
+    # static
     n_cp: int,
     best_of_k: int,
     num_points: int,
     nch: int,
+    # scratch
     cps: wp.array(dtype=wp.vec2f),
     cand: wp.array(dtype=wp.vec2f),
     cand_len: wp.array(dtype=wp.float32),
     boxes: wp.array(dtype=wp.vec4f),
     turns: wp.array(dtype=wp.float32),
+    # outputs
     line_out: wp.array(dtype=wp.vec2f),
 ):
     e = wp.tid()

@@ -173,31 +173,36 @@ def bspline_height(knots: wp.array(dtype=wp.float32), base: int, k: int, u: floa
 
 @wp.kernel
 def _elevate_kernel(
+    # inputs
     active: wp.array(dtype=wp.int32),
     eff_seed: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
+    # parameters
     z_base: wp.array(dtype=wp.float32),
     z_min: wp.array(dtype=wp.float32),
     z_max: wp.array(dtype=wp.float32),
     z_max_step: wp.array(dtype=wp.float32),
+    # static
     profile: int,
     n_knots: int,
     valid_grade: float,
     n_max: int,
+    # scratch
     knots: wp.array(dtype=wp.float32),
-    center: wp.array(dtype=wp.vec3f),
-    inner: wp.array(dtype=wp.vec3f),
-    outer: wp.array(dtype=wp.vec3f),
-    tangent: wp.array(dtype=wp.vec3f),
-    arclen: wp.array(dtype=wp.float32),
-    length: wp.array(dtype=wp.float32),
-    fail: wp.array(dtype=wp.int32),
+    # outputs
+    center_inout: wp.array(dtype=wp.vec3f),
+    inner_inout: wp.array(dtype=wp.vec3f),
+    outer_inout: wp.array(dtype=wp.vec3f),
+    tangent_out: wp.array(dtype=wp.vec3f),
+    arclen_inout: wp.array(dtype=wp.float32),
+    length_inout: wp.array(dtype=wp.float32),
+    fail_inout: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
     if active[e] == 0:
         return
     n = wp.clamp(count[e], 0, n_max)
-    total = length[e]
+    total = length_inout[e]
     if n < 4 or not (total > 0.0) or not wp.isfinite(total):
         return  # degenerate: flagged by earlier stages; left flat
     base = e * n_max
@@ -224,18 +229,18 @@ def _elevate_kernel(
             knots[kb + k] = wp.clamp(knots[kb + k] - float(k) / float(n_knots) * drift, zlo, zhi)
     # heights (u from the plan-view arc), then 3D frames and arc length
     for i in range(n):
-        u = wp.clamp(arclen[base + i] / total, 0.0, 1.0)
+        u = wp.clamp(arclen_inout[base + i] / total, 0.0, 1.0)
         z = float(0.0)
         if profile == Z_NOISE:
             z = noise_height(seed, u, n_knots, zlo, zhi)
         elif profile != Z_FLAT:
             z = bspline_height(knots, kb, n_knots, u)
-        c = center[base + i]
-        center[base + i] = wp.vec3f(c[0], c[1], z)
-        a = inner[base + i]
-        inner[base + i] = wp.vec3f(a[0], a[1], z)
-        b = outer[base + i]
-        outer[base + i] = wp.vec3f(b[0], b[1], z)
+        c = center_inout[base + i]
+        center_inout[base + i] = wp.vec3f(c[0], c[1], z)
+        a = inner_inout[base + i]
+        inner_inout[base + i] = wp.vec3f(a[0], a[1], z)
+        b = outer_inout[base + i]
+        outer_inout[base + i] = wp.vec3f(b[0], b[1], z)
     acc = float(0.0)
     steepest = float(0.0)
     for i in range(n):
@@ -245,20 +250,20 @@ def _elevate_kernel(
         h = i - 1
         if h < 0:
             h = n - 1
-        ci = center[base + i]
-        d = center[base + j] - ci
+        ci = center_inout[base + i]
+        d = center_inout[base + j] - ci
         plan = wp.sqrt(d[0] * d[0] + d[1] * d[1])
         if plan > 0.0:
             steepest = wp.max(steepest, wp.abs(d[2]) / plan)
-        arclen[base + i] = acc
+        arclen_inout[base + i] = acc
         acc += wp.length(d)
-        t = center[base + j] - center[base + h]
+        t = center_inout[base + j] - center_inout[base + h]
         tl = wp.length(t)
         if tl > 0.0:
-            tangent[base + i] = t / tl
-    length[e] = acc
+            tangent_out[base + i] = t / tl
+    length_inout[e] = acc
     if valid_grade > 0.0 and steepest > valid_grade:
-        fail[e] = fail[e] | _GRADE
+        fail_inout[e] = fail_inout[e] | _GRADE
 
 
 class Elevate(Stage):

@@ -79,11 +79,13 @@ def _gate_anchors_kernel(
     line: wp.array(dtype=wp.vec2f),
     active: wp.array(dtype=wp.int32),
     eff_seed: wp.array(dtype=wp.int32),
+    # parameters
     jitter: wp.array(dtype=wp.float32),
     z_base: wp.array(dtype=wp.float32),
     z_min: wp.array(dtype=wp.float32),
     z_max: wp.array(dtype=wp.float32),
     z_max_step: wp.array(dtype=wp.float32),
+    # static
     num_points: int,
     max_gates: int,
     num_min: int,
@@ -99,7 +101,7 @@ def _gate_anchors_kernel(
     # outputs
     position_out: wp.array(dtype=wp.vec3f),
     count_out: wp.array(dtype=wp.int32),
-    fail_out: wp.array(dtype=wp.int32),
+    fail_inout: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
     if active[e] == 0:
@@ -195,7 +197,7 @@ def _gate_anchors_kernel(
                     z = wp.clamp(z_base[e], zlo, zhi)
             position_out[gb + k] = wp.vec3f(g[0], g[1], z)
     else:
-        fail_out[e] = fail_out[e] | _NONFINITE
+        fail_inout[e] = fail_inout[e] | _NONFINITE
     count_out[e] = k_gates
 
 

@@ -35,7 +35,9 @@ def _gate_frames_kernel(
     active: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     position: wp.array(dtype=wp.vec3f),
+    # parameters
     gate_width: wp.array(dtype=wp.float32),
+    # static
     yaw_only: int,
     max_gates: int,
     # outputs

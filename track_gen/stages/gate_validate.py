@@ -76,6 +76,7 @@ def _gate_validate_kernel(
     left: wp.array(dtype=wp.vec3f),
     right: wp.array(dtype=wp.vec3f),
     fail: wp.array(dtype=wp.int32),
+    # static
     min_gates: int,
     max_gates: int,
     radius: float,

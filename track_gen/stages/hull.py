@@ -43,15 +43,20 @@ SALT_HULL = wp.constant(wp.uint32(0x40111A03))
 
 @wp.kernel
 def _hull_kernel(
+    # inputs
     eff_seed: wp.array(dtype=wp.int32),
     active: wp.array(dtype=wp.int32),
+    # parameters
     displacement: wp.array(dtype=wp.float32),
     scale: wp.array(dtype=wp.float32),
+    # static
     min_pts: int,
     max_pts: int,
     cells: int,
     npseg: int,
     num_points: int,
+    cross_nch: int,
+    # scratch
     corners: wp.array(dtype=wp.vec2f),
     cell_ids: wp.array(dtype=wp.int32),
     corner_keys: wp.array(dtype=wp.float32),
@@ -60,7 +65,7 @@ def _hull_kernel(
     dense_len: wp.array(dtype=wp.float32),
     cross_boxes: wp.array(dtype=wp.vec4f),
     cross_turns: wp.array(dtype=wp.float32),
-    cross_nch: int,
+    # outputs
     line_out: wp.array(dtype=wp.vec2f),
 ):
     e = wp.tid()
@@ -140,6 +145,7 @@ class SamplerHull(Stage):
                 self.cells,
                 v.num_points_per_segment,
                 ws.layout.num_points,
+                self.cross.nch,
                 self.corners,
                 self.cell_ids,
                 self.corner_keys,
@@ -148,7 +154,6 @@ class SamplerHull(Stage):
                 self.dense_len,
                 self.cross.boxes,
                 self.cross.turns,
-                self.cross.nch,
             ],
             outputs=[ws.line],
             device=ws.layout.device,

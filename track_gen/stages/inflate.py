@@ -122,6 +122,7 @@ def _inflate_kernel(
     # inputs
     active: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
+    # static
     hw: float,
     n_max: int,
     # scratch
@@ -134,7 +135,7 @@ def _inflate_kernel(
     center_out: wp.array(dtype=wp.vec3f),
     inner_out: wp.array(dtype=wp.vec3f),
     tangent_out: wp.array(dtype=wp.vec3f),
-    normal_out: wp.array(dtype=wp.vec3f),
+    normal_inout: wp.array(dtype=wp.vec3f),
     arclen_out: wp.array(dtype=wp.float32),
     length_out: wp.array(dtype=wp.float32),
     count_inout: wp.array(dtype=wp.int32),
@@ -170,7 +171,7 @@ def _inflate_kernel(
         beads_inout[base + i] = c
         center_out[base + i] = _lift(c)
         tangent_out[base + i] = _lift(t)
-        normal_out[base + i] = _lift(_left(t))
+        normal_inout[base + i] = _lift(_left(t))
         arclen_out[base + i] = float(area[3])
         area += _edge_terms(c, cp, t, tp, hw)
         c = cp
@@ -179,13 +180,13 @@ def _inflate_kernel(
     sign = _outer_sign(area[1], area[2])
     for i in range(n):
         c = beads_inout[base + i]
-        off = _border_offset(normal_out[base + i], hw, sign)
+        off = _border_offset(normal_inout[base + i], hw, sign)
         outer_out[base + i] = _lift(c + off)
         inner_out[base + i] = _lift(c - off)
     # rows past the previous count are NaN already
     for i in range(n, wp.clamp(count_inout[e], n, n_max)):
         _write_nan_row(
-            base + i, outer_out, center_out, inner_out, tangent_out, normal_out, arclen_out
+            base + i, outer_out, center_out, inner_out, tangent_out, normal_inout, arclen_out
         )
     length_out[e] = float(area[3])
     count_inout[e] = n
@@ -198,6 +199,7 @@ def _inflate_arc_kernel(
     active: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     beads: wp.array(dtype=wp.vec2f),
+    # static
     n_max: int,
     # outputs
     arc_out: wp.array(dtype=wp.float64),
@@ -222,6 +224,7 @@ def _inflate_emit_kernel(
     arc: wp.array(dtype=wp.float64),
     edge: wp.array(dtype=wp.float32),
     prev_count: wp.array(dtype=wp.int32),
+    # static
     n_max: int,
     # outputs
     points_out: wp.array(dtype=wp.vec2f),
@@ -258,6 +261,7 @@ def _inflate_frame_kernel(
     active: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     points: wp.array(dtype=wp.vec2f),
+    # static
     hw: float,
     n_max: int,
     # outputs
@@ -292,6 +296,7 @@ def _inflate_sum_kernel(
     active: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     terms: wp.array(dtype=wp.vec4d),
+    # static
     n_max: int,
     # outputs
     sign_out: wp.array(dtype=wp.float32),
@@ -326,6 +331,7 @@ def _inflate_border_kernel(
     beads: wp.array(dtype=wp.vec2f),
     normal: wp.array(dtype=wp.vec3f),
     sign: wp.array(dtype=wp.float32),
+    # static
     hw: float,
     n_max: int,
     # outputs

@@ -29,11 +29,14 @@ MAX_CHOICES = 64
 
 @wp.kernel
 def _choose_kernel(
+    # inputs
     active: wp.array(dtype=wp.int32),
     eff_seed: wp.array(dtype=wp.int32),
     cumulative: wp.array(dtype=wp.float32),
+    # static
     num_choices: int,
     num_envs: int,
+    # outputs
     choice_out: wp.array(dtype=wp.int32),
     child_active_out: wp.array(dtype=wp.int32),
 ):

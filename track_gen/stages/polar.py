@@ -24,17 +24,22 @@ SALT_POLAR = wp.constant(wp.uint32(0x907A2002))
 
 @wp.kernel
 def _polar_kernel(
+    # inputs
     eff_seed: wp.array(dtype=wp.int32),
     active: wp.array(dtype=wp.int32),
+    # parameters
     radial_jitter: wp.array(dtype=wp.float32),
     angular_jitter: wp.array(dtype=wp.float32),
     scale: wp.array(dtype=wp.float32),
+    # static
     knots_k: int,
     npseg: int,
     num_points: int,
+    # scratch
     knots: wp.array(dtype=wp.vec2f),
     dense: wp.array(dtype=wp.vec2f),
     dense_len: wp.array(dtype=wp.float32),
+    # outputs
     line_out: wp.array(dtype=wp.vec2f),
 ):
     e = wp.tid()

@@ -33,13 +33,16 @@ ASSIGN_MODES = ("env", "draw")
 
 @wp.kernel
 def _real_track_kernel(
+    # inputs
     eff_seed: wp.array(dtype=wp.int32),
     active: wp.array(dtype=wp.int32),
     table_xy: wp.array(dtype=wp.vec2f),
     table_width: wp.array(dtype=wp.vec2f),
+    # static
     num_tracks: int,
     num_points: int,
     draw: int,
+    # outputs
     line_out: wp.array(dtype=wp.vec2f),
     width_out: wp.array(dtype=wp.vec2f),
 ):

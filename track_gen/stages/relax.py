@@ -63,10 +63,12 @@ def _relax_kernel(
     # inputs
     active: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
+    omegas: wp.array(dtype=wp.float32),
+    # parameters
     sep_relax: wp.array(dtype=wp.float32),
     spc_relax: wp.array(dtype=wp.float32),
     bend_relax: wp.array(dtype=wp.float32),
-    omegas: wp.array(dtype=wp.float32),
+    # static
     hw: float,
     converge_tol: float,
     margin: float,
@@ -81,14 +83,13 @@ def _relax_kernel(
     spacing_iters: int,
     n_max: int,
     num_envs: int,
-    # in/out
-    beads_inout: wp.array(dtype=wp.vec2f),
     # scratch
     work: wp.array(dtype=wp.vec2f),
     boxes: wp.array(dtype=wp.vec4f),
     cache: wp.array(dtype=wp.int32),
     cache_n: wp.array(dtype=wp.int32),
     # outputs
+    beads_inout: wp.array(dtype=wp.vec2f),
     overflow_out: wp.array(dtype=wp.int32),
     sweeps_out: wp.array(dtype=wp.int32),
 ):
@@ -445,22 +446,18 @@ class RelaxPBD(Stage):
             inputs=[
                 ws.active,
                 ws.count,
+                self.omegas,
                 params["sep_relax"],
                 params["spc_relax"],
                 params["bend_relax"],
-                self.omegas,
                 *s.values(),
                 lay.N_max,
                 lay.num_envs,
-            ],
-            outputs=[
-                ws.beads,
                 self.work,
                 self.boxes,
                 self.cache,
                 self.cache_n,
-                self.overflow,
-                self.sweeps,
             ],
+            outputs=[ws.beads, self.overflow, self.sweeps],
             device=lay.device,
         )

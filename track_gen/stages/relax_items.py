@@ -53,6 +53,7 @@ def _items_begin_kernel(
     active: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     beads: wp.array(dtype=wp.vec2f),
+    # static
     hw: float,
     fixed_band: int,
     n_max: int,
@@ -88,6 +89,7 @@ def _items_copy_in_kernel(
     state: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     beads: wp.array(dtype=wp.vec2f),
+    # static
     n_max: int,
     # outputs
     work_out: wp.array(dtype=wp.vec2f),
@@ -105,6 +107,7 @@ def _items_boxes_kernel(
     rot: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     work: wp.array(dtype=wp.vec2f),
+    # static
     n_max: int,
     num_envs: int,
     # outputs
@@ -127,6 +130,7 @@ def _items_scan_kernel(
     band: wp.array(dtype=wp.int32),
     work: wp.array(dtype=wp.vec2f),
     boxes: wp.array(dtype=wp.vec4f),
+    # static
     hw: float,
     margin: float,
     skin: float,
@@ -136,8 +140,7 @@ def _items_scan_kernel(
     # outputs
     cache_out: wp.array(dtype=wp.int32),
     cache_n_out: wp.array(dtype=wp.int32),
-    # in/out: dropped candidates are added
-    overflow_inout: wp.array(dtype=wp.int32),
+    overflow_inout: wp.array(dtype=wp.int32),  # dropped candidates are added
 ):
     e, i = wp.tid()
     n = count[e]
@@ -174,12 +177,14 @@ def _items_sweep_kernel(
     count: wp.array(dtype=wp.int32),
     band: wp.array(dtype=wp.int32),
     L0: wp.array(dtype=wp.float32),
-    sep_relax: wp.array(dtype=wp.float32),
-    spc_relax: wp.array(dtype=wp.float32),
-    bend_relax: wp.array(dtype=wp.float32),
     omegas: wp.array(dtype=wp.float32),
     cache: wp.array(dtype=wp.int32),
     cache_n: wp.array(dtype=wp.int32),
+    # parameters
+    sep_relax: wp.array(dtype=wp.float32),
+    spc_relax: wp.array(dtype=wp.float32),
+    bend_relax: wp.array(dtype=wp.float32),
+    # static
     k: int,
     hw: float,
     converge_tol: float,
@@ -189,9 +194,8 @@ def _items_sweep_kernel(
     gamma: float,
     n_max: int,
     num_envs: int,
-    # in/out: reads the current slot, writes the next one
-    work_inout: wp.array(dtype=wp.vec2f),
     # outputs
+    work_inout: wp.array(dtype=wp.vec2f),  # reads the current slot, writes the next one
     moved_out: wp.array(dtype=wp.int32),
 ):
     e, i = wp.tid()
@@ -228,9 +232,9 @@ def _items_sweep_kernel(
 
 @wp.kernel
 def _items_end_sweep_kernel(
-    # inputs
+    # static
     k: int,
-    # in/out
+    # outputs
     state_inout: wp.array(dtype=wp.int32),
     rot_inout: wp.array(dtype=wp.int32),
     moved_inout: wp.array(dtype=wp.int32),
@@ -254,12 +258,13 @@ def _items_tail_kernel(
     rot: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     L0: wp.array(dtype=wp.float32),
+    # static
     p: int,
     smooth_passes: int,
     n_max: int,
     num_envs: int,
-    # in/out: reads one slot, writes the other
-    work_inout: wp.array(dtype=wp.vec2f),
+    # outputs
+    work_inout: wp.array(dtype=wp.vec2f),  # reads one slot, writes the other
 ):
     e, i = wp.tid()
     n = count[e]
@@ -283,6 +288,7 @@ def _items_copy_out_kernel(
     rot: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     work: wp.array(dtype=wp.vec2f),
+    # static
     shift: int,
     n_max: int,
     num_envs: int,
@@ -388,12 +394,12 @@ class RelaxItems:
                     ws.count,
                     self.band,
                     self.L0,
-                    params["sep_relax"],
-                    params["spc_relax"],
-                    params["bend_relax"],
                     stage.omegas,
                     stage.cache,
                     stage.cache_n,
+                    params["sep_relax"],
+                    params["spc_relax"],
+                    params["bend_relax"],
                     k,
                     s["hw"],
                     s["converge_tol"],

@@ -279,15 +279,20 @@ def _tangent_point_gradient(
 
 @wp.kernel
 def _repulsive_kernel(
+    # inputs
     eff_seed: wp.array(dtype=wp.int32),
     active: wp.array(dtype=wp.int32),
+    # parameters
     scale: wp.array(dtype=wp.float32),
+    # static
     grow_min: float,
     grow_max: float,
     k_min: int,
     k_max: int,
     iters: int,
     num_points: int,
+    cross_nch: int,
+    # scratch
     xa: wp.array(dtype=wp.vec2f),
     xb: wp.array(dtype=wp.vec2f),
     xbk: wp.array(dtype=wp.vec2f),
@@ -300,12 +305,12 @@ def _repulsive_kernel(
     dmin2: wp.array(dtype=wp.float32),
     obst: wp.array(dtype=wp.vec3f),
     dense: wp.array(dtype=wp.vec2f),
-    iters_out: wp.array(dtype=wp.int32),
-    rollback_out: wp.array(dtype=wp.int32),
     cross_boxes: wp.array(dtype=wp.vec4f),
     cross_turns: wp.array(dtype=wp.float32),
-    cross_nch: int,
-    line_out: wp.array(dtype=wp.vec2f),
+    # outputs
+    iters_out: wp.array(dtype=wp.int32),
+    rollback_out: wp.array(dtype=wp.int32),
+    line_inout: wp.array(dtype=wp.vec2f),
 ):
     e = wp.tid()
     if active[e] == 0:
@@ -508,13 +513,13 @@ def _repulsive_kernel(
     db = e * NW * NPSEG
     catmull_rom_closed(xa, b, n, NPSEG, dense, db)
     lb = e * num_points
-    resample_closed(dense, db, n * NPSEG, line_out, lb, num_points)
-    if _shoelace(line_out, lb, num_points) < 0.0:
+    resample_closed(dense, db, n * NPSEG, line_inout, lb, num_points)
+    if _shoelace(line_inout, lb, num_points) < 0.0:
         for i in range(num_points // 2):
-            p = line_out[lb + i]
-            line_out[lb + i] = line_out[lb + num_points - 1 - i]
-            line_out[lb + num_points - 1 - i] = p
-    bbox_normalize(line_out, lb, num_points, EXTENT * scale[e])
+            p = line_inout[lb + i]
+            line_inout[lb + i] = line_inout[lb + num_points - 1 - i]
+            line_inout[lb + num_points - 1 - i] = p
+    bbox_normalize(line_inout, lb, num_points, EXTENT * scale[e])
 
 
 GROW_MULT_MIN = Tunable(
@@ -607,6 +612,7 @@ class SamplerRepulsive(Stage):
                 v.obstacle_count_max,
                 v.iters,
                 ws.layout.num_points,
+                self.cross.nch,
                 self.xa,
                 self.xb,
                 self.xbk,
@@ -619,13 +625,10 @@ class SamplerRepulsive(Stage):
                 self.dmin2,
                 self.obst,
                 self.dense,
-                self.iters,
-                self.rollback,
                 self.cross.boxes,
                 self.cross.turns,
-                self.cross.nch,
             ],
-            outputs=[ws.line],
+            outputs=[self.iters, self.rollback, ws.line],
             device=ws.layout.device,
         )
 

@@ -81,6 +81,7 @@ def _resample_kernel(
     # inputs
     line: wp.array(dtype=wp.vec2f),
     active: wp.array(dtype=wp.int32),
+    # static
     num_points: int,
     spacing: float,
     n_max: int,
@@ -119,6 +120,7 @@ def _resample_count_kernel(
     # inputs
     line: wp.array(dtype=wp.vec2f),
     active: wp.array(dtype=wp.int32),
+    # static
     num_points: int,
     spacing: float,
     n_max: int,
@@ -149,6 +151,7 @@ def _resample_emit_kernel(
     count: wp.array(dtype=wp.int32),
     arc: wp.array(dtype=wp.float64),
     edge: wp.array(dtype=wp.float32),
+    # static
     num_points: int,
     n_max: int,
     # outputs

@@ -61,11 +61,14 @@ def _wave(a: float, amp: wp.vec3f, phase: wp.vec3f) -> float:
 
 @wp.kernel
 def _road_width_kernel(
+    # inputs
     eff_seed: wp.array(dtype=wp.int32),
     active: wp.array(dtype=wp.int32),
+    # static
     hw: float,
     variation: float,
     num_points: int,
+    # outputs
     width_out: wp.array(dtype=wp.vec2f),
 ):
     e = wp.tid()

@@ -128,8 +128,10 @@ def _validate_kernel(
     length: wp.array(dtype=wp.float32),
     beads: wp.array(dtype=wp.vec2f),
     fail: wp.array(dtype=wp.int32),
+    # parameters
     turning_tol: wp.array(dtype=wp.float32),
     thickness_tol: wp.array(dtype=wp.float32),
+    # static
     hw: float,
     fixed_band: int,
     n_max: int,
@@ -265,6 +267,7 @@ def _too_close_widths(
 
 @wp.kernel
 def _validate_widths_kernel(
+    # inputs
     active: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     length: wp.array(dtype=wp.float32),
@@ -272,12 +275,16 @@ def _validate_widths_kernel(
     normal: wp.array(dtype=wp.vec3f),
     bead_width: wp.array(dtype=wp.vec2f),
     fail: wp.array(dtype=wp.int32),
+    # parameters
     turning_tol: wp.array(dtype=wp.float32),
     thickness_tol: wp.array(dtype=wp.float32),
+    # static
     fixed_band: int,
     n_max: int,
     n_chunks: int,
+    # scratch
     boxes: wp.array(dtype=wp.vec4f),
+    # outputs
     fail_mask_out: wp.array(dtype=wp.int32),
     valid_out: wp.array(dtype=wp.int32),
 ):

@@ -291,19 +291,24 @@ def _snap(
 
 @wp.kernel
 def _voronoi_kernel(
+    # inputs
     eff_seed: wp.array(dtype=wp.int32),
     active: wp.array(dtype=wp.int32),
+    # parameters
     radial_variation: wp.array(dtype=wp.float32),
     angular_jitter: wp.array(dtype=wp.float32),
     scale: wp.array(dtype=wp.float32),
+    # static
     layout: int,
     num_sites: int,
     k: int,
     npseg: int,
     num_points: int,
+    nb: int,
+    cross_nch: int,
+    # scratch
     sites: wp.array(dtype=wp.vec2f),
     sites_polar: wp.array(dtype=wp.vec2f),
-    nb: int,
     bucket_start: wp.array(dtype=wp.int32),
     bucket_sites: wp.array(dtype=wp.int32),
     clusters: wp.array(dtype=wp.vec3f),
@@ -314,7 +319,7 @@ def _voronoi_kernel(
     dense_len: wp.array(dtype=wp.float32),
     cross_boxes: wp.array(dtype=wp.vec4f),
     cross_turns: wp.array(dtype=wp.float32),
-    cross_nch: int,
+    # outputs
     line_out: wp.array(dtype=wp.vec2f),
 ):
     e = wp.tid()
@@ -525,9 +530,10 @@ class SamplerVoronoi(Stage):
                 v.control_points,
                 v.num_points_per_segment,
                 ws.layout.num_points,
+                self.num_buckets,
+                self.cross.nch,
                 self.sites,
                 self.sites_polar,
-                self.num_buckets,
                 self.bucket_start,
                 self.bucket_sites,
                 self.clusters,
@@ -538,7 +544,6 @@ class SamplerVoronoi(Stage):
                 self.dense_len,
                 self.cross.boxes,
                 self.cross.turns,
-                self.cross.nch,
             ],
             outputs=[ws.line],
             device=ws.layout.device,

@@ -46,13 +46,16 @@ def allocate_widths(ws, owner: str) -> None:
 # --------------------------------------------------------------------------- resample
 @wp.kernel
 def _bead_widths_kernel(
+    # inputs
     active: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     arc: wp.array(dtype=wp.float64),
     edge: wp.array(dtype=wp.float32),
     line_width: wp.array(dtype=wp.vec2f),
+    # static
     num_points: int,
     n_max: int,
+    # outputs
     bead_width_out: wp.array(dtype=wp.vec2f),
 ):
     e, k = wp.tid()
@@ -97,12 +100,15 @@ def _side_point(c: wp.vec3f, nrm: wp.vec3f, w: float) -> wp.vec2f:
 
 @wp.kernel
 def _width_borders_kernel(
+    # inputs
     active: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     center: wp.array(dtype=wp.vec3f),
     normal: wp.array(dtype=wp.vec3f),
     bead_width: wp.array(dtype=wp.vec2f),
+    # static
     n_max: int,
+    # outputs
     outer_out: wp.array(dtype=wp.vec3f),
     inner_out: wp.array(dtype=wp.vec3f),
 ):
