@@ -72,7 +72,6 @@ def _commit_track_kernel(
     active: wp.array(dtype=wp.int32),
     fail: wp.array(dtype=wp.int32),
     epoch: wp.array(dtype=wp.int32),
-    n_max: int,
     outer: wp.array(dtype=wp.vec3f),
     center: wp.array(dtype=wp.vec3f),
     inner: wp.array(dtype=wp.vec3f),
@@ -84,6 +83,8 @@ def _commit_track_kernel(
     valid: wp.array(dtype=wp.int32),
     fail_mask: wp.array(dtype=wp.int32),
     winding: wp.array(dtype=wp.float32),
+    # static
+    n_max: int,
     # outputs
     outer_out: wp.array(dtype=wp.vec3f),
     center_out: wp.array(dtype=wp.vec3f),
@@ -135,7 +136,6 @@ def _commit_gates_kernel(
     active: wp.array(dtype=wp.int32),
     fail: wp.array(dtype=wp.int32),
     epoch: wp.array(dtype=wp.int32),
-    max_gates: int,
     position: wp.array(dtype=wp.vec3f),
     tangent: wp.array(dtype=wp.vec3f),
     forward: wp.array(dtype=wp.vec3f),
@@ -146,6 +146,8 @@ def _commit_gates_kernel(
     count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     fail_mask: wp.array(dtype=wp.int32),
+    # static
+    max_gates: int,
     # outputs
     position_out: wp.array(dtype=wp.vec3f),
     tangent_out: wp.array(dtype=wp.vec3f),
@@ -262,7 +264,6 @@ class Track:
                 active,
                 fail,
                 epoch,
-                self.N_max,
                 staged.outer,
                 staged.center,
                 staged.inner,
@@ -274,6 +275,7 @@ class Track:
                 staged.valid,
                 staged.fail_mask,
                 staged.winding,
+                self.N_max,
             ],
             outputs=[
                 self.outer,
@@ -374,7 +376,6 @@ class GateSequence:
                 active,
                 fail,
                 epoch,
-                self.max_gates,
                 staged.position,
                 staged.tangent,
                 staged.forward,
@@ -385,6 +386,7 @@ class GateSequence:
                 staged.count,
                 staged.valid,
                 staged.fail_mask,
+                self.max_gates,
             ],
             outputs=[
                 self.position,

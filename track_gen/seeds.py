@@ -115,12 +115,14 @@ def stage_rng(eff_seed: wp.int32, salt: wp.uint32) -> wp.uint32:
 
 @wp.kernel
 def _effective_seeds_kernel(
+    # inputs
     seeds: wp.array(dtype=wp.int32),
     epochs: wp.array(dtype=wp.int32),
-    out: wp.array(dtype=wp.int32),
+    # outputs
+    eff_seed_out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
-    out[e] = effective_seed_wp(seeds[e], epochs[e])
+    eff_seed_out[e] = effective_seed_wp(seeds[e], epochs[e])
 
 
 def _int_seeds(name: str, s, idx: np.ndarray) -> np.ndarray:

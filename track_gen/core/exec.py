@@ -127,17 +127,22 @@ def use_conditional(device, stream=None) -> bool:
 
 
 @wp.kernel
-def _any_set_kernel(mask: wp.array(dtype=wp.int32), flag: wp.array(dtype=wp.int32)):
+def _any_set_kernel(
+    # inputs
+    mask: wp.array(dtype=wp.int32),
+    # outputs
+    flag_out: wp.array(dtype=wp.int32),
+):
     e = wp.tid()
     if mask[e] != 0:
-        flag[0] = 1  # every writer writes the same value: the result is deterministic
+        flag_out[0] = 1  # every writer writes the same value: the result is deterministic
 
 
 def load_masked(mask, flag, device) -> None:
     """Launch the mask reduction once, outside any capture, so its module is loaded before a
     capture records it (``flag`` is left holding whether ``mask`` has a nonzero entry)."""
     flag.zero_()
-    wp.launch(_any_set_kernel, mask.shape[0], inputs=[mask, flag], device=device)
+    wp.launch(_any_set_kernel, mask.shape[0], inputs=[mask], outputs=[flag], device=device)
 
 
 def record_masked(body: Callable[[], None], mask, flag, device, stream=None) -> bool:
@@ -149,7 +154,9 @@ def record_masked(body: Callable[[], None], mask, flag, device, stream=None) -> 
         body()
         return False
     flag.zero_()
-    wp.launch(_any_set_kernel, mask.shape[0], inputs=[mask, flag], device=device, stream=stream)
+    wp.launch(
+        _any_set_kernel, mask.shape[0], inputs=[mask], outputs=[flag], device=device, stream=stream
+    )
     wp.capture_if(flag, on_true=body, stream=stream)
     return True
 

@@ -30,6 +30,7 @@ def _draw_kernel(
     index: wp.array(dtype=wp.int32),
     salts: wp.array(dtype=wp.uint32),
     ranges: wp.array(dtype=wp.vec2f),
+    # static
     num_draws: int,
     num_envs: int,
     # outputs
@@ -52,6 +53,7 @@ def _check_kernel(
     block: wp.array(dtype=wp.float32),
     bounds: wp.array(dtype=wp.vec2f),
     open_flags: wp.array(dtype=wp.int32),
+    # static
     num_fields: int,
     num_envs: int,
     # outputs

@@ -147,10 +147,11 @@ def plan_program(spec: PipelineSpec, registry: Registry | None = None) -> int:
 def _begin_kernel(
     # inputs
     mask: wp.array(dtype=wp.int32),
-    use_mask: int,
-    advance: int,
     seeds: wp.array(dtype=wp.int32),
     epochs: wp.array(dtype=wp.int32),
+    # static
+    use_mask: int,
+    advance: int,
     # outputs
     active_out: wp.array(dtype=wp.int32),
     epoch_out: wp.array(dtype=wp.int32),
@@ -178,8 +179,10 @@ def _begin_kernel(
 
 @wp.kernel
 def _commit_epochs_kernel(
+    # inputs
     active: wp.array(dtype=wp.int32),
     epoch: wp.array(dtype=wp.int32),
+    # outputs
     epochs_out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
@@ -372,10 +375,10 @@ class Program:
             E,
             inputs=[
                 mask if mask is not None else self._no_mask,
-                use_mask,
-                int(advance),
                 self.seeds.seeds,
                 self.seeds.epochs,
+                use_mask,
+                int(advance),
             ],
             outputs=[ws.active, self._epoch, ws.eff_seed, ws.fail],
             device=lay.device,
