@@ -479,9 +479,16 @@ class BandCollider:
                 record(
                     _sdf_query_kernel,
                     rows,
-                    [self.beads, self.sdf, self.sdf_border, self.sdf_frame, self.sdf_aabb]
-                    + [self.sdf_resolution, B]
-                    + boxes,
+                    [
+                        self.beads,
+                        self.sdf,
+                        self.sdf_border,
+                        self.sdf_frame,
+                        self.sdf_aabb,
+                        *boxes,
+                        self.sdf_resolution,
+                        B,
+                    ],
                     outs,
                 )
             ]
@@ -490,7 +497,15 @@ class BandCollider:
                 record(
                     _segments_query_kernel,
                     rows,
-                    [self.beads, self.strip, self.chunk_box, t.N_max, self._nch, B] + boxes,
+                    [
+                        self.beads,
+                        self.strip,
+                        self.chunk_box,
+                        *boxes,
+                        t.N_max,
+                        self._nch,
+                        B,
+                    ],
                     outs,
                 )
             ]
@@ -499,15 +514,30 @@ class BandCollider:
                 record(
                     _segments_parts_kernel,
                     (rows, QUERY_PARTS),
-                    [self.beads, self.strip, self.chunk_box, t.N_max, self._nch, B] + boxes,
+                    [
+                        self.beads,
+                        self.strip,
+                        self.chunk_box,
+                        *boxes,
+                        t.N_max,
+                        self._nch,
+                        B,
+                    ],
                     [self._box_hit, self._corner_inside, self._corner_hit],
                 ),
                 record(
                     _segments_combine_kernel,
                     rows,
-                    [self.beads, self.strip, t.N_max, B]
-                    + boxes
-                    + [self._box_hit, self._corner_inside, self._corner_hit],
+                    [
+                        self.beads,
+                        self.strip,
+                        *boxes,
+                        self._box_hit,
+                        self._corner_inside,
+                        self._corner_hit,
+                        t.N_max,
+                        B,
+                    ],
                     outs,
                 ),
             ]

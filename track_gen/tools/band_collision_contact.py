@@ -90,14 +90,17 @@ _INF_F = wp.constant(float("inf"))
 
 @wp.kernel
 def _height_kernel(
+    # inputs
     position: wp.array(dtype=wp.vec3f),
     orientation: wp.array(dtype=wp.quatf),
     half_extents: wp.array(dtype=wp.vec2f),
     center: wp.array(dtype=wp.vec3f),
     beads: wp.array(dtype=wp.int32),
+    # static
     n_max: int,
     boxes: int,
     clearance: float,
+    # outputs
     oob_out: wp.array(dtype=wp.int32),
     height_out: wp.array(dtype=wp.float32),
 ):

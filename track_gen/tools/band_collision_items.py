@@ -58,6 +58,7 @@ def _strip_bead_kernel(
     inner: wp.array(dtype=wp.vec3f),
     outer: wp.array(dtype=wp.vec3f),
     beads: wp.array(dtype=wp.int32),
+    # static
     n_max: int,
     # outputs
     strip_out: wp.array(dtype=wp.vec4f),
@@ -80,6 +81,7 @@ def _strip_chunk_kernel(
     mask: wp.array(dtype=wp.int32),
     beads: wp.array(dtype=wp.int32),
     strip: wp.array(dtype=wp.vec4f),
+    # static
     n_max: int,
     nch: int,
     # outputs
@@ -110,12 +112,13 @@ def _segments_parts_kernel(
     beads: wp.array(dtype=wp.int32),
     strip: wp.array(dtype=wp.vec4f),
     chunk_box: wp.array(dtype=wp.vec4f),
-    n_max: int,
-    nch: int,
-    nbox: int,
     position: wp.array(dtype=wp.vec3f),
     orientation: wp.array(dtype=wp.quatf),
     half_extents: wp.array(dtype=wp.vec2f),
+    # static
+    n_max: int,
+    nch: int,
+    nbox: int,
     # outputs
     box_hit_out: wp.array(dtype=_Hit),
     inside_out: wp.array(dtype=wp.int32),
@@ -154,14 +157,15 @@ def _segments_combine_kernel(
     # inputs
     beads: wp.array(dtype=wp.int32),
     strip: wp.array(dtype=wp.vec4f),
-    n_max: int,
-    nbox: int,
     position: wp.array(dtype=wp.vec3f),
     orientation: wp.array(dtype=wp.quatf),
     half_extents: wp.array(dtype=wp.vec2f),
     box_hit: wp.array(dtype=_Hit),
     inside_flags: wp.array(dtype=wp.int32),
     corner_hit: wp.array(dtype=_Hit),
+    # static
+    n_max: int,
+    nbox: int,
     # outputs
     oob_out: wp.array(dtype=wp.int32),
     distance_out: wp.array(dtype=wp.float32),

@@ -236,6 +236,7 @@ def band_beads_kernel(
     inner: wp.array(dtype=wp.vec3f),
     outer: wp.array(dtype=wp.vec3f),
     center: wp.array(dtype=wp.vec3f),
+    # static
     use_center: int,
     n_max: int,
     # outputs
@@ -315,6 +316,7 @@ def fill_grid_kernel(
     # inputs
     mask: wp.array(dtype=wp.int32),
     frame: wp.array(dtype=wp.vec4f),
+    # static
     res: int,
     negate: int,
     label: wp.int8,

@@ -56,6 +56,7 @@ def _sdf_frame_kernel(
     count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     center: wp.array(dtype=wp.vec3f),
+    # static
     use_center: int,
     n_max: int,
     res: int,
@@ -278,6 +279,7 @@ def _sdf_raster_kernel(
     outer: wp.array(dtype=wp.vec3f),
     beads: wp.array(dtype=wp.int32),
     frame: wp.array(dtype=wp.vec4f),
+    # static
     n_max: int,
     res: int,
     # outputs (read and merged: the fill's values first)
@@ -317,6 +319,7 @@ def _sdf_quad_rect_kernel(
     outer: wp.array(dtype=wp.vec3f),
     beads: wp.array(dtype=wp.int32),
     frame: wp.array(dtype=wp.vec4f),
+    # static
     n_max: int,
     nch: int,
     res: int,
@@ -375,6 +378,7 @@ def _sdf_texel_kernel(
     frame: wp.array(dtype=wp.vec4f),
     quad_rect: wp.array(dtype=wp.vec4i),
     chunk_rect: wp.array(dtype=wp.vec4i),
+    # static
     n_max: int,
     nch: int,
     res: int,

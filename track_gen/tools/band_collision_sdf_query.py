@@ -136,11 +136,12 @@ def _sdf_query_kernel(
     border: wp.array(dtype=wp.int8),
     frame: wp.array(dtype=wp.vec4f),
     aabb: wp.array(dtype=wp.vec4f),
-    res: int,
-    nbox: int,
     position: wp.array(dtype=wp.vec3f),
     orientation: wp.array(dtype=wp.quatf),
     half_extents: wp.array(dtype=wp.vec2f),
+    # static
+    res: int,
+    nbox: int,
     # outputs
     oob_out: wp.array(dtype=wp.int32),
     distance_out: wp.array(dtype=wp.float32),

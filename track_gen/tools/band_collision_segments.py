@@ -69,17 +69,20 @@ def _inward_normal(
 
 @wp.kernel
 def _strip_kernel(
+    # inputs
     mask: wp.array(dtype=wp.int32),
     inner: wp.array(dtype=wp.vec3f),
     outer: wp.array(dtype=wp.vec3f),
     count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     center: wp.array(dtype=wp.vec3f),
+    # static
     use_center: int,
     n_max: int,
     nch: int,
+    # outputs
     beads_out: wp.array(dtype=wp.int32),
-    strip_out: wp.array(dtype=wp.vec4f),
+    strip_inout: wp.array(dtype=wp.vec4f),
     chunk_box_out: wp.array(dtype=wp.vec4f),
 ):
     e = wp.tid()
@@ -96,17 +99,17 @@ def _strip_kernel(
             pi = inner[base + i]
             po = outer[base + i]
             v = wp.vec4f(pi[0], pi[1], po[0], po[1])
-        strip_out[base + i] = v
+        strip_inout[base + i] = v
     nc = (n + _CHUNK - 1) // _CHUNK
     for c in range(nch):
         bb = nan4
         if c < nc:
             a0 = c * _CHUNK
             a1 = wp.min(a0 + _CHUNK, n)
-            lo = _inner(strip_out[base + a0])
+            lo = _inner(strip_inout[base + a0])
             hi = lo
             for k in range(a0, a1 + 1):
-                sk = strip_out[base + k % n]
+                sk = strip_inout[base + k % n]
                 lo = wp.min(lo, wp.min(_inner(sk), _outer(sk)))
                 hi = wp.max(hi, wp.max(_inner(sk), _outer(sk)))
             bb = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
@@ -460,15 +463,18 @@ def _write_answer(
 
 @wp.kernel
 def _segments_query_kernel(
+    # inputs
     beads: wp.array(dtype=wp.int32),
     strip: wp.array(dtype=wp.vec4f),
     chunk_box: wp.array(dtype=wp.vec4f),
-    n_max: int,
-    nch: int,
-    nbox: int,
     position: wp.array(dtype=wp.vec3f),
     orientation: wp.array(dtype=wp.quatf),
     half_extents: wp.array(dtype=wp.vec2f),
+    # static
+    n_max: int,
+    nch: int,
+    nbox: int,
+    # outputs
     oob_out: wp.array(dtype=wp.int32),
     distance_out: wp.array(dtype=wp.float32),
     nearest_out: wp.array(dtype=wp.vec2f),

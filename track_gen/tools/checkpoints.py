@@ -226,6 +226,7 @@ def _lerp3(a: wp.vec3f, b: wp.vec3f, t: float) -> wp.vec3f:
 
 @wp.kernel
 def _sample_kernel(
+    # inputs
     center: wp.array(dtype=wp.vec3f),
     inner: wp.array(dtype=wp.vec3f),
     outer: wp.array(dtype=wp.vec3f),
@@ -234,10 +235,12 @@ def _sample_kernel(
     bead_count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     mask: wp.array(dtype=wp.int32),
+    # static
     use_mask: int,
     n_max: int,
     spacing: float,
     cap: int,
+    # outputs
     position_out: wp.array(dtype=wp.vec3f),
     left_out: wp.array(dtype=wp.vec3f),
     right_out: wp.array(dtype=wp.vec3f),

@@ -165,11 +165,12 @@ def _build_kernel(
     gate_count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     mask: wp.array(dtype=wp.int32),
+    # static
     use_mask: int,
     max_gates: int,
     samples: int,
     # outputs
-    center_out: wp.array(dtype=wp.vec3f),
+    center_inout: wp.array(dtype=wp.vec3f),
     tangent_out: wp.array(dtype=wp.vec3f),
     normal_out: wp.array(dtype=wp.vec3f),
     arclen_out: wp.array(dtype=wp.float32),
@@ -205,21 +206,21 @@ def _build_kernel(
         m0 = d * gate_tangent[gb + g]
         m1 = d * gate_tangent[gb + g1]
         row = base + g * samples
-        center_out[row] = p0
+        center_inout[row] = p0
         for k in range(1, samples):
-            center_out[row + k] = _hermite(p0, m0, p1, m1, float(k) * inv_k)
+            center_inout[row + k] = _hermite(p0, m0, p1, m1, float(k) * inv_k)
     # frames and cumulative chord lengths (float64 sum)
     run = wp.float64(0.0)
     for i in range(nb):
-        c = center_out[base + i]
+        c = center_inout[base + i]
         ip = i + 1
         if ip == nb:
             ip = 0
         im = i - 1
         if i == 0:
             im = nb - 1
-        cp = center_out[base + ip]
-        diff = cp - center_out[base + im]
+        cp = center_inout[base + ip]
+        diff = cp - center_inout[base + im]
         dl = wp.length(diff)
         t = wp.vec3f(0.0, 0.0, 0.0)
         if dl > 0.0:
@@ -238,7 +239,7 @@ def _build_kernel(
         total = 0.0
     nan3 = wp.vec3f(_NAN, _NAN, _NAN)
     for i in range(nb, cap):
-        center_out[base + i] = nan3
+        center_inout[base + i] = nan3
         tangent_out[base + i] = nan3
         normal_out[base + i] = nan3
         arclen_out[base + i] = _NAN

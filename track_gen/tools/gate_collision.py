@@ -390,8 +390,16 @@ class DiscCollider:
         wp.launch(
             _disc_query_kernel,
             rows,
-            inputs=[self.num_posts, self.posts, self.max_gates, self.max_boxes, self.radius]
-            + [position, orientation, half_extents],
+            inputs=[
+                self.num_posts,
+                self.posts,
+                position,
+                orientation,
+                half_extents,
+                self.max_gates,
+                self.max_boxes,
+                self.radius,
+            ],
             outputs=[c.hit, c.post, c.distance, c.nearest],
             device=dev,
         )
@@ -532,8 +540,16 @@ class FrameCollider:
         wp.launch(
             _frame_query_kernel,
             E,
-            inputs=[self.num_gates, self.frame, self.rotation, self.max_gates]
-            + [self.thickness, self.depth, self.agent_radius, position],
+            inputs=[
+                self.num_gates,
+                self.frame,
+                self.rotation,
+                position,
+                self.max_gates,
+                self.thickness,
+                self.depth,
+                self.agent_radius,
+            ],
             outputs=[c.hit, c.gate, c.member, c.distance, c.nearest, c.normal],
             device=dev,
         )

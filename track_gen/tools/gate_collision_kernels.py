@@ -62,6 +62,7 @@ def _posts_kernel(
     right: wp.array(dtype=wp.vec3f),
     count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
+    # static
     g_max: int,
     # outputs
     num_posts_out: wp.array(dtype=wp.int32),
@@ -94,12 +95,13 @@ def _disc_query_kernel(
     # inputs
     num_posts: wp.array(dtype=wp.int32),
     posts: wp.array(dtype=wp.vec2f),
-    g_max: int,
-    nbox: int,
-    radius: float,
     position: wp.array(dtype=wp.vec3f),
     orientation: wp.array(dtype=wp.quatf),
     half_extents: wp.array(dtype=wp.vec2f),
+    # static
+    g_max: int,
+    nbox: int,
+    radius: float,
     # outputs
     hit_out: wp.array(dtype=wp.int32),
     post_out: wp.array(dtype=wp.int32),
@@ -152,6 +154,7 @@ def _frames_kernel(
     half_size: wp.array(dtype=wp.float32),
     count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
+    # static
     g_max: int,
     # outputs
     num_gates_out: wp.array(dtype=wp.int32),
@@ -248,11 +251,12 @@ def _frame_query_kernel(
     num_gates: wp.array(dtype=wp.int32),
     frame: wp.array(dtype=wp.vec4f),
     rotation: wp.array(dtype=wp.mat33f),
+    position: wp.array(dtype=wp.vec3f),
+    # static
     g_max: int,
     thickness: float,
     depth: float,
     agent_radius: float,
-    position: wp.array(dtype=wp.vec3f),
     # outputs
     hit_out: wp.array(dtype=wp.int32),
     gate_out: wp.array(dtype=wp.int32),

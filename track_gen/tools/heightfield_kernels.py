@@ -121,6 +121,7 @@ def _frame_kernel(
     outer: wp.array(dtype=wp.vec3f),
     count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
+    # static
     n_max: int,
     res: int,
     margin: float,
@@ -156,6 +157,7 @@ def _raster_kernel(
     count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     frame: wp.array(dtype=wp.vec4f),
+    # static
     n_max: int,
     res: int,
     # outputs (read for the overlap rule)

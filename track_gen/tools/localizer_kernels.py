@@ -116,6 +116,7 @@ def _locate_kernel(
     length: wp.array(dtype=wp.float32),
     count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
+    # static
     n_max: int,
     window: int,
     # outputs
@@ -232,6 +233,7 @@ def _curvature_kernel(
     center: wp.array(dtype=wp.vec3f),
     count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
+    # static
     n_max: int,
     # outputs
     curvature_out: wp.array(dtype=wp.float32),
@@ -286,10 +288,11 @@ def _curvature_at_kernel(
     length: wp.array(dtype=wp.float32),
     count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
+    # static
     n_max: int,
     k_per_env: int,
     # outputs
-    out: wp.array(dtype=wp.float32),
+    curvature_at_out: wp.array(dtype=wp.float32),
 ):
     e, k = wp.tid()
     row = e * k_per_env + k
@@ -297,7 +300,7 @@ def _curvature_at_kernel(
     total = length[e]
     q = s[row]
     if valid[e] == 0 or n < 2 or not wp.isfinite(q) or not wp.isfinite(total) or total <= 0.0:
-        out[row] = _NAN
+        curvature_at_out[row] = _NAN
         return
     q = q - total * wp.floor(q / total)
     if q >= total or q < 0.0:
@@ -320,23 +323,24 @@ def _curvature_at_kernel(
     t = float(0.0)
     if a1 - a0 > 0.0:
         t = wp.clamp((q - a0) / (a1 - a0), 0.0, 1.0)
-    out[row] = (1.0 - t) * curvature[base + lo] + t * curvature[base + nxt]
+    curvature_at_out[row] = (1.0 - t) * curvature[base + lo] + t * curvature[base + nxt]
 
 
 @wp.kernel
 def _speed_profile_kernel(
     # inputs
     curvature: wp.array(dtype=wp.float32),
+    # static
     max_lateral_accel: float,
     max_speed: float,
     # outputs
-    out: wp.array(dtype=wp.float32),
+    speed_out: wp.array(dtype=wp.float32),
 ):
     row = wp.tid()
     k = wp.abs(curvature[row])
     if not wp.isfinite(k):
-        out[row] = _NAN
+        speed_out[row] = _NAN
     elif k > 0.0:
-        out[row] = wp.min(max_speed, wp.sqrt(max_lateral_accel / k))
+        speed_out[row] = wp.min(max_speed, wp.sqrt(max_lateral_accel / k))
     else:
-        out[row] = max_speed
+        speed_out[row] = max_speed

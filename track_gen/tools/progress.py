@@ -84,6 +84,7 @@ class ProgressEvents:
 
 @wp.kernel
 def _update_kernel(
+    # inputs
     position: wp.array(dtype=wp.vec3f),
     cp_position: wp.array(dtype=wp.vec3f),
     cp_left: wp.array(dtype=wp.vec3f),
@@ -92,14 +93,16 @@ def _update_kernel(
     cp_up_half: wp.array(dtype=wp.float32),
     cp_count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
+    # static
     use_valid: int,
     cap: int,
-    prev_out: wp.array(dtype=wp.vec3f),
+    # outputs
+    prev_inout: wp.array(dtype=wp.vec3f),
     passed_out: wp.array(dtype=wp.int32),
     wrong_way_out: wp.array(dtype=wp.int32),
-    laps_out: wp.array(dtype=wp.int32),
-    progress_out: wp.array(dtype=wp.int32),
-    next_out: wp.array(dtype=wp.int32),
+    laps_inout: wp.array(dtype=wp.int32),
+    progress_inout: wp.array(dtype=wp.int32),
+    next_inout: wp.array(dtype=wp.int32),
     dist_out: wp.array(dtype=wp.float32),
 ):
     e = wp.tid()
@@ -114,10 +117,10 @@ def _update_kernel(
     wrong_way_out[e] = 0
     if live == 0:
         # frozen: laps / progress / target unchanged, no crossing on the next live update
-        prev_out[e] = wp.vec3f(_NAN, _NAN, _NAN)
+        prev_inout[e] = wp.vec3f(_NAN, _NAN, _NAN)
         dist_out[e] = 0.0
         return
-    g = next_out[e]
+    g = next_inout[e]
     if g < 0 or g >= n:
         g = 0  # regenerated without a reset
     base = e * cap
@@ -125,7 +128,7 @@ def _update_kernel(
     finite = wp.isfinite(p1[0]) and wp.isfinite(p1[1]) and wp.isfinite(p1[2])
     if finite:
         p1 = clamp3(p1)  # core/extents.py: the crossing test and the distance stay finite
-    p0 = prev_out[e]
+    p0 = prev_inout[e]
     step = int(0)  # +1 forward pass, -1 wrong way
     if wp.isfinite(p0[0]) and wp.isfinite(p0[1]) and wp.isfinite(p0[2]):
         left = cp_left[base + g]
@@ -155,15 +158,15 @@ def _update_kernel(
                         step = direction
     if step > 0:
         passed_out[e] = 1
-        progress_out[e] = progress_out[e] + 1
+        progress_inout[e] = progress_inout[e] + 1
         g = g + 1
         if g >= n:
             g = 0
-            laps_out[e] = laps_out[e] + 1
+            laps_inout[e] = laps_inout[e] + 1
     elif step < 0:
         wrong_way_out[e] = 1
-    next_out[e] = g
-    prev_out[e] = p1
+    next_inout[e] = g
+    prev_inout[e] = p1
     target = cp_position[base + g]
     dist = float(_NAN)  # a non-finite position: no distance
     if finite:
@@ -175,8 +178,11 @@ def _update_kernel(
 
 @wp.kernel
 def _reset_kernel(
+    # inputs
     mask: wp.array(dtype=wp.int32),
+    # static
     use_mask: int,
+    # outputs
     prev_out: wp.array(dtype=wp.vec3f),
     passed_out: wp.array(dtype=wp.int32),
     wrong_way_out: wp.array(dtype=wp.int32),

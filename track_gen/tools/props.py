@@ -477,6 +477,7 @@ def _place_kernel(
     bead_count: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
     mask: wp.array(dtype=wp.int32),
+    # static
     use_mask: int,
     n_max: int,
     spacing: wp.float64,
