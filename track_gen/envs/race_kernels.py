@@ -53,6 +53,7 @@ def _finite_or_zero(x: float) -> float:
 def _drive(
     # inputs
     actions: wp.array2d(dtype=wp.float32),
+    # static
     dt: float,
     wheelbase: float,
     max_speed: float,
@@ -60,12 +61,11 @@ def _drive(
     max_steer: float,
     max_steer_rate: float,
     max_lateral_accel: float,
-    # in/out
+    # outputs
     pos_inout: wp.array(dtype=wp.vec3f),
     yaw_inout: wp.array(dtype=wp.float32),
     speed_inout: wp.array(dtype=wp.float32),
     steer_inout: wp.array(dtype=wp.float32),
-    # outputs
     orientation_out: wp.array(dtype=wp.quatf),
 ):
     """Kinematic bicycle with a grip limit, one explicit step: ``actions[e, 0]`` throttle and
@@ -209,14 +209,14 @@ def _observe(
     arclen: wp.array(dtype=wp.float32),
     length: wp.array(dtype=wp.float32),
     count: wp.array(dtype=wp.int32),
-    n_max: int,
     lookahead: wp.array(dtype=wp.float32),
     # inputs: car state
     pos: wp.array(dtype=wp.vec3f),
     yaw: wp.array(dtype=wp.float32),
     speed: wp.array(dtype=wp.float32),
     steer: wp.array(dtype=wp.float32),
-    # inputs: constants
+    # static
+    n_max: int,
     max_speed: float,
     max_steer: float,
     max_laps: int,
@@ -224,7 +224,7 @@ def _observe(
     reward_progress: float,
     reward_checkpoint: float,
     penalty_oob: float,
-    # in/out: episode bookkeeping
+    # outputs: episode bookkeeping (read and written)
     episode_length_inout: wp.array(dtype=wp.int32),
     s_prev_inout: wp.array(dtype=wp.float32),
     progress_inout: wp.array(dtype=wp.float32),
@@ -232,8 +232,8 @@ def _observe(
     stat_progress_inout: wp.array(dtype=wp.float32),
     stat_laps_inout: wp.array(dtype=wp.int32),
     stat_steps_inout: wp.array(dtype=wp.int32),
-    # outputs
-    obs_out: wp.array2d(dtype=wp.float32),
+    # outputs: this step's answers
+    obs_inout: wp.array2d(dtype=wp.float32),
     final_obs_out: wp.array2d(dtype=wp.float32),
     reward_out: wp.array(dtype=wp.float32),
     done_out: wp.array(dtype=wp.int32),
@@ -275,10 +275,10 @@ def _observe(
         steer[e],
         max_speed,
         max_steer,
-        obs_out,
+        obs_inout,
     )
-    for k in range(obs_out.shape[1]):
-        final_obs_out[e, k] = obs_out[e, k]
+    for k in range(obs_inout.shape[1]):
+        final_obs_out[e, k] = obs_inout[e, k]
 
     # arc length gained along the centerline, wrapped at the start line
     ds = float(0.0)
@@ -327,6 +327,7 @@ def _respawn(
     center: wp.array(dtype=wp.vec3f),
     tangent: wp.array(dtype=wp.vec3f),
     count: wp.array(dtype=wp.int32),
+    # static
     n_max: int,
     spawn_back: float,
     # outputs (masked envs only)
@@ -379,12 +380,13 @@ def _observe_reset(
     arclen: wp.array(dtype=wp.float32),
     length: wp.array(dtype=wp.float32),
     count: wp.array(dtype=wp.int32),
-    n_max: int,
     lookahead: wp.array(dtype=wp.float32),
     pos: wp.array(dtype=wp.vec3f),
     yaw: wp.array(dtype=wp.float32),
     speed: wp.array(dtype=wp.float32),
     steer: wp.array(dtype=wp.float32),
+    # static
+    n_max: int,
     max_speed: float,
     max_steer: float,
     # outputs (masked envs only)
