@@ -24,7 +24,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from .. import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
 from ..core.checks import is_int, is_number
+from ..engine.params import as_range
+from ..pipeline import presets
 
 __all__ = ["FAMILIES", "FORMAT", "Settings", "read_settings", "track_generator_from_file"]
 
@@ -37,8 +40,6 @@ _KEYS = ("format", "family", "seed", "config", "params", "randomize")
 
 def _family(family: str):
     """``(config class, generator class, preset name)`` of a family."""
-    from .. import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
-
     if family == "gates":
         return GateGenConfig, GateGenerator, "gates"
     return TrackGenConfig, TrackGenerator, "track"
@@ -99,8 +100,6 @@ class Settings:
             if not is_number(v):
                 raise TypeError(f"params[{name!r}] must be a number, got {type(v).__name__} {v!r}")
         rnd = _check_name_map("randomize", self.randomize, "(lo, hi) ranges")
-        from ..engine.params import as_range
-
         rnd = {name: as_range(name, lo_hi) for name, lo_hi in rnd.items()}
         object.__setattr__(self, "seed", int(self.seed))
         object.__setattr__(self, "config", MappingProxyType(config))
@@ -115,8 +114,6 @@ class Settings:
 
     def make_spec_for(self, config):
         """The family's preset pipeline for a built ``config`` (no randomizers)."""
-        from ..pipeline import presets
-
         if self.family == "gates":
             return presets.gates_from_config(config)
         return presets.track_from_config(config)

@@ -30,6 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.params import as_range
+from ..pipeline import default_registry
+from ..seeds import SeedState
+from ..viz import describe_fail_mask
 from .settings import FAMILIES, Settings, config_defaults, config_tunables
 
 __all__ = ["DEFAULT_NUM_ENVS", "MAX_ENVS", "UNAVAILABLE", "ExploreError", "ExploreState"]
@@ -110,8 +114,6 @@ class ExploreState:
         max_envs: int = MAX_ENVS,
     ):
         import warp as wp
-
-        from ..pipeline import default_registry
 
         if settings is None:
             settings = Settings(config={"generator": "bezier", "num_envs": DEFAULT_NUM_ENVS})
@@ -311,8 +313,6 @@ class ExploreState:
         Returns True when a new generator was built."""
         import warp as wp
 
-        from ..seeds import SeedState
-
         self._check_limits(new)
         cfg = new.make_config(self.device)
         SeedState.check(new.seed, cfg.num_envs)
@@ -363,8 +363,6 @@ class ExploreState:
                 pending.append((name, spec.check(new.params[name], f"params[{name!r}]", True)))
         ranges = []
         if not rebuild:
-            from ..engine.params import as_range
-
             for name, lo_hi in new.randomize.items():
                 if tuple(lo_hi) != tuple(old.randomize.get(name, ())):
                     lo, hi = as_range(name, lo_hi)
@@ -515,8 +513,6 @@ class ExploreState:
         return [max(lo, value - half), min(hi, value + half)]
 
     def _batch(self) -> dict:
-        from ..viz import describe_fail_mask
-
         gen = self._gen
         r = gen.result
         E = gen.num_envs
