@@ -23,7 +23,7 @@ import warp as wp
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from track_gen import GateGenConfig, TrackGenConfig
+from track_gen import TRACK_GENERATORS, GateGenConfig, TrackGenConfig
 from track_gen.core.tunable import Tunable
 
 INT32_MIN = -(2**31)
@@ -31,8 +31,9 @@ INT32_MAX = 2**31 - 1
 
 CONFIGS = (TrackGenConfig, GateGenConfig)
 
-#: Samplers a config alone can build (``mix`` needs stage options, ``centerline`` an input).
-SAMPLERS = ("bezier", "polar", "hull", "voronoi", "checkpoint", "repulsive")
+#: Samplers a config alone can build: the registry's built-in samplers (``TRACK_GENERATORS``),
+#: never copied here; ``mix`` needs stage options, ``centerline`` and ``real_track`` an input.
+SAMPLERS = TRACK_GENERATORS
 
 
 #: Examples per test in the "ci" profile (tests/conftest.py), the unit of :func:`examples`.

@@ -12,13 +12,14 @@ import numpy as np
 import pytest
 import warp as wp
 
-from track_gen import TrackGenConfig, TrackGenerator
-from track_gen.pipeline import presets
+from track_gen import TRACK_GENERATORS, TrackGenConfig, TrackGenerator
+from track_gen.pipeline import default_registry, presets
 
 from . import loops as L
 
 E = 32
-SAMPLERS = ("bezier", "polar", "hull", "voronoi", "checkpoint", "repulsive")
+#: every built-in sampler a config selects by name (the registry's, never copied here)
+SAMPLERS = TRACK_GENERATORS
 VARIANTS = {
     "relax": {},
     "no_relax": {"relax_enable": False},
@@ -55,6 +56,13 @@ def _assert_layouts_equal(make) -> None:
     assert per_item.layout.kernel_layout == "per_item"
     for call, (a, b) in enumerate(zip(_run_calls(per_env), _run_calls(per_item), strict=True)):
         L.assert_bitwise_equal(a, b, where=f"call {call}")
+
+
+def test_samplers_are_the_registrys():
+    # the registry's built-in samplers (a namespaced one is a plugin a test registered), less
+    # those a config alone cannot build
+    built_in = {s for s in default_registry().samplers() if "." not in s}
+    assert set(SAMPLERS) == built_in - {"mix", "centerline", "real_track"}
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))

@@ -45,6 +45,7 @@ import numpy as np
 import warp as wp
 
 from .. import tools
+from ..config import TRACK_GENERATORS
 from ..core.checks import (
     INT32_MAX,
     INT32_MIN,
@@ -156,15 +157,12 @@ class RaceConfig:
         )
         # the course's checkpoints need a spacing in their own range too (>= 1e-6)
         f(self, "checkpoint_spacing", SPACING.check(spacing, "checkpoint_spacing"))
-        f(self, "generator", check_choice("generator", self.generator, _SAMPLERS))
+        f(self, "generator", check_choice("generator", self.generator, TRACK_GENERATORS))
 
     @property
     def obs_dim(self) -> int:
         """Columns of the observation: ``8 + 2 * len(lookahead)``."""
         return _BASE_OBS + 2 * len(self.lookahead)
-
-
-_SAMPLERS = ("bezier", "polar", "hull", "voronoi", "checkpoint", "repulsive")
 
 
 def _float_tuple(name: str, value, lo_count: int, hi_count: int, hi: float = 1.0) -> tuple:
