@@ -53,7 +53,7 @@ def usable_beads_kernel(
         return  # an env that was not regenerated keeps every byte
     n = count[e]
     if valid[e] == 0 or n < 3:
-        n = 0
+        n = 0  # an invalid env: step answers NaN
     beads_out[e] = n
 
 
