@@ -1,38 +1,43 @@
-"""Warp building blocks shared by stages and envs (closed resampling, crossings, curvature),
-re-exported from ``track_gen.geometry``."""
+"""Warp building blocks shared by stages, tools and envs, one module per topic.
+
+- :mod:`.vectors`: the pi constants, ``NAN``, :func:`wrap_angle`, :func:`cross2`,
+  :func:`safe_normalize`, :func:`xy`.
+- :mod:`.polylines`: perimeter, arc-uniform resampling of a closed loop, centroid and angle
+  sort, bounding-box scaling, Menger curvature.
+- :mod:`.splines`: closed centripetal Catmull-Rom loops.
+- :mod:`.crossings`: the one crossing counter :func:`count_crossings` (with
+  :func:`has_self_crossing` on top of it), its scratch :class:`CrossingScratch` and the
+  segment test :func:`segments_cross`.
+
+Each ``@wp.func`` is defined once here and imported from ``track_gen.geometry``.
+"""
 
 from __future__ import annotations
 
-from .polylines import (
+from .crossings import (
     CHUNK,
-    HALF_PI,
-    NAN,
-    PI,
     TURN_TOL,
-    TWO_PI,
     CrossingScratch,
-    all_finite,
     atan2_estimate,
+    count_crossings,
+    has_self_crossing,
+    segments_cross,
+)
+from .polylines import (
+    all_finite,
     bbox_normalize,
     bbox_scale,
-    catmull_rom_centripetal,
-    catmull_rom_closed,
     centroid,
     closed_length,
-    count_crossings,
-    cross2,
     emit_along_loop,
-    has_self_crossing,
     menger_curvature,
-    nan_vec2,
     resample_closed,
     resample_closed_box,
-    safe_normalize,
-    segments_cross,
     sort_by_angle,
     sort_by_angle_keyed,
-    wrap_angle,
 )
+from .splines import catmull_rom_centripetal, catmull_rom_closed
+from .vectors import HALF_PI, NAN, PI, TWO_PI, cross2, nan_vec2, safe_normalize, wrap_angle, xy
 
 __all__ = [
     "CHUNK",
@@ -63,4 +68,5 @@ __all__ = [
     "sort_by_angle",
     "sort_by_angle_keyed",
     "wrap_angle",
+    "xy",
 ]
