@@ -13,18 +13,14 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import (
     CrossingScratch,
-    bbox_scale,
-    has_self_crossing,
-    resample_closed_box,
     safe_normalize,
 )
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS
+from .common import SCALE, SEGMENT_POINTS, resample_first_simple
 from .corners import GRID_FIELDS, draw_grid_corners, grid_cells
 
 wp.set_module_options({"enable_backward": False})
@@ -108,10 +104,11 @@ def _bezier_kernel(
                 + (u * u * u) * c1
             )
     lb = e * num_points
-    box = resample_closed_box(dense, db, m * npseg, dense_len, db, line_out, lb, num_points)
-    if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, e * cross_nch):
-        box = resample_closed_box(corners, cb, m, dense_len, db, line_out, lb, num_points)
-    bbox_scale(line_out, lb, num_points, box, EXTENT * scale[e])
+    # the cubics, else the corner polygon (simple: angle-sorted around its centroid)
+    resample_first_simple(
+        dense, db, m * npseg, corners, cb, 0, corners, cb, m, dense_len, db,
+        cross_boxes, cross_turns, e * cross_nch, line_out, lb, num_points, scale[e],
+    )  # fmt: skip
 
 
 RAD = Tunable(

@@ -29,19 +29,16 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import (
     TWO_PI,
     CrossingScratch,
-    bbox_scale,
     count_crossings,
-    resample_closed_box,
     wrap_angle,
 )
 from ..seeds import stage_rng
-from .common import SCALE
+from .common import SCALE, resample_scaled
 
 wp.set_module_options({"enable_backward": False})
 
@@ -166,8 +163,7 @@ def _checkpoint_kernel(
             best_slot = slot
             slot = 1 - slot
     lb = e * n
-    box = resample_closed_box(cand, (2 * e + best_slot) * n, n, cand_len, lb, line_out, lb, n)
-    bbox_scale(line_out, lb, n, box, EXTENT * scale[e])
+    resample_scaled(cand, (2 * e + best_slot) * n, n, cand_len, lb, line_out, lb, n, scale[e])
 
 
 COUNT = Tunable(

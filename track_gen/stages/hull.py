@@ -21,19 +21,15 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import (
     CrossingScratch,
-    bbox_scale,
     catmull_rom_closed,
     centroid,
-    has_self_crossing,
-    resample_closed_box,
 )
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS
+from .common import SCALE, SEGMENT_POINTS, resample_first_simple
 from .corners import GRID_FIELDS, draw_grid_corners, grid_cells
 
 wp.set_module_options({"enable_backward": False})
@@ -92,12 +88,11 @@ def _hull_kernel(
     catmull_rom_closed(verts, vb, nv, npseg, dense, db)
     lb = e * num_points
     sb = e * cross_nch
-    box = resample_closed_box(dense, db, nv * npseg, dense_len, db, line_out, lb, num_points)
-    if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, sb):
-        box = resample_closed_box(verts, vb, nv, dense_len, db, line_out, lb, num_points)
-        if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, sb):
-            box = resample_closed_box(corners, cb, m, dense_len, db, line_out, lb, num_points)
-    bbox_scale(line_out, lb, num_points, box, EXTENT * scale[e])
+    # the spline, else the 2m-vertex polygon, else the corner polygon
+    resample_first_simple(
+        dense, db, nv * npseg, verts, vb, nv, corners, cb, m, dense_len, db,
+        cross_boxes, cross_turns, sb, line_out, lb, num_points, scale[e],
+    )  # fmt: skip
 
 
 DISPLACEMENT = Tunable(

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
-from ..geometry import TWO_PI, bbox_scale, catmull_rom_closed, resample_closed_box
+from ..geometry import TWO_PI, catmull_rom_closed
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS
+from .common import SCALE, SEGMENT_POINTS, resample_scaled
 
 wp.set_module_options({"enable_backward": False})
 
@@ -57,8 +56,7 @@ def _polar_kernel(
     db = e * knots_k * npseg
     catmull_rom_closed(knots, kb, knots_k, npseg, dense, db)
     lb = e * num_points
-    box = resample_closed_box(dense, db, knots_k * npseg, dense_len, db, line_out, lb, num_points)
-    bbox_scale(line_out, lb, num_points, box, EXTENT * scale[e])
+    resample_scaled(dense, db, knots_k * npseg, dense_len, db, line_out, lb, num_points, scale[e])
 
 
 KNOTS = Tunable(

@@ -33,7 +33,6 @@ import enum
 
 import warp as wp
 
-from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import (
@@ -41,15 +40,12 @@ from ..geometry import (
     TWO_PI,
     CrossingScratch,
     atan2_estimate,
-    bbox_scale,
     catmull_rom_closed,
-    has_self_crossing,
-    resample_closed_box,
     sort_by_angle_keyed,
     wrap_angle,
 )
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS
+from .common import SCALE, SEGMENT_POINTS, resample_first_simple
 
 wp.set_module_options({"enable_backward": False})
 
@@ -421,12 +417,11 @@ def _voronoi_kernel(
     catmull_rom_closed(verts, vb, nv, npseg, dense, db)
     lb = e * num_points
     xb = e * cross_nch
-    box = resample_closed_box(dense, db, nv * npseg, dense_len, db, line_out, lb, num_points)
-    if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, xb):
-        box = resample_closed_box(verts, vb, nv, dense_len, db, line_out, lb, num_points)
-        if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, xb):
-            box = resample_closed_box(anchors, ab, k, dense_len, db, line_out, lb, num_points)
-    bbox_scale(line_out, lb, num_points, box, EXTENT * scale[e])
+    # the spline, else the Chaikin polygon, else the anchor polygon
+    resample_first_simple(
+        dense, db, nv * npseg, verts, vb, nv, anchors, ab, k, dense_len, db,
+        cross_boxes, cross_turns, xb, line_out, lb, num_points, scale[e],
+    )  # fmt: skip
 
 
 CONTROL_POINTS = Tunable(
