@@ -1,7 +1,8 @@
 """Warp building blocks shared by stages, tools and envs, one module per topic.
 
 - :mod:`.vectors`: the pi constants, ``NAN``, :func:`wrap_angle`, :func:`cross2`,
-  :func:`safe_normalize`, :func:`xy`.
+  :func:`safe_normalize`, :func:`xy`,
+  :func:`finite`, :func:`finite3`.
 - :mod:`.polylines`: perimeter, arc-uniform resampling of a closed loop, centroid and angle
   sort, bounding-box scaling, Menger curvature.
 - :mod:`.splines`: closed centripetal Catmull-Rom loops.
@@ -37,10 +38,24 @@ from .polylines import (
     sort_by_angle_keyed,
 )
 from .splines import catmull_rom_centripetal, catmull_rom_closed
-from .vectors import HALF_PI, NAN, PI, TWO_PI, cross2, nan_vec2, safe_normalize, wrap_angle, xy
+from .vectors import (
+    FLOAT32_MAX,
+    HALF_PI,
+    NAN,
+    PI,
+    TWO_PI,
+    cross2,
+    finite,
+    finite3,
+    nan_vec2,
+    safe_normalize,
+    wrap_angle,
+    xy,
+)
 
 __all__ = [
     "CHUNK",
+    "FLOAT32_MAX",
     "HALF_PI",
     "NAN",
     "PI",
@@ -58,6 +73,8 @@ __all__ = [
     "count_crossings",
     "cross2",
     "emit_along_loop",
+    "finite",
+    "finite3",
     "has_self_crossing",
     "menger_curvature",
     "nan_vec2",

@@ -139,7 +139,7 @@ def _chunk_stats(
             lo = wp.min(lo, pn)
             hi = wp.max(hi, pn)
             e1 = pn - buf[b + k]
-            y = e0[0] * e1[1] - e0[1] * e1[0]
+            y = cross2(e0, e1)
             x = wp.dot(e0, e1)
             if wp.isfinite(x + y) and (x != 0.0 or y != 0.0):
                 shi += _turn_estimate(y, x) + TURN_TOL
@@ -180,7 +180,7 @@ def _exact_turns(
             pn = buf[b + k1]
             e0 = pk - buf[b + kp]
             e1 = pn - pk
-            tsum += wp.abs(wp.atan2(e0[0] * e1[1] - e0[1] * e1[0], wp.dot(e0, e1)))
+            tsum += wp.abs(wp.atan2(cross2(e0, e1), wp.dot(e0, e1)))
         turns[sb + c] = tsum
         total += tsum
     return total

@@ -10,6 +10,7 @@ PI = wp.constant(3.14159265358979)
 TWO_PI = wp.constant(6.28318530717959)
 HALF_PI = wp.constant(1.5707963267949)
 NAN = wp.constant(float("nan"))
+FLOAT32_MAX = wp.constant(3.4028234663852886e38)
 
 
 @wp.func
@@ -37,3 +38,16 @@ def safe_normalize(v: wp.vec2f) -> wp.vec2f:
 def xy(p: wp.vec3f) -> wp.vec2f:
     """The ground-plane part ``(x, y)`` of a point."""
     return wp.vec2f(p[0], p[1])
+
+
+@wp.func
+def finite(x: float) -> bool:
+    """``x`` is finite (a NaN fails the comparison; inline, unlike ``wp.isfinite`` on the CPU,
+    which calls into the runtime)."""
+    return wp.abs(x) <= FLOAT32_MAX
+
+
+@wp.func
+def finite3(p: wp.vec3f) -> bool:
+    """Every coordinate of ``p`` is :func:`finite`."""
+    return finite(p[0]) and finite(p[1]) and finite(p[2])

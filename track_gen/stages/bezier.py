@@ -16,6 +16,7 @@ import warp as wp
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import (
+    PI,
     CrossingScratch,
     safe_normalize,
 )
@@ -81,7 +82,7 @@ def _bezier_kernel(
     cb = e * max_pts
     st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb)
     # cubic segments into the dense buffer (endpoint of each segment excluded)
-    pblend = wp.atan(edgy[e]) / 3.14159265358979 + 0.5
+    pblend = wp.atan(edgy[e]) / PI + 0.5
     r = rad[e]
     cf = clamp_frac[e]
     db = e * max_pts * npseg

@@ -24,7 +24,7 @@ import warp as wp
 
 from ..core.extents import COORD_LIMIT
 from ..engine.stage import Stage, Workspace
-from ..geometry import segments_cross
+from ..geometry import finite, finite3, segments_cross, xy
 from ..results import FailBit
 from .elevate import Z_VALID_GRADE
 from .gate_anchors import MIN_GATES, RADIUS
@@ -40,29 +40,11 @@ _DEGENERATE = wp.constant(int(FailBit.DEGENERATE))
 #: Largest plan-view coordinate the bar crossing test can decide in float32 (its products
 #: are squares of coordinate differences): the tools' COORD_LIMIT.
 TEST_EXTENT = wp.constant(COORD_LIMIT)
-FLOAT32_MAX = wp.constant(3.4028234663852886e38)
-
-
-@wp.func
-def _xy(p: wp.vec3f) -> wp.vec2f:
-    return wp.vec2f(p[0], p[1])
 
 
 @wp.func
 def _extent(p: wp.vec3f) -> float:
     return wp.max(wp.abs(p[0]), wp.abs(p[1]))
-
-
-@wp.func
-def _finite(x: float) -> bool:
-    """``x`` is finite (a NaN fails the comparison; inline, unlike ``wp.isfinite`` on the CPU,
-    which calls into the runtime)."""
-    return wp.abs(x) <= FLOAT32_MAX
-
-
-@wp.func
-def _finite3(p: wp.vec3f) -> bool:
-    return _finite(p[0]) and _finite(p[1]) and _finite(p[2])
 
 
 @wp.kernel
@@ -94,7 +76,7 @@ def _gate_validate_kernel(
     if n < min_gates or n > max_gates:
         bits = bits | _COUNT
     # one pass over the gates: finiteness, vanishing tangents, the bars' reach
-    finite = int(1)
+    finite_ok = int(1)
     ext = float(0.0)
     hs_max = float(0.0)
     bar2_max = float(0.0)  # squared plan distance from a centre to its farthest bar end
@@ -103,18 +85,18 @@ def _gate_validate_kernel(
         li = left[gb + i]
         ri = right[gb + i]
         hs = half_size[gb + i]
-        if not (_finite3(pi3) and _finite3(li) and _finite3(ri) and _finite(hs)):
-            finite = 0
+        if not (finite3(pi3) and finite3(li) and finite3(ri) and finite(hs)):
+            finite_ok = 0
         else:
             ti = tangent[gb + i]
             if wp.dot(ti, ti) <= 1.0e-12:
                 bits = bits | _DEGENERATE
             ext = wp.max(ext, wp.max(_extent(li), _extent(ri)))
             hs_max = wp.max(hs_max, hs)
-            dl = _xy(li) - _xy(pi3)
-            dr = _xy(ri) - _xy(pi3)
+            dl = xy(li) - xy(pi3)
+            dr = xy(ri) - xy(pi3)
             bar2_max = wp.max(bar2_max, wp.max(wp.dot(dl, dl), wp.dot(dr, dr)))
-    if finite == 0:
+    if finite_ok == 0:
         bits = bits | _NONFINITE
     else:
         test_bars = int(0)
@@ -131,22 +113,22 @@ def _gate_validate_kernel(
         reach2 = 1.0001 * reach * reach
         d_min2 = 4.0 * radius * radius * (1.0 - 1.0e-4)
         for i in range(n):
-            pi = _xy(position[gb + i])
+            pi = xy(position[gb + i])
             for j in range(i + 1, n):
-                d = _xy(position[gb + j]) - pi
+                d = xy(position[gb + j]) - pi
                 dd = wp.dot(d, d)
                 if dd < d_min2:
                     bits = bits | _SPACING
                 if test_bars != 0:
                     if dd <= reach2 and segments_cross(
-                        _xy(left[gb + i]), _xy(right[gb + i]), _xy(left[gb + j]), _xy(right[gb + j])
+                        xy(left[gb + i]), xy(right[gb + i]), xy(left[gb + j]), xy(right[gb + j])
                     ):
                         bits = bits | _BARS
         if grade > 0.0:
             for i in range(n):
                 a = position[gb + i]
                 b = position[gb + (i + 1) % n]
-                dxy = wp.length(_xy(b) - _xy(a))
+                dxy = wp.length(xy(b) - xy(a))
                 if wp.abs(b[2] - a[2]) > grade * wp.max(dxy, 1.0e-9):
                     bits = bits | _GRADE
     fail_mask_out[e] = bits

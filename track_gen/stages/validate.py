@@ -21,7 +21,7 @@ import warp as wp
 
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
-from ..geometry import cross2, wrap_angle
+from ..geometry import TWO_PI, cross2, wrap_angle
 from ..results import FailBit
 from .inflate import HALF_WIDTH
 from .relax import BAND, band_for
@@ -196,7 +196,7 @@ def _validate_kernel(
             bits = bits | _NONFINITE  # a non-finite bead: no turning or thickness bits
         else:
             # written so that a NaN tolerance fails the check instead of passing it
-            if not (wp.abs(wp.abs(turn) - 6.28318530717959) <= turning_tol[e]):
+            if not (wp.abs(wp.abs(turn) - TWO_PI) <= turning_tol[e]):
                 bits = bits | _TURNING
             # thickness: non-neighbour separation
             if thin == 0:
@@ -349,7 +349,7 @@ def _validate_widths_kernel(
         if not wp.isfinite(probe):
             bits = bits | _NONFINITE
         else:
-            if not (wp.abs(wp.abs(turn) - 6.28318530717959) <= turning_tol[e]):
+            if not (wp.abs(wp.abs(turn) - TWO_PI) <= turning_tol[e]):
                 bits = bits | _TURNING
             if thin == 0:
                 band = band_for(wmax, length[e] / float(n), fixed_band, n)
