@@ -4,7 +4,8 @@
   :func:`safe_normalize`, :func:`xy`,
   :func:`finite`, :func:`finite3`.
 - :mod:`.polylines`: perimeter, arc-uniform resampling of a closed loop, centroid and angle
-  sort, bounding-box scaling, Menger curvature.
+  sort, bounding-box scaling, Menger curvature, the samplers' tail
+  (:func:`resample_first_simple`, :func:`resample_scaled`).
 - :mod:`.splines`: closed centripetal Catmull-Rom loops.
 - :mod:`.crossings`: the one crossing counter :func:`count_crossings` (with
   :func:`has_self_crossing` on top of it), its scratch :class:`CrossingScratch` and the
@@ -34,6 +35,8 @@ from .polylines import (
     menger_curvature,
     resample_closed,
     resample_closed_box,
+    resample_first_simple,
+    resample_scaled,
     sort_by_angle,
     sort_by_angle_keyed,
 )
@@ -80,6 +83,8 @@ __all__ = [
     "nan_vec2",
     "resample_closed",
     "resample_closed_box",
+    "resample_first_simple",
+    "resample_scaled",
     "safe_normalize",
     "segments_cross",
     "sort_by_angle",

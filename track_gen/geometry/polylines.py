@@ -1,5 +1,6 @@
 """Closed polylines: perimeter, arc-uniform resampling, centroid and angle sort, bounding-box
-scaling, curvature, finiteness.
+scaling, curvature, finiteness, and the samplers' tail (resample the first of up to three
+loops that does not cross itself, scale it).
 
 All functions work on one env's rows of a flat array: ``pts[base + i]`` for ``i < n``, the
 loop closing from ``n - 1`` back to ``0``.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from .crossings import has_self_crossing
 from .vectors import cross2
 
 wp.set_module_options({"enable_backward": False})
@@ -223,3 +225,70 @@ def all_finite(pts: wp.array(dtype=wp.vec2f), base: int, n: int) -> bool:
         if not (wp.isfinite(p[0]) and wp.isfinite(p[1])):
             return False
     return True
+
+
+@wp.func
+def resample_scaled(
+    src: wp.array(dtype=wp.vec2f),
+    src_base: int,
+    n_src: int,
+    seg_len: wp.array(dtype=wp.float32),
+    len_base: int,
+    line_out: wp.array(dtype=wp.vec2f),
+    lb: int,
+    num_points: int,
+    extent: float,
+):
+    """Arc-resample the closed loop ``src[src_base .. src_base + n_src)`` to ``num_points``
+    rows of ``line_out`` from ``lb`` and scale its bounding box's longest side to ``extent``,
+    centred on the origin (``seg_len`` from ``len_base``: ``n_src`` floats of scratch)."""
+    box = resample_closed_box(src, src_base, n_src, seg_len, len_base, line_out, lb, num_points)
+    bbox_scale(line_out, lb, num_points, box, extent)
+
+
+@wp.func
+def resample_first_simple(
+    first: wp.array(dtype=wp.vec2f),
+    first_base: int,
+    n_first: int,
+    middle: wp.array(dtype=wp.vec2f),
+    middle_base: int,
+    n_middle: int,
+    last: wp.array(dtype=wp.vec2f),
+    last_base: int,
+    n_last: int,
+    seg_len: wp.array(dtype=wp.float32),
+    len_base: int,
+    cross_boxes: wp.array(dtype=wp.vec4f),
+    cross_turns: wp.array(dtype=wp.float32),
+    cross_base: int,
+    line_out: wp.array(dtype=wp.vec2f),
+    lb: int,
+    num_points: int,
+    extent: float,
+):
+    """The tail of the samplers: :func:`resample_scaled` of the first of the closed loops ``first``,
+    ``middle``, ``last`` whose resampling does not cross itself (``has_self_crossing`` on the
+    resampled rows), ``last`` when both others cross; ``n_middle = 0`` skips ``middle``.
+
+    ``seg_len`` from ``len_base`` is scratch for the longest loop's segment lengths,
+    ``cross_boxes`` / ``cross_turns`` from ``cross_base`` the :class:`CrossingScratch` of a
+    ``num_points`` loop.
+    """
+    box = resample_closed_box(
+        first, first_base, n_first, seg_len, len_base, line_out, lb, num_points
+    )
+    if has_self_crossing(line_out, lb, num_points, cross_boxes, cross_turns, cross_base):
+        crossed = bool(True)
+        if n_middle > 0:
+            box = resample_closed_box(
+                middle, middle_base, n_middle, seg_len, len_base, line_out, lb, num_points
+            )
+            crossed = has_self_crossing(
+                line_out, lb, num_points, cross_boxes, cross_turns, cross_base
+            )
+        if crossed:
+            box = resample_closed_box(
+                last, last_base, n_last, seg_len, len_base, line_out, lb, num_points
+            )
+    bbox_scale(line_out, lb, num_points, box, extent)

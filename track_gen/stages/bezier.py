@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import (
     PI,
     CrossingScratch,
+    resample_first_simple,
     safe_normalize,
 )
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS, resample_first_simple
+from .common import SCALE, SEGMENT_POINTS
 from .corners import GRID_FIELDS, draw_grid_corners, grid_cells
 
 wp.set_module_options({"enable_backward": False})
@@ -108,7 +110,7 @@ def _bezier_kernel(
     # the cubics, else the corner polygon (simple: angle-sorted around its centroid)
     resample_first_simple(
         dense, db, m * npseg, corners, cb, 0, corners, cb, m, dense_len, db,
-        cross_boxes, cross_turns, e * cross_nch, line_out, lb, num_points, scale[e],
+        cross_boxes, cross_turns, e * cross_nch, line_out, lb, num_points, EXTENT * scale[e],
     )  # fmt: skip
 
 

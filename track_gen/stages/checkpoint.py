@@ -29,16 +29,18 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import (
     TWO_PI,
     CrossingScratch,
     count_crossings,
+    resample_scaled,
     wrap_angle,
 )
 from ..seeds import stage_rng
-from .common import SCALE, resample_scaled
+from .common import SCALE
 
 wp.set_module_options({"enable_backward": False})
 
@@ -163,7 +165,9 @@ def _checkpoint_kernel(
             best_slot = slot
             slot = 1 - slot
     lb = e * n
-    resample_scaled(cand, (2 * e + best_slot) * n, n, cand_len, lb, line_out, lb, n, scale[e])
+    resample_scaled(
+        cand, (2 * e + best_slot) * n, n, cand_len, lb, line_out, lb, n, EXTENT * scale[e]
+    )
 
 
 COUNT = Tunable(

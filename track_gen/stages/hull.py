@@ -21,15 +21,17 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import (
     CrossingScratch,
     catmull_rom_closed,
     centroid,
+    resample_first_simple,
 )
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS, resample_first_simple
+from .common import SCALE, SEGMENT_POINTS
 from .corners import GRID_FIELDS, draw_grid_corners, grid_cells
 
 wp.set_module_options({"enable_backward": False})
@@ -91,7 +93,7 @@ def _hull_kernel(
     # the spline, else the 2m-vertex polygon, else the corner polygon
     resample_first_simple(
         dense, db, nv * npseg, verts, vb, nv, corners, cb, m, dense_len, db,
-        cross_boxes, cross_turns, sb, line_out, lb, num_points, scale[e],
+        cross_boxes, cross_turns, sb, line_out, lb, num_points, EXTENT * scale[e],
     )  # fmt: skip
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
-from ..geometry import TWO_PI, catmull_rom_closed
+from ..geometry import TWO_PI, catmull_rom_closed, resample_scaled
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS, resample_scaled
+from .common import SCALE, SEGMENT_POINTS
 
 wp.set_module_options({"enable_backward": False})
 
@@ -56,7 +57,9 @@ def _polar_kernel(
     db = e * knots_k * npseg
     catmull_rom_closed(knots, kb, knots_k, npseg, dense, db)
     lb = e * num_points
-    resample_scaled(dense, db, knots_k * npseg, dense_len, db, line_out, lb, num_points, scale[e])
+    resample_scaled(
+        dense, db, knots_k * npseg, dense_len, db, line_out, lb, num_points, EXTENT * scale[e]
+    )
 
 
 KNOTS = Tunable(

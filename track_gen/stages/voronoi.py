@@ -33,6 +33,7 @@ import enum
 
 import warp as wp
 
+from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import (
@@ -41,11 +42,12 @@ from ..geometry import (
     CrossingScratch,
     atan2_estimate,
     catmull_rom_closed,
+    resample_first_simple,
     sort_by_angle_keyed,
     wrap_angle,
 )
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS, resample_first_simple
+from .common import SCALE, SEGMENT_POINTS
 
 wp.set_module_options({"enable_backward": False})
 
@@ -420,7 +422,7 @@ def _voronoi_kernel(
     # the spline, else the Chaikin polygon, else the anchor polygon
     resample_first_simple(
         dense, db, nv * npseg, verts, vb, nv, anchors, ab, k, dense_len, db,
-        cross_boxes, cross_turns, xb, line_out, lb, num_points, scale[e],
+        cross_boxes, cross_turns, xb, line_out, lb, num_points, EXTENT * scale[e],
     )  # fmt: skip
 
 
