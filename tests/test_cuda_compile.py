@@ -67,7 +67,7 @@ def nvrtc(tmp_path_factory):
 
 def test_the_package_has_kernel_modules():
     assert "track_gen.stages.bezier" in KERNEL_MODULES
-    assert "track_gen.tools.band_collision_segments" in KERNEL_MODULES
+    assert "track_gen.tools.band_collision.segments" in KERNEL_MODULES
 
 
 def test_a_cuda_only_error_fails_the_guard(nvrtc, tmp_path):

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from ..core.checks import check_array, check_mask
-from ..core.component import Component, InputSpec, buffer_bytes
-from ..core.exec import require_not_capturing
-from ..core.extents import clamp3, in_range3
-from .checkpoints import CheckpointSet
+from ...core.checks import check_array, check_mask
+from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.exec import require_not_capturing
+from ...core.extents import clamp3, in_range3
+from ..checkpoints import CheckpointSet
 
 wp.set_module_options({"enable_backward": False})
 

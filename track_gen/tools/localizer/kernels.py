@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..core.extents import clamp3
+from ...core.extents import clamp3
 
 wp.set_module_options({"enable_backward": False})
 

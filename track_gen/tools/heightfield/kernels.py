@@ -2,9 +2,9 @@
 
 Three launches per bake, each skipping the envs whose mask is 0: the frame (one thread per
 env: the grid's origin, cell and fill value), the fill (one thread per grid row:
-``band_collision_kernels.fill_grid_kernel``, shared with the SDF bake) and the
+``tools.shared.fill_grid_kernel``, shared with the SDF bake) and the
 raster (one thread per env: every quad of the band, row by row over its own span). The band's
-inside test is :mod:`~track_gen.tools.band_collision_kernels`' even-odd rule, evaluated with
+inside test is the band collider's even-odd rule (:mod:`~track_gen.tools.shared`), evaluated with
 the same expressions as the SDF bake (a texel is on the road here exactly when the collider's
 SDF texel is inside the band, for the same resolution and margin).
 """
@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import warp as wp
 
-from .band_collision_kernels import (
-    _band_beads,
-    _next,
-    _row_cross,
-    _slope,
-    _xy,
-    border_box,
-    square_grid,
-)
+from ..shared import band_beads as _band_beads
+from ..shared import border_box, square_grid
+from ..shared import next_bead as _next
+from ..shared import row_cross as _row_cross
+from ..shared import slope as _slope
+from ..shared import xy as _xy
 
 wp.set_module_options({"enable_backward": False})
 

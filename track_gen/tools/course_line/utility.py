@@ -33,13 +33,13 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from ..core.budget import AllocationBudget
-from ..core.checks import check_array, check_mask
-from ..core.component import Component, buffer_bytes
-from ..core.exec import require_not_capturing
-from ..core.extents import in_range3
-from ..core.tunable import Tunable
-from ..results import GateSequence
+from ...core.budget import AllocationBudget
+from ...core.checks import check_array, check_mask
+from ...core.component import Component, buffer_bytes
+from ...core.exec import require_not_capturing
+from ...core.extents import in_range3
+from ...core.tunable import Tunable
+from ...results import GateSequence
 
 wp.set_module_options({"enable_backward": False})
 

@@ -62,14 +62,14 @@ from dataclasses import dataclass
 import numpy as np
 import warp as wp
 
-from ..core.budget import AllocationBudget
-from ..core.checks import check_array, check_float, check_mask
-from ..core.component import Component, InputSpec, buffer_bytes
-from ..core.exec import require_not_capturing
-from ..core.tunable import Tunable
-from ..results import GateSequence, Track
-from .course_line import CourseLine
-from .localizer_kernels import (
+from ...core.budget import AllocationBudget
+from ...core.checks import check_array, check_float, check_mask
+from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.exec import require_not_capturing
+from ...core.tunable import Tunable
+from ...results import GateSequence, Track
+from ..course_line import CourseLine
+from .kernels import (
     _curvature_at_kernel,
     _curvature_kernel,
     _locate_kernel,

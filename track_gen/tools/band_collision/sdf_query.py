@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..core.extents import clamp_coord, scaled_quat
-from .band_collision_kernels import _finite, _unit_or, _write_none
+from ...core.extents import clamp_coord, scaled_quat
+from ..shared import finite as _finite
+from .kernels import _unit_or, _write_none
 
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
 # on every device (CUDA would otherwise contract them differently).

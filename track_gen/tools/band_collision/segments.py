@@ -6,27 +6,27 @@ do not prune (one thread per box).
 
 The scans and the answer (:func:`_scan_box`, :func:`_scan_point`, :func:`_in_band`,
 :func:`_write_answer`) are shared with the ``per_item`` kernels of
-:mod:`~track_gen.tools.band_collision_items`.
+:mod:`~track_gen.tools.band_collision.items`.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from .band_collision_kernels import (
+from ..shared import Box as _Box
+from ..shared import band_beads as _band_beads
+from ..shared import make_box as _make_box
+from ..shared import next_bead as _next
+from .kernels import (
     _BIG,
     _CHUNK,
     _NAN,
-    _band_beads,
-    _Box,
     _closest_on_seg,
     _corner,
     _gap2,
     _Hit,
     _in_quad,
     _inner,
-    _make_box,
-    _next,
     _outer,
     _unit_or,
     _write_none,

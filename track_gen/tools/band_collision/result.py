@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from ..core.extents import clamp3
+from ...core.extents import clamp3
 
 wp.set_module_options({"enable_backward": False})
 

@@ -13,8 +13,8 @@ from enum import IntEnum
 
 import warp as wp
 
-from ..core.extents import clamp3, in_range, in_range2, in_range3, scaled_quat
-from .band_collision_kernels import _make_box
+from ...core.extents import clamp3, in_range, in_range2, in_range3, scaled_quat
+from ..shared import make_box as _make_box
 
 wp.set_module_options({"enable_backward": False})
 

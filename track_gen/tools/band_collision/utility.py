@@ -70,47 +70,42 @@ per texel, per bead and chunk, five per box, with deterministic per-env and per-
 GPU's shape) or ``"auto"`` (per_env on the CPU, per_item on CUDA). Both give bitwise-identical
 data and answers (docs/collision.md).
 
-Kernels: :mod:`~track_gen.tools.band_collision_kernels` (shared functions),
-:mod:`~track_gen.tools.band_collision_segments` (segments, per_env),
-:mod:`~track_gen.tools.band_collision_items` (segments, per_item) and
-:mod:`~track_gen.tools.band_collision_sdf` (the SDF bake in both layouts, the SDF query).
+Kernels: :mod:`~track_gen.tools.band_collision.kernels` (shared functions),
+:mod:`~track_gen.tools.band_collision.segments` (segments, per_env),
+:mod:`~track_gen.tools.band_collision.items` (segments, per_item) and
+:mod:`~track_gen.tools.band_collision.sdf` (the SDF bake in both layouts, the SDF query).
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from ..core.budget import AllocationBudget
-from ..core.checks import check_array, check_mask
-from ..core.component import Component, InputSpec, buffer_bytes
-from ..core.exec import require_not_capturing
-from ..core.layout import KERNEL_LAYOUT, PER_ITEM, resolve_kernel_layout
-from ..core.tunable import Tunable
-from ..results import Track
-from .band_collision_contact import BandContact, _height_kernel
-from .band_collision_items import (
+from ...core.budget import AllocationBudget
+from ...core.checks import check_array, check_mask
+from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.exec import require_not_capturing
+from ...core.layout import KERNEL_LAYOUT, PER_ITEM, resolve_kernel_layout
+from ...core.tunable import Tunable
+from ...results import Track
+from ..heightfield import SIZE_HI, check_grid_resolution
+from ..shared import fill_grid_kernel
+from .items import (
     QUERY_PARTS,
     _segments_combine_kernel,
     _segments_parts_kernel,
     _strip_bead_kernel,
     _strip_chunk_kernel,
 )
-from .band_collision_kernels import (
-    CHUNK_QUADS,
-    SDF_BAND_CELLS,
-    _Hit,
-    band_beads_kernel,
-    fill_grid_kernel,
-)
-from .band_collision_sdf import (
+from .kernels import CHUNK_QUADS, SDF_BAND_CELLS, _Hit, band_beads_kernel
+from .result import BandContact, _height_kernel
+from .sdf import (
     _sdf_frame_kernel,
     _sdf_quad_rect_kernel,
     _sdf_raster_kernel,
     _sdf_texel_kernel,
 )
-from .band_collision_sdf_query import _sdf_query_kernel
-from .band_collision_segments import _segments_query_kernel, _strip_kernel
-from .heightfield import SIZE_HI, check_grid_resolution
+from .sdf_query import _sdf_query_kernel
+from .segments import _segments_query_kernel, _strip_kernel
 
 wp.set_module_options({"enable_backward": False})
 

@@ -52,14 +52,14 @@ from dataclasses import dataclass
 import numpy as np
 import warp as wp
 
-from ..core.budget import AllocationBudget
-from ..core.checks import check_float, check_mask
-from ..core.component import Component, buffer_bytes
-from ..core.exec import require_not_capturing
-from ..core.extents import in_range3
-from ..core.tunable import Tunable
-from ..results import Track
-from .checkpoints import construction_result
+from ...core.budget import AllocationBudget
+from ...core.checks import check_float, check_mask
+from ...core.component import Component, buffer_bytes
+from ...core.exec import require_not_capturing
+from ...core.extents import in_range3
+from ...core.tunable import Tunable
+from ...results import Track
+from ..checkpoints import construction_result
 
 wp.set_module_options({"enable_backward": False})
 

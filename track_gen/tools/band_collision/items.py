@@ -1,7 +1,7 @@
 """``per_item`` kernels of the band collider's ``"segments"`` method (see
 :mod:`track_gen.tools.band_collision`).
 
-* Refresh: ``band_collision_kernels.band_beads_kernel`` (one thread per env) decides each
+* Refresh: ``kernels.band_beads_kernel`` (one thread per env) decides each
   env's usable beads, :func:`_strip_bead_kernel` (one thread per bead slot) packs the borders,
   then
   :func:`_strip_chunk_kernel` (one thread per chunk) bounds each chunk of quads.
@@ -22,17 +22,9 @@ from __future__ import annotations
 
 import warp as wp
 
-from .band_collision_kernels import (
-    _CHUNK,
-    _NAN,
-    _corner,
-    _Hit,
-    _inner,
-    _make_box,
-    _outer,
-    _write_none,
-)
-from .band_collision_segments import (
+from ..shared import make_box as _make_box
+from .kernels import _CHUNK, _NAN, _corner, _Hit, _inner, _outer, _write_none
+from .segments import (
     _first_chunk,
     _in_band,
     _no_hit,

@@ -60,14 +60,14 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from ..core.budget import AllocationBudget
-from ..core.checks import check_array, check_mask
-from ..core.component import Component, InputSpec, buffer_bytes
-from ..core.exec import require_not_capturing
-from ..core.tunable import Tunable
-from ..results import GateSequence
-from .band_collision import MAX_BOXES, box_inputs
-from .gate_collision_kernels import (
+from ...core.budget import AllocationBudget
+from ...core.checks import check_array, check_mask
+from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.exec import require_not_capturing
+from ...core.tunable import Tunable
+from ...results import GateSequence
+from ..band_collision import MAX_BOXES, box_inputs
+from .kernels import (
     FrameMember,
     _disc_query_kernel,
     _frame_query_kernel,

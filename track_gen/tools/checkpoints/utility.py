@@ -18,13 +18,13 @@ from dataclasses import dataclass
 import numpy as np
 import warp as wp
 
-from ..core.budget import AllocationBudget
-from ..core.checks import check_float, check_int, check_mask
-from ..core.component import Component, buffer_bytes
-from ..core.exec import as_device, require_not_capturing
-from ..core.extents import in_range3
-from ..core.tunable import Tunable
-from ..results import GateSequence, Track
+from ...core.budget import AllocationBudget
+from ...core.checks import check_float, check_int, check_mask
+from ...core.component import Component, buffer_bytes
+from ...core.exec import as_device, require_not_capturing
+from ...core.extents import in_range3
+from ...core.tunable import Tunable
+from ...results import GateSequence, Track
 
 wp.set_module_options({"enable_backward": False})
 

@@ -61,15 +61,15 @@ from dataclasses import dataclass
 
 import warp as wp
 
-from ..core.budget import AllocationBudget
-from ..core.checks import check_mask
-from ..core.component import Component, buffer_bytes
-from ..core.exec import require_not_capturing
-from ..core.extents import EXTENT
-from ..core.tunable import Tunable
-from ..results import Track
-from .band_collision_kernels import fill_grid_kernel
-from .heightfield_kernels import _frame_kernel, _raster_kernel
+from ...core.budget import AllocationBudget
+from ...core.checks import check_mask
+from ...core.component import Component, buffer_bytes
+from ...core.exec import require_not_capturing
+from ...core.extents import EXTENT
+from ...core.tunable import Tunable
+from ...results import Track
+from ..shared import fill_grid_kernel
+from .kernels import _frame_kernel, _raster_kernel
 
 wp.set_module_options({"enable_backward": False})
 
@@ -360,7 +360,7 @@ def check_grid_resolution(
 
 def _outside_package() -> int:
     """The stacklevel of the innermost caller outside ``track_gen`` (for warnings)."""
-    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     frame, level = sys._getframe(1), 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg):
         frame, level = frame.f_back, level + 1

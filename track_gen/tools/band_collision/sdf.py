@@ -1,9 +1,9 @@
 """SDF bake kernels of the band collider (see :mod:`track_gen.tools.band_collision`).
 
 The narrow-band bake in two thread layouts (the query is in
-:mod:`~track_gen.tools.band_collision_sdf_query`):
+:mod:`~track_gen.tools.band_collision.sdf_query`):
 
-* ``per_env``: ``band_collision_kernels.fill_grid_kernel`` (one thread per grid row, shared
+* ``per_env``: ``tools.shared.fill_grid_kernel`` (one thread per grid row, shared
   with the height-field bake) clears the grid, then :func:`_sdf_raster_kernel` (one thread
   per env) rasterizes the env's extended quads in bead
   order, merging each texel they reach.
@@ -21,20 +21,13 @@ from __future__ import annotations
 
 import warp as wp
 
-from .band_collision_kernels import (
-    _BAND,
-    _BIG,
-    _CHUNK,
-    _NAN,
-    _band_beads,
-    _chord,
-    _next,
-    _row_cross,
-    _slope,
-    _xy,
-    border_box,
-    square_grid,
-)
+from ..shared import band_beads as _band_beads
+from ..shared import border_box, square_grid
+from ..shared import next_bead as _next
+from ..shared import row_cross as _row_cross
+from ..shared import slope as _slope
+from ..shared import xy as _xy
+from .kernels import _BAND, _BIG, _CHUNK, _NAN, _chord
 
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
 # on every device (CUDA would otherwise contract them differently).

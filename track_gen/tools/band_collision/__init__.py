@@ -1,0 +1,41 @@
+"""The band collision tool (see :mod:`track_gen.tools.band_collision.utility`)."""
+
+from .utility import (
+    CHUNK_QUADS,
+    CLEARANCE,
+    MAX_BOXES,
+    METHOD,
+    METHODS,
+    QUERY_PARTS,
+    SDF_BAND_CELLS,
+    SDF_PADDING,
+    SDF_RESOLUTION,
+    SIZE_HI,
+    BandCollider,
+    BandCollision,
+    BandContact,
+    band_beads_kernel,
+    box_inputs,
+    check_grid_resolution,
+    fill_grid_kernel,
+)
+
+__all__ = [
+    "BandCollider",
+    "BandCollision",
+    "BandContact",
+    "CHUNK_QUADS",
+    "CLEARANCE",
+    "MAX_BOXES",
+    "METHOD",
+    "METHODS",
+    "QUERY_PARTS",
+    "SDF_BAND_CELLS",
+    "SDF_PADDING",
+    "SDF_RESOLUTION",
+    "SIZE_HI",
+    "band_beads_kernel",
+    "box_inputs",
+    "check_grid_resolution",
+    "fill_grid_kernel",
+]

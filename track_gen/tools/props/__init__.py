@@ -1,0 +1,41 @@
+"""The props tool (see :mod:`track_gen.tools.props.utility`)."""
+
+from .utility import (
+    BORDER_SLACK,
+    CONE_DIAMETER,
+    CONE_HEIGHT,
+    KIND,
+    MAX_PROPS,
+    SIDE,
+    SPACING,
+    WALL_HEIGHT,
+    WALL_THICKNESS,
+    PropKind,
+    PropPlacer,
+    Props,
+    PropSet,
+    PropSide,
+    border_length_bound,
+    capacity_for,
+    construction_result,
+)
+
+__all__ = [
+    "BORDER_SLACK",
+    "CONE_DIAMETER",
+    "CONE_HEIGHT",
+    "KIND",
+    "MAX_PROPS",
+    "PropKind",
+    "PropPlacer",
+    "PropSet",
+    "PropSide",
+    "Props",
+    "SIDE",
+    "SPACING",
+    "WALL_HEIGHT",
+    "WALL_THICKNESS",
+    "border_length_bound",
+    "capacity_for",
+    "construction_result",
+]

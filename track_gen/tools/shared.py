@@ -1,0 +1,194 @@
+"""Plan-view helpers shared by the tools' folders (``@wp.func`` and one kernel).
+
+The box of the band and gate collisions (:func:`make_box`), the band's bead decision
+(:func:`band_beads`), the even-odd rule's edge helpers (:func:`slope`, :func:`row_cross`) and
+the square grid the SDF bake and the height-field bake share (:func:`border_box`,
+:func:`square_grid`, :func:`fill_grid_kernel`): one home, below every folder that calls them.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ..core.extents import clamp2, clamp_coord, in_range3, scaled_quat
+
+wp.set_module_options({"enable_backward": False})
+
+#: Larger than any distance the tools compute (a finite "infinity" for float32 folds).
+BIG = wp.constant(3.0e38)
+
+
+@wp.struct
+class Box:
+    p: wp.vec2f  # centre
+    ax: wp.vec2f  # unit local x (yaw)
+    ay: wp.vec2f  # unit local y
+    h: wp.vec2f  # half extents (>= 0)
+    ext: wp.vec2f  # half extents of the world-axis bounding box
+    ok: int  # 0: inactive slot (non-finite input)
+
+
+@wp.func
+def xy(v: wp.vec3f) -> wp.vec2f:
+    return wp.vec2f(v[0], v[1])
+
+
+@wp.func
+def finite(x: float) -> bool:
+    """``wp.isfinite(x)`` inline (``x - x`` is 0 exactly for a finite x, NaN otherwise)."""
+    return x - x == 0.0
+
+
+@wp.func
+def finite2(v: wp.vec2f) -> bool:
+    return finite(v[0]) and finite(v[1])
+
+
+@wp.func
+def make_box(pos: wp.vec3f, rot: wp.quatf, he: wp.vec2f) -> Box:
+    """Plan-view box: centre, yaw axes from the quaternion's rotated local x, half extents.
+
+    A non-finite input gives ``ok = 0`` (an inactive slot). Otherwise the centre and the half
+    extents are clamped to ``COORD_LIMIT`` and the quaternion is scaled by its largest
+    component first when that is huge or tiny (:mod:`~track_gen.core.extents`), so the box is
+    finite and its arithmetic cannot overflow; inputs within those ranges are used bit for
+    bit."""
+    b = Box()
+    r = scaled_quat(rot)
+    # rotated local x: (w^2 + x^2 - y^2 - z^2, 2 (x y + w z)); valid for non-unit quaternions
+    c = r[3] * r[3] + r[0] * r[0] - r[1] * r[1] - r[2] * r[2]
+    s = 2.0 * (r[0] * r[1] + r[3] * r[2])
+    ln = wp.sqrt(c * c + s * s)
+    ax = wp.vec2f(1.0, 0.0)
+    if ln > 1.0e-30:
+        ax = wp.vec2f(c / ln, s / ln)
+    ha = wp.vec2f(wp.abs(he[0]), wp.abs(he[1]))
+    h = wp.vec2f(clamp_coord(ha[0]), clamp_coord(ha[1]))
+    p = xy(pos)
+    b.p = clamp2(p)
+    b.ax = ax
+    b.ay = wp.vec2f(-ax[1], ax[0])
+    b.h = h
+    b.ext = wp.vec2f(
+        wp.abs(ax[0]) * h[0] + wp.abs(ax[1]) * h[1], wp.abs(ax[1]) * h[0] + wp.abs(ax[0]) * h[1]
+    )
+    b.ok = 0
+    if finite2(p) and finite(pos[2]) and finite(c) and finite(s) and finite2(ha):
+        b.ok = 1
+    return b
+
+
+@wp.func
+def slope(u: wp.vec2f, v: wp.vec2f) -> float:
+    """dx/dy of the edge u -> v (0 for a horizontal edge)."""
+    dy = v[1] - u[1]
+    if dy != 0.0:
+        return (v[0] - u[0]) / dy
+    return 0.0
+
+
+@wp.func
+def next_bead(i: int, n: int) -> int:
+    j = i + 1
+    if j == n:
+        j = 0
+    return j
+
+
+@wp.func
+def band_beads(
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    inner: wp.array(dtype=wp.vec3f),
+    outer: wp.array(dtype=wp.vec3f),
+    center: wp.array(dtype=wp.vec3f),
+    use_center: int,
+    e: int,
+    n_max: int,
+) -> int:
+    """The beads of env ``e``'s band: ``count[e]`` clamped to ``[0, n_max]`` for a valid env
+    (``valid != 0``) with at least 3 beads whose inner and outer borders (and centerline,
+    with ``use_center``) are in range (finite, ``|x| <= COORD_LIMIT``); else 0 (the env
+    answers as invalid)."""
+    n = wp.clamp(count[e], 0, n_max)
+    if valid[e] == 0 or n < 3:
+        return 0
+    base = e * n_max
+    for i in range(n):
+        if not (in_range3(inner[base + i]) and in_range3(outer[base + i])):
+            return 0
+        if use_center != 0:
+            if not in_range3(center[base + i]):
+                return 0
+    return n
+
+
+@wp.func
+def border_box(
+    inner: wp.array(dtype=wp.vec3f), outer: wp.array(dtype=wp.vec3f), base: int, n: int
+) -> wp.vec4f:
+    """Plan-view bounding box ``(x0, y0, x1, y1)`` of beads ``base .. base+n`` of both
+    borders."""
+    lo = xy(outer[base])
+    hi = lo
+    for i in range(n):
+        po = xy(outer[base + i])
+        pi = xy(inner[base + i])
+        lo = wp.min(lo, wp.min(po, pi))
+        hi = wp.max(hi, wp.max(po, pi))
+    return wp.vec4f(lo[0], lo[1], hi[0], hi[1])
+
+
+@wp.func
+def square_grid(bb: wp.vec4f, res: int, padding: float) -> wp.vec3f:
+    """``(x0, y0, cell)`` of the ``res x res`` square grid centred on the box ``bb``, its side
+    the box's larger extent plus ``padding`` on each side (``padding < 0``: 10% of that
+    extent); shared by the SDF bake and the height-field bake, so their grids coincide."""
+    ext = wp.max(bb[2] - bb[0], bb[3] - bb[1])
+    pad = padding
+    if pad < 0.0:
+        pad = 0.1 * ext
+    side = ext + 2.0 * pad
+    cell = wp.max(side / float(res), 1.0e-12)
+    half = 0.5 * cell * float(res)
+    return wp.vec3f(0.5 * (bb[0] + bb[2]) - half, 0.5 * (bb[1] + bb[3]) - half, cell)
+
+
+@wp.func
+def row_cross(y: float, u: wp.vec2f, v: wp.vec2f, k: float) -> float:
+    """x where the row y crosses the edge u -> v (slope k) by :func:`_edge_flip`'s rule,
+    or -BIG (no crossing)."""
+    above_u = u[1] > y
+    above_v = v[1] > y
+    if above_u != above_v:
+        return u[0] + (y - u[1]) * k
+    return -BIG
+
+
+@wp.kernel
+def fill_grid_kernel(
+    # inputs
+    mask: wp.array(dtype=wp.int32),
+    frame: wp.array(dtype=wp.vec4f),
+    # static
+    res: int,
+    negate: int,
+    label: wp.int8,
+    # outputs
+    values_out: wp.array(dtype=wp.float32),
+    labels_out: wp.array(dtype=wp.int8),
+):
+    """Clear row ``r`` of env ``e``'s ``res x res`` grid (one thread per masked env and row):
+    every value to the frame's fill ``frame[e][3]`` (negated with ``negate != 0``: the SDF's
+    far field), every label to ``label``. The SDF bake (-fill, border -1) and the height-field
+    bake (fill, off road 0) both start from it."""
+    e, r = wp.tid()
+    if mask[e] == 0:
+        return
+    v = frame[e][3]
+    if negate != 0:
+        v = -v
+    k0 = (e * res + r) * res
+    for i in range(res):
+        values_out[k0 + i] = v
+        labels_out[k0 + i] = label
