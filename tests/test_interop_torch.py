@@ -49,9 +49,9 @@ def _run(code: str) -> str:
 
 def _context_clear() -> bool:
     return (
-        tg_exec._MODE.get() is None
-        and tg_exec._REGISTERED_STREAM.get() is None
-        and tg_exec._REGISTERED_KEEP.get() is None
+        tg_exec.MODE.get() is None
+        and tg_exec.REGISTERED_STREAM.get() is None
+        and tg_exec.REGISTERED_KEEP.get() is None
     )
 
 
@@ -148,9 +148,9 @@ def test_a_refused_enter_leaves_the_context_as_it_was():
         with pytest.raises(CaptureError):
             with registered(conditional=False):
                 pass
-        assert tg_exec._MODE.get() == "conditional"
-        assert tg_exec._REGISTERED_STREAM.get() is None
-        assert tg_exec._REGISTERED_KEEP.get() is None
+        assert tg_exec.MODE.get() == "conditional"
+        assert tg_exec.REGISTERED_STREAM.get() is None
+        assert tg_exec.REGISTERED_KEEP.get() is None
     assert _context_clear()
 
 
@@ -250,7 +250,7 @@ def fake_capture(monkeypatch):
 
     def capture_begin(stream=None, external=False, capture_mode=None, **kw):
         rec["begin"].append((stream, external, capture_mode))
-        rec["inside"] = (tg_exec._MODE.get(), tg_exec._REGISTERED_STREAM.get())
+        rec["inside"] = (tg_exec.MODE.get(), tg_exec.REGISTERED_STREAM.get())
 
     def capture_end(stream=None, **kw):
         rec["end"].append(stream)
@@ -275,10 +275,10 @@ def _cpu_course():
 @pytest.mark.parametrize("conditional", [True, False])
 def test_registered_sets_and_resets_the_context(fake_capture, conditional):
     with registered(conditional=conditional, capture_mode="relaxed") as s:
-        assert tg_exec._REGISTERED_STREAM.get() is s
+        assert tg_exec.REGISTERED_STREAM.get() is s
         assert s.cuda_stream == 0x1234
-        assert tg_exec._MODE.get() == ("conditional" if conditional else "unconditional")
-        assert tg_exec._REGISTERED_KEEP.get() == []
+        assert tg_exec.MODE.get() == ("conditional" if conditional else "unconditional")
+        assert tg_exec.REGISTERED_KEEP.get() == []
         assert fake_capture["begin"] == [(s, True, wp.CaptureMode.RELAXED)]
         assert fake_capture["end"] == []
         with pytest.raises(CaptureError, match="do not nest"):
@@ -297,7 +297,7 @@ def test_registered_default_capture_mode_is_global(fake_capture):
 def test_an_error_in_the_block_ends_warps_registration_and_resets(fake_capture):
     with pytest.raises(ZeroDivisionError):
         with registered(conditional=True) as s:
-            tg_exec._REGISTERED_KEEP.get().append(_Obj())
+            tg_exec.REGISTERED_KEEP.get().append(_Obj())
             1 / 0  # noqa: B018
     assert fake_capture["end"] == [s]
     assert _context_clear()
@@ -329,7 +329,7 @@ def test_courses_are_kept_alive_with_the_graph_torch_reports(fake_capture):
         FakeCUDAGraph.current = None  # a conditional node changed the capture id
         assert course._stream_for(None, "step()") is s  # adopts the block's stream
         course._stream_for(None, "regenerate()")
-        assert tg_exec._REGISTERED_KEEP.get() == [course]  # once
+        assert tg_exec.REGISTERED_KEEP.get() == [course]  # once
     ref = weakref.ref(course)
     del course
     gc.collect()
@@ -352,7 +352,7 @@ def test_the_graph_is_found_through_torch_cuda_graph(fake_capture):
     other = FakeCM(0x9999, _PendingGraph())  # another stream
     obj = _Obj()
     with registered():
-        tg_exec._REGISTERED_KEEP.get().append(obj)
+        tg_exec.REGISTERED_KEEP.get().append(obj)
     assert tg_torch._KEPT[id(live.cuda_graph)][1] == [obj]
     assert id(stale.cuda_graph) not in tg_torch._KEPT
     assert id(other.cuda_graph) not in tg_torch._KEPT
@@ -363,7 +363,7 @@ def test_without_a_graph_the_courses_live_for_good_with_a_warning(fake_capture):
     obj = _Obj()
     with pytest.warns(RuntimeWarning, match=r"retain\(g, course\)"):
         with registered():
-            tg_exec._REGISTERED_KEEP.get().append(obj)
+            tg_exec.REGISTERED_KEEP.get().append(obj)
     assert tg_torch._FOREVER == [obj]
 
 
@@ -376,11 +376,11 @@ def test_no_course_no_warning(fake_capture, recwarn):
 def test_the_hook_keeps_nothing_outside_a_registered_block():
     course = _cpu_course()
     keep = []
-    t1 = tg_exec._REGISTERED_KEEP.set(keep)
+    t1 = tg_exec.REGISTERED_KEEP.set(keep)
     try:
         assert course._stream_for(None, "step()") is None  # no registered stream: no keep
     finally:
-        tg_exec._REGISTERED_KEEP.reset(t1)
+        tg_exec.REGISTERED_KEEP.reset(t1)
     assert keep == []
 
 

@@ -192,9 +192,9 @@ def assert_same_state(course, before: tuple) -> None:
 
 def context_vars() -> tuple:
     return (
-        tg_exec._MODE.get(),
-        tg_exec._REGISTERED_STREAM.get(),
-        tg_exec._REGISTERED_KEEP.get(),
+        tg_exec.MODE.get(),
+        tg_exec.REGISTERED_STREAM.get(),
+        tg_exec.REGISTERED_KEEP.get(),
     )
 
 
@@ -499,8 +499,8 @@ def test_registered_arguments(conditional, capture_mode, outer, pretend_block, p
     with outer_cm, contextlib.ExitStack() as stack:
         if pretend_block:
             for var, value in (
-                (tg_exec._REGISTERED_STREAM, object()),
-                (tg_exec._REGISTERED_KEEP, []),
+                (tg_exec.REGISTERED_STREAM, object()),
+                (tg_exec.REGISTERED_KEEP, []),
             ):
                 stack.callback(var.reset, var.set(value))
         previous = context_vars()
@@ -710,8 +710,8 @@ class _Boom(Exception):
 
 
 def _check_mode(expected, capturing: bool) -> None:
-    assert tg_exec._MODE.get() == expected
-    assert tg_exec._REGISTERED_STREAM.get() is None and tg_exec._REGISTERED_KEEP.get() is None
+    assert tg_exec.MODE.get() == expected
+    assert tg_exec.REGISTERED_STREAM.get() is None and tg_exec.REGISTERED_KEEP.get() is None
     assert tg_exec.is_capturing("cpu") == capturing
     for form in _CPU_FORMS:
         assert tg_exec.use_conditional(form) is False, (form, expected, capturing)

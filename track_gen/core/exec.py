@@ -16,6 +16,9 @@ import warp as wp
 from .errors import CaptureError
 
 __all__ = [
+    "MODE",
+    "REGISTERED_KEEP",
+    "REGISTERED_STREAM",
     "GraphCache",
     "UseGuard",
     "as_device",
@@ -34,14 +37,14 @@ wp.set_module_options({"enable_backward": False})
 
 #: ``"conditional"`` inside :func:`conditional` (and ``registered(conditional=True)``),
 #: ``"unconditional"`` inside :func:`unconditional` (and ``registered()``), else None.
-_MODE: contextvars.ContextVar[str | None] = contextvars.ContextVar("track_gen_mode", default=None)
+MODE: contextvars.ContextVar[str | None] = contextvars.ContextVar("track_gen_mode", default=None)
 #: The Warp stream of an active ``track_gen.interop.torch.registered()`` block, else None.
-_REGISTERED_STREAM: contextvars.ContextVar = contextvars.ContextVar(
+REGISTERED_STREAM: contextvars.ContextVar = contextvars.ContextVar(
     "track_gen_registered_stream", default=None
 )
 #: The keep-alive list of an active ``registered()`` block (the courses that recorded on its
 #: stream, kept alive with the torch graph when the block ends), else None.
-_REGISTERED_KEEP: contextvars.ContextVar[list | None] = contextvars.ContextVar(
+REGISTERED_KEEP: contextvars.ContextVar[list | None] = contextvars.ContextVar(
     "track_gen_registered_keep", default=None
 )
 #: Tests only: let a CPU capture record the conditional node (Warp records ``capture_if`` on
@@ -55,11 +58,11 @@ def conditional():
     recognized as Warp's own (your ``wp.ScopedCapture`` of torch's current stream). Under
     ``torch.cuda.graph`` use ``track_gen.interop.torch.registered(conditional=True)``.
     Needs CUDA with ``wp.is_conditional_graph_supported()``; elsewhere it changes nothing."""
-    token = _MODE.set("conditional")
+    token = MODE.set("conditional")
     try:
         yield
     finally:
-        _MODE.reset(token)
+        MODE.reset(token)
 
 
 @contextlib.contextmanager
@@ -67,11 +70,11 @@ def unconditional():
     """Record masked regenerations without a conditional node: a full body per replay. Use it
     when the graph must become a CUDA child graph, while a side stream forked in your capture
     is still open, or around a component whose hooks a conditional body cannot hold."""
-    token = _MODE.set("unconditional")
+    token = MODE.set("unconditional")
     try:
         yield
     finally:
-        _MODE.reset(token)
+        MODE.reset(token)
 
 
 def _torch_capture_stream(device):
@@ -95,7 +98,7 @@ def capture_stream(device, stream=None):
     if stream is not None:
         return stream
     device = wp.get_device(device)
-    registered = _REGISTERED_STREAM.get()
+    registered = REGISTERED_STREAM.get()
     if registered is not None and registered.device == device:
         return registered
     return _torch_capture_stream(device)
@@ -110,7 +113,7 @@ def use_conditional(device, stream=None) -> bool:
     device = as_device(device)
     if stream is not None and not isinstance(stream, wp.Stream):
         raise TypeError(f"stream must be a wp.Stream or None, got {type(stream).__name__}")
-    mode = _MODE.get()
+    mode = MODE.get()
     if mode == "unconditional" or not device.is_capturing:
         return False
     if device.is_cpu:

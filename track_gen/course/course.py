@@ -13,8 +13,8 @@ from ..core.checks import check_array, check_bool, check_mask
 from ..core.component import Component, ComponentContext, order_components
 from ..core.errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
 from ..core.exec import (
-    _REGISTERED_KEEP,
-    _REGISTERED_STREAM,
+    REGISTERED_KEEP,
+    REGISTERED_STREAM,
     GraphCache,
     UseGuard,
     capture_stream,
@@ -385,8 +385,8 @@ class Course:
             stream = self.stream
         else:
             stream = capture_stream(self.device)
-        keep = _REGISTERED_KEEP.get()  # recording into a registered() block's graph:
-        registered = _REGISTERED_STREAM.get()  # live as long as that graph
+        keep = REGISTERED_KEEP.get()  # recording into a registered() block's graph:
+        registered = REGISTERED_STREAM.get()  # live as long as that graph
         if keep is not None and registered is not None and stream is not None:
             if stream.cuda_stream == registered.cuda_stream and all(c is not self for c in keep):
                 keep.append(self)

@@ -11,7 +11,7 @@ from ..core.checks import check_bool
 from ..core.component import Component, check_generator, order_components, source_family
 from ..core.exec import check_stream
 from ..engine.plan import check_sampler_name
-from ..engine.program import _resolve_device, plan_program, program_layout
+from ..engine.program import plan_program, program_layout, resolve_device
 from ..engine.registry import default_registry
 from ..engine.spec import PipelineSpec
 from ..generators import GateGenerator, TrackGenerator
@@ -237,7 +237,7 @@ def check_source(source, family, seeds, stream, prepare, components) -> None:
         if src_family != family:
             raise TypeError(f"source: a {src_family} source goes to {other}")
         config = source.config if isinstance(source, PipelineSpec) else source
-        device = _resolve_device(config)
+        device = resolve_device(config)
         SeedState.check(seeds, config.num_envs, device)
         check_stream(stream, device)
     elif hasattr(source, "layout") and hasattr(source, "enqueue"):

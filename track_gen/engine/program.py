@@ -30,7 +30,7 @@ from .spec import PipelineSpec
 from .stage import Layout, Workspace
 from .timer import StageTimer
 
-__all__ = ["Program", "build", "plan_program", "program_layout"]
+__all__ = ["Program", "build", "plan_program", "program_layout", "resolve_device"]
 
 wp.set_module_options({"enable_backward": False})
 
@@ -101,7 +101,7 @@ def program_layout(spec: PipelineSpec, device=None) -> Layout:
     """The :class:`Layout` a :class:`Program` built from ``spec`` has (``device``: the
     resolved Warp device; None resolves ``spec.config.device``)."""
     cfg = spec.config
-    device = _resolve_device(cfg) if device is None else wp.get_device(device)
+    device = resolve_device(cfg) if device is None else wp.get_device(device)
     return Layout(
         spec.family,
         cfg.num_envs,
@@ -190,7 +190,7 @@ def _commit_epochs_kernel(
         epochs_out[e] = epoch[e]
 
 
-def _resolve_device(cfg):
+def resolve_device(cfg):
     """The Warp device for ``config.device`` (None: Warp's preferred device)."""
     name = cfg.device
     if name is None:
@@ -252,7 +252,7 @@ class Program:
         if not isinstance(spec, PipelineSpec):
             raise TypeError(f"expected a PipelineSpec, got {type(spec).__name__}")
         cfg = spec.config
-        device = _resolve_device(cfg)
+        device = resolve_device(cfg)
         require_not_capturing(device, type(self).__name__)
         if rng is not None and seeds is not None:
             raise TypeError("pass the seeds either as rng or as seeds=, not both")

@@ -68,7 +68,7 @@ import warp as wp
 
 from ..core.checks import check_bool
 from ..core.errors import CaptureError
-from ..core.exec import _MODE, _REGISTERED_KEEP, _REGISTERED_STREAM
+from ..core.exec import MODE, REGISTERED_KEEP, REGISTERED_STREAM
 
 __all__ = ["registered", "retain"]
 
@@ -234,7 +234,7 @@ def registered(conditional: bool = False, capture_mode=None):
 
 @contextlib.contextmanager
 def _registered(conditional: bool, mode: wp.CaptureMode):
-    if _REGISTERED_STREAM.get() is not None:
+    if REGISTERED_STREAM.get() is not None:
         raise CaptureError("registered() blocks do not nest: one block per torch.cuda.graph")
     try:
         import torch  # on first use only: importing this module does not import torch
@@ -262,9 +262,9 @@ def _registered(conditional: bool, mode: wp.CaptureMode):
         raise CaptureError(f"registered(): Warp could not register torch's capture: {err}") from err
     courses: list = []
     tokens = [
-        (_REGISTERED_STREAM, _REGISTERED_STREAM.set(stream)),
-        (_MODE, _MODE.set("conditional" if conditional else "unconditional")),
-        (_REGISTERED_KEEP, _REGISTERED_KEEP.set(courses)),
+        (REGISTERED_STREAM, REGISTERED_STREAM.set(stream)),
+        (MODE, MODE.set("conditional" if conditional else "unconditional")),
+        (REGISTERED_KEEP, REGISTERED_KEEP.set(courses)),
     ]
     ok = False
     try:
