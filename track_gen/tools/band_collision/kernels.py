@@ -1,8 +1,9 @@
 """Shared functions of the band collider's kernels (see :mod:`track_gen.tools.band_collision`).
 
-Segment geometry (the even-odd quad test, the answer records) and the SDF bake's row span
-(:func:`_chord`); the plan-view box and the grid helpers the SDF and height-field bakes share
-are in :mod:`track_gen.tools.shared`. The kernels live beside them:
+Segment geometry (the even-odd quad test, the answer records), the SDF bake's row span
+(:func:`_chord`) and the clearance height check (:func:`_height_kernel`); the plan-view box
+and the grid helpers the SDF and height-field bakes share are in :mod:`track_gen.tools.shared`.
+The kernels live beside them:
 :mod:`~track_gen.tools.band_collision.segments` (``per_env`` segments refresh and query),
 :mod:`~track_gen.tools.band_collision.items` (their ``per_item`` layout) and
 :mod:`~track_gen.tools.band_collision.sdf` (the SDF bake in both layouts and its query).
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from ...core.extents import clamp3
 from ..shared import Box as _Box
 from ..shared import band_beads as _band_beads
 from ..shared import slope as _slope
@@ -164,3 +166,73 @@ def _chord(pa: wp.vec2f, pb: wp.vec2f, k: float, y: float, span: wp.vec2f) -> wp
             lo = wp.min(lo, wp.min(pa[0], pb[0]))
             hi = wp.max(hi, wp.max(pa[0], pb[0]))
     return wp.vec2f(lo, hi)
+
+
+_NAN_F = wp.constant(float("nan"))
+
+
+_INF_F = wp.constant(float("inf"))
+
+
+@wp.kernel
+def _height_kernel(
+    # inputs
+    position: wp.array(dtype=wp.vec3f),
+    orientation: wp.array(dtype=wp.quatf),
+    half_extents: wp.array(dtype=wp.vec2f),
+    center: wp.array(dtype=wp.vec3f),
+    beads: wp.array(dtype=wp.int32),
+    # static
+    n_max: int,
+    boxes: int,
+    clearance: float,
+    # outputs
+    oob_out: wp.array(dtype=wp.int32),
+    height_out: wp.array(dtype=wp.float32),
+):
+    """Height of each box centre above the road surface (the centerline's z at the centre's
+    plan-view projection onto the nearest centerline segment); beyond ``clearance``: oob.
+    Distances are compared in float64, so a box far away still finds its segment; the centre
+    is clamped to ``COORD_LIMIT`` first, as the query clamps it (the height stays finite)."""
+    row = wp.tid()
+    e = row // boxes
+    n = wp.clamp(beads[e], 0, n_max)
+    p = position[row]
+    q = orientation[row]
+    h2 = half_extents[row]
+    height_out[row] = _NAN_F
+    active = wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(p[2])
+    active = active and wp.isfinite(q[0]) and wp.isfinite(q[1]) and wp.isfinite(q[2])
+    active = active and wp.isfinite(q[3]) and wp.isfinite(h2[0]) and wp.isfinite(h2[1])
+    if n < 3 or not active:
+        return  # an invalid env or an inactive slot: the query's answer stands
+    p = clamp3(p)  # as the query clamps it (core/extents.py): the height stays finite
+    base = e * n_max
+    px = wp.float64(p[0])
+    py = wp.float64(p[1])
+    best = wp.float64(_INF_F)
+    z = float(_NAN_F)
+    for i in range(n):
+        j = i + 1
+        if j == n:
+            j = 0
+        a = center[base + i]
+        b = center[base + j]
+        ax = wp.float64(a[0])
+        ay = wp.float64(a[1])
+        dx = wp.float64(b[0]) - ax
+        dy = wp.float64(b[1]) - ay
+        dd = dx * dx + dy * dy
+        t = wp.float64(0.0)
+        if dd > wp.float64(0.0):
+            t = wp.clamp(((px - ax) * dx + (py - ay) * dy) / dd, wp.float64(0.0), wp.float64(1.0))
+        qx = ax + t * dx - px
+        qy = ay + t * dy - py
+        d2 = qx * qx + qy * qy
+        if d2 < best:
+            best = d2
+            z = a[2] + float(t) * (b[2] - a[2])
+    h = p[2] - z
+    height_out[row] = h
+    if wp.abs(h) > clearance:
+        oob_out[row] = 1

@@ -1,5 +1,5 @@
-"""The answers of :class:`~track_gen.tools.band_collision.BandCollider` (:class:`BandContact`)
-and the height check of its ``clearance`` (:func:`_height_kernel`, one thread per box)."""
+"""The answers of :class:`~track_gen.tools.band_collision.BandCollider` (:class:`BandContact`);
+the height check of its ``clearance`` (``_height_kernel``) is in ``kernels.py``."""
 
 from __future__ import annotations
 
@@ -7,15 +7,6 @@ import dataclasses
 from dataclasses import dataclass
 
 import warp as wp
-
-from ...core.extents import clamp3
-
-wp.set_module_options({"enable_backward": False})
-
-__all__ = ["BandContact"]
-
-
-# ----------------------------------------------------------------------------- results
 
 
 @dataclass
@@ -82,71 +73,3 @@ class BandContact:
                 for f in dataclasses.fields(self)
             }
         )
-
-
-_NAN_F = wp.constant(float("nan"))
-_INF_F = wp.constant(float("inf"))
-
-
-@wp.kernel
-def _height_kernel(
-    # inputs
-    position: wp.array(dtype=wp.vec3f),
-    orientation: wp.array(dtype=wp.quatf),
-    half_extents: wp.array(dtype=wp.vec2f),
-    center: wp.array(dtype=wp.vec3f),
-    beads: wp.array(dtype=wp.int32),
-    # static
-    n_max: int,
-    boxes: int,
-    clearance: float,
-    # outputs
-    oob_out: wp.array(dtype=wp.int32),
-    height_out: wp.array(dtype=wp.float32),
-):
-    """Height of each box centre above the road surface (the centerline's z at the centre's
-    plan-view projection onto the nearest centerline segment); beyond ``clearance``: oob.
-    Distances are compared in float64, so a box far away still finds its segment; the centre
-    is clamped to ``COORD_LIMIT`` first, as the query clamps it (the height stays finite)."""
-    row = wp.tid()
-    e = row // boxes
-    n = wp.clamp(beads[e], 0, n_max)
-    p = position[row]
-    q = orientation[row]
-    h2 = half_extents[row]
-    height_out[row] = _NAN_F
-    active = wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(p[2])
-    active = active and wp.isfinite(q[0]) and wp.isfinite(q[1]) and wp.isfinite(q[2])
-    active = active and wp.isfinite(q[3]) and wp.isfinite(h2[0]) and wp.isfinite(h2[1])
-    if n < 3 or not active:
-        return  # an invalid env or an inactive slot: the query's answer stands
-    p = clamp3(p)  # as the query clamps it (core/extents.py): the height stays finite
-    base = e * n_max
-    px = wp.float64(p[0])
-    py = wp.float64(p[1])
-    best = wp.float64(_INF_F)
-    z = float(_NAN_F)
-    for i in range(n):
-        j = i + 1
-        if j == n:
-            j = 0
-        a = center[base + i]
-        b = center[base + j]
-        ax = wp.float64(a[0])
-        ay = wp.float64(a[1])
-        dx = wp.float64(b[0]) - ax
-        dy = wp.float64(b[1]) - ay
-        dd = dx * dx + dy * dy
-        t = wp.float64(0.0)
-        if dd > wp.float64(0.0):
-            t = wp.clamp(((px - ax) * dx + (py - ay) * dy) / dd, wp.float64(0.0), wp.float64(1.0))
-        qx = ax + t * dx - px
-        qy = ay + t * dy - py
-        d2 = qx * qx + qy * qy
-        if d2 < best:
-            best = d2
-            z = a[2] + float(t) * (b[2] - a[2])
-    h = p[2] - z
-    height_out[row] = h
-    if wp.abs(h) > clearance:
-        oob_out[row] = 1

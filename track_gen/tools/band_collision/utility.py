@@ -1,80 +1,4 @@
-"""Oriented boxes against the road band of a :class:`~track_gen.results.Track`.
-
-The band of a valid env is the road between its index-aligned borders: the union of the quads
-``(inner[i], outer[i], outer[i+1], inner[i+1])`` for ``i < count`` (the closing quad
-``count-1 -> 0`` included), in plan view (x, y; z is ignored). A quad contains a point by the
-even-odd rule over its four edges; the radial edge two neighbouring quads share is evaluated
-the same way for both, so a point on it (a box spawned on a bead) lies in exactly one.
-:class:`BandCollider` answers, per box, whether some part of it is off the road, its signed
-clearance, the closest border point and the border normal there, with one of two methods:
-
-``"segments"`` (exact)
-    One thread per box. :meth:`BandCollider.refresh` packs each env's borders into one
-    ``(inner.xy, outer.xy)`` row per bead and stores the bounding box of every chunk of
-    :data:`CHUNK_QUADS` consecutive quads. A query starts at the bead nearest to the box in
-    the nearest chunk (a tight first bound), then visits the other chunks, skipping every chunk
-    and every border segment whose bounding box is farther than the best distance so far, so
-    only the few segments around the box are tested exactly. A box is off the road
-    (``oob = 1``) iff one of its corners is outside the band or a border segment meets the
-    (solid) box:
-
-    * no border segment meets the box and its four corners are inside the band: ``oob = 0``,
-      ``distance`` = distance between the solid box and the nearest border segment (> 0);
-    * some corner is outside the band: ``distance = -max`` over the outside corners of their
-      distance to the nearest border (the deepest penetration);
-    * a border segment meets the box but every corner is inside: ``distance = 0``.
-
-    About 0.4 ms per query for E=1024 single boxes on one CPU core (``benchmarks/collision.py``).
-
-``"sdf"`` (approximate, cheaper queries)
-    Per env a ``res x res`` grid of signed distances ``phi`` (positive inside the band) over a
-    square around the borders' bounding box, padded by ``sdf_padding`` (default 10% of the
-    larger extent); texel ``(i, j)`` holds ``phi`` at the texel centre
-    ``(x0 + (i + 0.5) * cell, y0 + (j + 0.5) * cell)``. The bake (:meth:`BandCollider.refresh`,
-    one thread per env) is a narrow band: every quad, extended across the road by
-    :data:`SDF_BAND_CELLS` cells beyond both borders, is rasterized (its convex hull, row by
-    row) and its texels take the distance to the quad's two border segments (the minimum over
-    every quad that reaches them) and the quad's inside flag (the union over quads). Every
-    texel inside the band is inside some quad, so the sign is exact at every texel centre;
-    texels no extended quad reaches are outside and hold the clamp ``-SDF_BAND_CELLS * cell``.
-    The work is proportional to the road's area in texels, not to ``res^2 * count``
-    (about 0.13 s for E=1024, res 128 on one CPU core).
-
-    A query (one thread per box) samples ``phi`` bilinearly (grid coordinates clamped to the
-    edge texels; outside the borders' bounding box ``phi`` is also capped by minus the distance
-    to that box) at the box centre and its four corners: the smallest sample (the first of
-    equals) is the ``distance``, ``oob = distance <= 0``, the normal is the normalized central
-    difference (step one cell, doubled while ``phi`` is flat there) at that sample and
-    ``nearest = sample - phi * normal``; ``boundary`` is the border nearest to the texel under
-    ``nearest``. About 0.14 ms per query for E=1024 single boxes on one CPU core.
-
-    Approximation: inside the band and up to ``SDF_BAND_CELLS - 1`` cells outside it, ``phi``
-    is the exact signed distance at texel centres; bilinear sampling errs by a fraction of a
-    cell near the border (more near sharp corners and across the ridge of ``phi`` on the
-    road's medial axis, where normals are noisy); a box edge cutting a border between the
-    sampled points goes unnoticed. ``oob`` flags and distances therefore agree with
-    ``"segments"`` except within about one cell of zero clearance. A sample farther outside
-    reads about ``-SDF_BAND_CELLS * cell`` (clamped), with a rough normal, ``nearest`` not on a
-    border and ``boundary`` possibly -1. Use it when a batch serves many queries between
-    regenerations and flags or approximate clearances suffice.
-
-Both methods answer from the data :meth:`BandCollider.refresh` derived from the Track (bead
-counts and validity included): call ``refresh(mask)`` after every regeneration (same mask)
-before the next query; an env keeps its previous answers until it is refreshed. Queries and
-refreshes allocate nothing, never synchronize and can be recorded into a graph (CUDA, or a
-Warp CPU capture).
-
-``kernel_layout`` chooses the thread layout of the SDF bake and the segments refresh and
-query: ``"per_env"`` (one thread per env; per box for the query), ``"per_item"`` (one thread
-per texel, per bead and chunk, five per box, with deterministic per-env and per-box folds; a
-GPU's shape) or ``"auto"`` (per_env on the CPU, per_item on CUDA). Both give bitwise-identical
-data and answers (docs/collision.md).
-
-Kernels: :mod:`~track_gen.tools.band_collision.kernels` (shared functions),
-:mod:`~track_gen.tools.band_collision.segments` (segments, per_env),
-:mod:`~track_gen.tools.band_collision.items` (segments, per_item) and
-:mod:`~track_gen.tools.band_collision.sdf` (the SDF bake in both layouts, the SDF query).
-"""
+"""The band collider utility."""
 
 from __future__ import annotations
 
@@ -82,13 +6,11 @@ import warp as wp
 
 from ...core.budget import AllocationBudget
 from ...core.checks import check_array, check_mask
-from ...core.component import Component, InputSpec, buffer_bytes
 from ...core.exec import require_not_capturing
 from ...core.layout import KERNEL_LAYOUT, PER_ITEM, resolve_kernel_layout
-from ...core.tunable import Tunable
 from ...results import Track
-from ..heightfield import SIZE_HI, check_grid_resolution
 from ..shared import fill_grid_kernel
+from .fields import CLEARANCE, MAX_BOXES, METHOD, SDF_PADDING, SDF_RESOLUTION
 from .items import (
     QUERY_PARTS,
     _segments_combine_kernel,
@@ -96,8 +18,8 @@ from .items import (
     _strip_bead_kernel,
     _strip_chunk_kernel,
 )
-from .kernels import CHUNK_QUADS, SDF_BAND_CELLS, _Hit, band_beads_kernel
-from .result import BandContact, _height_kernel
+from .kernels import CHUNK_QUADS, _height_kernel, _Hit, band_beads_kernel
+from .result import BandContact
 from .sdf import (
     _sdf_frame_kernel,
     _sdf_quad_rect_kernel,
@@ -106,63 +28,6 @@ from .sdf import (
 )
 from .sdf_query import _sdf_query_kernel
 from .segments import _segments_query_kernel, _strip_kernel
-
-wp.set_module_options({"enable_backward": False})
-
-__all__ = [
-    "CHUNK_QUADS",
-    "MAX_BOXES",
-    "METHOD",
-    "METHODS",
-    "SDF_PADDING",
-    "SDF_RESOLUTION",
-    "SDF_BAND_CELLS",
-    "CLEARANCE",
-    "BandCollider",
-    "BandCollision",
-    "BandContact",
-]
-
-METHOD = Tunable(
-    "method",
-    "segments",
-    choices=("segments", "sdf"),
-    doc="segments: exact border segments; sdf: a baked signed-distance grid per env.",
-)
-MAX_BOXES = Tunable(
-    "max_boxes", 1, lo=1, hi=1024, unit="boxes", doc="boxes per env B (inputs are [E*B])."
-)
-SDF_RESOLUTION = Tunable(
-    "sdf_resolution",
-    128,
-    lo=8,
-    hi=4096,
-    unit="texels",
-    doc="texels per side of each env's SDF grid (sdf only).",
-)
-SDF_PADDING = Tunable(
-    "sdf_padding",
-    None,
-    kind="float",
-    lo=0.0,
-    hi=1.0e6,
-    optional=True,
-    unit="track units",
-    doc="margin around the borders' bounding box; None is 10% of its larger extent (sdf only).",
-)
-CLEARANCE = Tunable(
-    "clearance",
-    None,
-    kind="float",
-    lo=0.0,
-    hi=1.0e6,
-    optional=True,
-    unit="track units",
-    doc="how far a box centre may be above or below the road surface (elevated tracks); "
-    "farther is off the road (oob = 1). None: heights are not checked (height NaN).",
-)
-#: Collision methods accepted by :class:`BandCollider`.
-METHODS = METHOD.choices
 
 
 class BandCollider:
@@ -547,104 +412,3 @@ class BandCollider:
                 )
             )
         return tuple(launches)
-
-
-def box_inputs(max_boxes: int) -> tuple[InputSpec, ...]:
-    """The course inputs of ``max_boxes`` oriented boxes per env, shared by every box
-    collision: ``box_position`` vec3f (routed from ``position`` at one box per env),
-    ``orientation`` quatf (yaw used), ``half_extents`` vec2f, each ``[E * max_boxes]``."""
-    return (
-        InputSpec(
-            "box_position",
-            wp.vec3f,
-            slots=max_boxes,
-            default="position" if max_boxes == 1 else None,
-            doc="box centres, track units",
-        ),
-        InputSpec("orientation", wp.quatf, slots=max_boxes, doc="box orientations (yaw)"),
-        InputSpec("half_extents", wp.vec2f, slots=max_boxes, doc="box half length, width"),
-    )
-
-
-class BandCollision(Component):
-    """Course component ``"collision"``: oriented boxes against the road band.
-
-    Args:
-        method: ``"segments"`` (exact, reads the borders) or ``"sdf"`` (a baked grid per env,
-            refreshed for the regenerated envs).
-        max_boxes: boxes per env B (inputs are ``[E*B]``).
-        sdf_resolution: grid side for ``"sdf"``.
-        clearance: see :class:`BandCollider` (elevated tracks: a box centre farther than this
-            above or below the road is off the road; None checks no height).
-        size_hi: the largest course scale a later curriculum reaches, for the SDF grid's
-            resolution warning (``"sdf"``; None: the generator's construction range).
-        kernel_layout: thread layout of the SDF bake and the segments refresh and query
-            (``"auto"``, ``"per_env"``, ``"per_item"``; see :class:`BandCollider`).
-
-    Inputs: ``box_position`` vec3f ``[E*B]`` (defaults to ``position`` when B == 1),
-    ``orientation`` quatf ``[E*B]`` (yaw used), ``half_extents`` vec2f ``[E*B]``.
-    ``step`` returns the :class:`BandContact` (``res.contacts``); an invalid env answers
-    oob = 1 with NaN distance, nearest and normal. ``utility`` is the :class:`BandCollider`.
-    """
-
-    name = "collision"
-    families = ("track",)
-
-    def __init__(
-        self,
-        method: str = "segments",
-        *,
-        max_boxes: int = 1,
-        sdf_resolution: int = 128,
-        clearance: float | None = None,
-        size_hi: float | None = None,
-        kernel_layout: str = "auto",
-        name: str | None = None,
-    ):
-        super().__init__(name=name)
-        self.method = METHOD.check(method, "BandCollision method")
-        self.max_boxes = max_boxes = MAX_BOXES.check(max_boxes, "BandCollision max_boxes")
-        self.sdf_resolution = SDF_RESOLUTION.check(sdf_resolution, "BandCollision sdf_resolution")
-        self.clearance = CLEARANCE.check(clearance, "BandCollision clearance")
-        self.size_hi = SIZE_HI.check(size_hi, "BandCollision size_hi")
-        self.kernel_layout = KERNEL_LAYOUT.check(kernel_layout, "BandCollision kernel_layout")
-        self.INPUTS = box_inputs(max_boxes)
-
-    def attach(self, ctx) -> None:
-        if self.method == "sdf":
-            check_grid_resolution(
-                f"BandCollision('sdf', sdf_resolution={self.sdf_resolution})",
-                ctx.generator,
-                self.sdf_resolution,
-                size_hi=self.size_hi,
-            )
-        self.utility = BandCollider(
-            ctx.generator.result,
-            method=self.method,
-            max_boxes=self.max_boxes,
-            sdf_resolution=self.sdf_resolution,
-            clearance=self.clearance,
-            kernel_layout=self.kernel_layout,
-        )
-        self.result = self.utility.contact
-
-    def planned_bytes(self, layout, config) -> int:
-        """The :class:`BandCollider`'s buffers (:meth:`BandCollider.buffers`)."""
-        return buffer_bytes(
-            BandCollider.buffers(
-                layout.num_envs,
-                layout.N_max,
-                self.method,
-                self.max_boxes,
-                self.sdf_resolution,
-                self.clearance is not None,
-                resolve_kernel_layout(self.kernel_layout, layout.device),
-            )
-        )
-
-    def on_generate(self, ctx, mask) -> None:
-        self.utility.refresh(mask)
-
-    def step(self, ctx):
-        b = self.bound
-        return self.utility.query(b["box_position"], b["orientation"], b["half_extents"])

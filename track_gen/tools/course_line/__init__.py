@@ -1,12 +1,36 @@
-"""The course line tool (see :mod:`track_gen.tools.course_line.utility`)."""
+"""A smooth closed line through the gates of a gate course: :class:`CourseLine`,
+:class:`CourseLineBuilder` and the :class:`CenterlineFromGates` component.
 
-from .utility import (
-    SAMPLES_PER_GATE,
-    VERTICAL_EPS,
-    CenterlineFromGates,
-    CourseLine,
-    CourseLineBuilder,
-)
+A gate course has no centerline of its own. :class:`CourseLineBuilder` samples one, shaped
+like a :class:`~track_gen.Track`'s centerline arrays (``center``, ``tangent``, ``normal``,
+``arclen``, ``length``, ``count``, ``valid``), so a localizer reads either.
+
+The curve is the closed cubic Hermite spline through the gate centres: span ``g -> g+1``
+(mod ``count``) runs from ``P0 = position[g]`` to ``P1 = position[g+1]`` with the
+chord-scaled gate tangents ``m0 = T_g * d`` and ``m1 = T_{g+1} * d`` (``d = |P1 - P0|``,
+``T`` the gate's unit ``tangent``)::
+
+    c(u) = (2u^3 - 3u^2 + 1) P0 + (u^3 - 2u^2 + u) m0 + (-2u^3 + 3u^2) P1 + (u^3 - u^2) m1
+
+sampled at ``u = k / K``, ``k = 0 .. K-1`` (``K = samples_per_gate``): bead ``g*K + k``. Bead
+``g*K`` is gate ``g``'s centre exactly (the gate position itself is written there) and the
+curve leaves it along the gate's tangent; the spline is C1 (one tangent per gate shared by
+both spans).
+
+Hairpins: the line passes every gate along the gate's tangent (so it crosses every gate
+forward, through the centre of its opening). Where a gate's tangent points away from the next
+gate (a hairpin: about 3% of spans of the default bezier gate courses), no curve leaving along
+that tangent can reach the next gate without turning around, and the spline turns tightly
+near the gate, in a small loop at the sharpest ones. The curvature there is high (a
+curvature-limited speed profile slows down) but the line stays continuous and C1 in its
+parameter; more ``samples_per_gate`` resolve the turn, they do not remove it.
+"""
+
+from .component import CenterlineFromGates
+from .fields import SAMPLES_PER_GATE
+from .kernels import VERTICAL_EPS
+from .result import CourseLine
+from .utility import CourseLineBuilder
 
 __all__ = [
     "CenterlineFromGates",

@@ -1,74 +1,16 @@
-"""Where an agent is along a closed line: :class:`TrackLocalizer` and :class:`TrackFrame`.
-
-The line is a polyline of beads per env: a :class:`~track_gen.results.Track`'s centerline or a
-gate course's :class:`~track_gen.tools.course_line.CourseLine` (anything with the arrays
-``center``, ``arclen``, ``length``, ``count``, ``valid``). Segment ``i`` runs from bead ``i``
-to bead ``(i + 1) % count`` (the closing segment included). :meth:`TrackLocalizer.locate`
-projects each env's position onto the closest segment in 3D and answers the arc length ``s``
-of that point, the signed offsets ``n`` (left, horizontal) and ``n_up`` and the distance.
-
-Full search and warm window
-    A full search visits every segment (ties: the lowest index; zero-length segments are
-    skipped, their one point belongs to their neighbours too). With ``warm_window = W`` a
-    locate first visits only the ``2W + 1`` segments ``last - W .. last + W`` (mod ``count``)
-    around the env's previous answer ``last`` (its *memory*), so a step costs O(W) instead of
-    O(count). The warm answer is kept only when
-
-    * the env has a memory (none after construction, :meth:`~TrackLocalizer.reset`,
-      :meth:`~TrackLocalizer.refresh`, an invalid env or a non-finite position), and
-      ``2W + 1 < count``;
-    * its best segment is not one of the two window-end segments (there the distance may
-      still decrease beyond the window: the agent moved farther than the window reaches); and
-    * its distance is at most the *bound* ``W * length / count`` (W mean segment lengths,
-      about the arc the window reaches on either side): farther from the line than that,
-      parts of the loop outside the window may be as close, so the answer is not trusted.
-
-    Otherwise the locate does a full search, in the same launch. The warm answer equals the
-    full one whenever the closest segment lies inside the window; it can differ only where
-    another part of the line comes within the bound of the agent (a hairpin or a pinch), and
-    then the warm answer stays on the branch the agent travels (the continuous choice). After
-    a teleport, :meth:`~TrackLocalizer.reset` the env to force a full search.
-
-Frame axes (per segment, from its unit chord ``t``)
-    ``left = normalize(cross(z, t)) = normalize(-t.y, t.x, 0)`` (the horizontal left normal;
-    +y when the chord is vertical: plan-view length below 1e-6) and
-    ``up = normalize(cross(t, left))`` (+z for a level chord). ``n = dot(p - closest, left)``,
-    ``n_up = dot(p - closest, up)``; past a segment's end (the outside of a corner)
-    ``distance`` exceeds ``hypot(n, n_up)``.
-
-Curvature
-    :meth:`~TrackLocalizer.refresh` derives a signed curvature per bead: the 3D turning angle
-    between the chords into and out of the bead divided by the mean of their lengths, signed
-    by the plan-view turn (left / counter-clockwise positive; positive when the plan-view turn
-    is zero). A counter-clockwise circle of radius R reads about ``+1/R``.
-
-Input range
-    :meth:`~TrackLocalizer.locate` clamps a finite position to ``COORD_LIMIT`` (1e18 track
-    units, :mod:`~track_gen.core.extents`; a position within it is used bit for bit), skips
-    non-finite and zero-length segments and answers "no answer" rather than a non-finite
-    value (:class:`TrackFrame`): every answer is finite. The curvature of a bead whose
-    neighbourhood holds a non-finite coordinate is NaN (and so are ``curvature_at`` and
-    ``speed_profile`` there).
-
-Every per-step call is one launch, allocation-free and free of host synchronization (safe to
-record into a graph); construction allocates every buffer once.
-"""
+"""The track localizer utility."""
 
 from __future__ import annotations
-
-import dataclasses
-from dataclasses import dataclass
 
 import numpy as np
 import warp as wp
 
 from ...core.budget import AllocationBudget
 from ...core.checks import check_array, check_float, check_mask
-from ...core.component import Component, InputSpec, buffer_bytes
 from ...core.exec import require_not_capturing
-from ...core.tunable import Tunable
 from ...results import GateSequence, Track
 from ..course_line import CourseLine
+from .fields import WARM_WINDOW
 from .kernels import (
     _curvature_at_kernel,
     _curvature_kernel,
@@ -76,100 +18,23 @@ from .kernels import (
     _reset_kernel,
     _speed_profile_kernel,
 )
-
-wp.set_module_options({"enable_backward": False})
-
-__all__ = ["WARM_WINDOW", "Localizer", "TrackFrame", "TrackLocalizer"]
-
-WARM_WINDOW = Tunable(
-    "warm_window",
-    None,
-    kind="int",
-    lo=1,
-    hi=16384,
-    optional=True,
-    unit="segments",
-    doc="half-width W of the warm search window (2W + 1 segments around the previous "
-    "answer); None: a full search every locate.",
-)
+from .result import TrackFrame
 
 _LINE_ARRAYS = ("center", "arclen", "length", "count", "valid")
+
+
 #: Bounds of speed_profile's arguments: the smallest positive normal float32 and a ceiling
 #: whose square roots and ratios stay finite in float32.
 _F32_TINY = float(np.finfo(np.float32).tiny)
+
+
 _SPEED_HI = 1.0e30
+
 
 _GATE_HINT = (
     "a gate course has no centerline of its own: add tools.CenterlineFromGates() and pass "
     "source='centerline'"
 )
-
-
-@dataclass
-class TrackFrame:
-    """Per-env answers of :meth:`TrackLocalizer.locate` (the same instance every call;
-    :meth:`clone` for a snapshot). Lengths in track units.
-
-    Attributes:
-        s: float32 ``[E]``: arc length of the closest point along the line, in
-            ``[0, length)`` (interpolated from ``arclen`` along its segment).
-        n: float32 ``[E]``: signed lateral offset of the position from the closest point along
-            the horizontal left axis ``normalize(cross(z, tangent))``: positive left.
-        n_up: float32 ``[E]``: offset along ``cross(tangent, left)`` (upward for a level
-            line).
-        distance: float32 ``[E]``: ``|position - closest|``.
-        segment: int32 ``[E]``: index ``i`` of the closest segment (bead ``i`` -> bead
-            ``(i + 1) % count``); -1 for no answer.
-        closest: vec3f ``[E]``: the closest point on the line.
-        tangent: vec3f ``[E]``: unit chord of that segment.
-
-    No answer (``valid == 0``, ``count < 2``, a non-finite position, a line whose ``length``
-    is not finite and positive, a line without a usable segment, or line data so far out of
-    range that an answer would not be finite: a non-finite ``arclen`` at the closest segment,
-    coordinates near the float32 maximum): NaN floats and vectors, ``segment = -1``. A
-    finite position is clamped to ``COORD_LIMIT`` (1e18 track units; within it, used as is),
-    so every answer is finite.
-    """
-
-    s: wp.array
-    n: wp.array
-    n_up: wp.array
-    distance: wp.array
-    segment: wp.array
-    closest: wp.array
-    tangent: wp.array
-
-    @staticmethod
-    def buffers(num_envs: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        return [(num_envs, wp.float32)] * 4 + [(num_envs, wp.int32)] + [(num_envs, wp.vec3f)] * 2
-
-    @classmethod
-    def allocate(cls, num_envs: int, device) -> TrackFrame:
-        """Buffers for ``num_envs`` envs holding "no answer" (NaN, segment -1)."""
-        nan = float("nan")
-
-        def f32():
-            return wp.full(num_envs, nan, dtype=wp.float32, device=device)
-
-        def v3():
-            return wp.full(num_envs, wp.vec3f(nan, nan, nan), dtype=wp.vec3f, device=device)
-
-        return cls(
-            s=f32(),
-            n=f32(),
-            n_up=f32(),
-            distance=f32(),
-            segment=wp.full(num_envs, -1, dtype=wp.int32, device=device),
-            closest=v3(),
-            tangent=v3(),
-        )
-
-    def clone(self) -> TrackFrame:
-        """A detached deep copy (allocates: call it outside your graph)."""
-        return TrackFrame(
-            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
-        )
 
 
 def _check_line(line):
@@ -358,68 +223,3 @@ class TrackLocalizer:
             device=self.device,
         )
         return out
-
-
-class Localizer(Component):
-    """Course component ``"localizer"``: the :class:`TrackFrame` of the agent at ``position``
-    (vec3f ``[E]``) along the course's line.
-
-    Args:
-        warm_window: see :class:`TrackLocalizer` (``WARM_WINDOW``; None: full search).
-        source: None reads the generator's result (a Track); else the name of the component
-            whose result is the line (``"centerline"`` for a gate course), which the course
-            orders before this one.
-
-    ``on_generate(mask)`` refreshes the regenerated envs (curvature, and a full search next);
-    ``step`` returns the frame (``res.frame``, ``res["localizer"]``); ``reset(mask)`` forgets
-    the masked envs' warm memory. ``utility`` is the :class:`TrackLocalizer`.
-    """
-
-    name = "localizer"
-    INPUTS = (InputSpec("position", wp.vec3f, doc="agent position per env, track units"),)
-
-    def __init__(
-        self, warm_window: int | None = None, source: str | None = None, *, name: str | None = None
-    ):
-        super().__init__(name=name, source=source)
-        self.warm_window = WARM_WINDOW.check(warm_window, "Localizer warm_window")
-
-    def check_family(self, family: str) -> None:
-        """Without a ``source`` the localizer reads the generator's own centerline, which a
-        gate course does not have (ValueError naming the fix)."""
-        if self.source is None and family == "gates":
-            raise ValueError(f"Localizer(): {_GATE_HINT}")
-
-    def attach(self, ctx) -> None:
-        if self.source is None:
-            line = ctx.generator.result
-            if isinstance(line, GateSequence):
-                raise ValueError(f"Localizer(): {_GATE_HINT}")
-            if not isinstance(line, Track):
-                raise TypeError(
-                    f"Localizer(): the generator's result is a {type(line).__name__}, not a "
-                    "Track: pass source=<the name of a component whose result is a line>"
-                )
-        else:
-            line = ctx.get(self.source).result
-        self.utility = TrackLocalizer(line, warm_window=self.warm_window)
-        self.result = self.utility.frame
-
-    def planned_bytes(self, layout, config) -> int:
-        """The :class:`TrackLocalizer`'s buffers: on the generator's centerline
-        (``layout.N_max`` rows per env), or on the line of the ``source`` component (its
-        ``planned_line_rows(layout)``, else ``layout.N_max``)."""
-        rows = layout.N_max
-        line_rows = getattr(self.planned_source, "planned_line_rows", None)
-        if self.source is not None and callable(line_rows):
-            rows = int(line_rows(layout))
-        return buffer_bytes(TrackLocalizer.buffers(layout.num_envs, rows))
-
-    def on_generate(self, ctx, mask) -> None:
-        self.utility.refresh(mask)
-
-    def step(self, ctx):
-        return self.utility.locate(self.bound["position"])
-
-    def reset(self, ctx, mask) -> None:
-        self.utility.reset(mask)

@@ -1,0 +1,147 @@
+"""The course component of the checkpoint placer (its Tunables: ``fields.py``)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import warp as wp
+
+from ...core.component import Component, buffer_bytes
+from ...results import GateSequence
+from .fields import MAX_CHECKPOINTS, SPACING
+from .result import CheckpointSet
+from .utility import CheckpointPlacer, capacity_for
+
+
+def construction_result(ctx):
+    """The generator's result holding the construction batch, built now (eagerly, through
+    the course's context) when the generator has none yet; the course's ``prepare`` then keeps
+    it. For components whose capacity reads the first batch back (elevated configs declare no
+    length bound)."""
+    result = ctx.generator.result
+    if not (result.generation.numpy() >= 0).any():
+        ctx.generator.enqueue(ctx)
+    return result
+
+
+class Checkpoints(Component):
+    """Course component ``"checkpoints"``: checkpoints every ``spacing`` along each env's
+    centerline, refreshed for the regenerated envs (``on_generate``).
+
+    Args:
+        spacing: track units between checkpoints (``SPACING``).
+        max_checkpoints: per-env capacity (``MAX_CHECKPOINTS``), or ``"auto"``: the longest
+            track the generator can produce, ``max(3, ceil(max_loop_length / spacing))`` with
+            ``max_loop_length = (N_max + 1) * bead spacing`` (a longer loop is TRUNCATED and
+            invalid), so no valid env is ever clipped; an elevated config (``z_profile`` not
+            flat) declares no such bound, so the longest valid loop of the construction batch
+            (read back; built at attach when the generator has none yet). When a capacity the
+            course chose clips a valid env of the first batch, construction warns once.
+
+    ``result`` is the :class:`CheckpointSet` (a per-generation result: read it through
+    ``course.checkpoints``); ``utility`` the :class:`CheckpointPlacer`
+    (``course.checkpoint_sampler``).
+    """
+
+    name = "checkpoints"
+    families = ("track",)
+
+    def __init__(
+        self, spacing: float, max_checkpoints: int | str | None = "auto", *, name: str | None = None
+    ):
+        super().__init__(name=name)
+        self.spacing = SPACING.check(spacing, "Checkpoints spacing")
+        if isinstance(max_checkpoints, str) and max_checkpoints == "auto":
+            max_checkpoints = None
+        self.max_checkpoints = MAX_CHECKPOINTS.check(max_checkpoints, "Checkpoints max_checkpoints")
+
+    def attach(self, ctx) -> None:
+        track = ctx.generator.result
+        bound = None
+        chosen = self.max_checkpoints is None
+        if chosen:
+            bound = self._longest_loop(ctx)
+            capacity_for(self.spacing, bound, "checkpoint_spacing")
+        self.utility = CheckpointPlacer(
+            track, self.spacing, self.max_checkpoints, max_loop_length=bound
+        )
+        self.result = self.utility.checkpoints
+        if chosen:
+            clipped = (self.utility.clipped.numpy() != 0) & (track.valid.numpy() != 0)
+            if clipped.any():
+                warnings.warn(
+                    f"Checkpoints: the capacity the course chose ({self.utility.max_checkpoints} "
+                    f"per env) clips {int(clipped.sum())} valid env(s) of the first batch "
+                    "(their checkpoints are farther apart than the spacing; "
+                    "checkpoints.truncated says which): pass a larger max_checkpoints",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`CheckpointPlacer`'s buffers at the capacity ``attach`` chooses: the
+        explicit ``max_checkpoints``, else ``capacity_for(spacing, (N_max + 1) * bead
+        spacing)`` (the flat bound; an elevated config's capacity reads its first batch, so
+        this plan is a lower bound there and ``attach`` checks the rest as it allocates)."""
+        cap = self.max_checkpoints
+        if cap is None:
+            bead = getattr(config, "resolved_spacing", None)
+            if bead is None:
+                return 0  # attach refuses this generator
+            cap = capacity_for(self.spacing, (layout.N_max + 1) * float(bead), "checkpoint_spacing")
+        return buffer_bytes(CheckpointPlacer.buffers(layout.num_envs, cap))
+
+    def _longest_loop(self, ctx) -> float:
+        """The longest loop the generator can produce: ``(N_max + 1) * bead spacing`` for a
+        flat track config; an elevated config declares no bound (its 3D length exceeds the
+        plan-view one), so the readback of the construction batch (built here when the
+        generator has none yet)."""
+        cfg = getattr(ctx.generator, "config", None)
+        bead = getattr(cfg, "resolved_spacing", None)
+        if bead is None:
+            raise ValueError(
+                "Checkpoints(max_checkpoints='auto') needs a generator with a bead spacing "
+                "(a TrackGenerator); pass max_checkpoints=<int >= 3>"
+            )
+        if getattr(cfg, "z_profile", "flat") == "flat":
+            return (ctx.layout.N_max + 1) * float(bead)
+        track = construction_result(ctx)
+        length = track.length.numpy()
+        ok = (track.valid.numpy() != 0) & np.isfinite(length)
+        longest = float(length[ok].max()) if ok.any() else 0.0
+        return max(longest, 3.0 * self.spacing)
+
+    def on_generate(self, ctx, mask) -> None:
+        self.utility.sample(mask)
+
+
+class GateCheckpoints(Component):
+    """Course component ``"checkpoints"`` of a gate course: one checkpoint per gate, the gate
+    itself (its plane, its square opening of half-size ``half_size`` in both axes of the
+    plane, passed along ``forward``).
+
+    ``result`` is :meth:`CheckpointSet.from_gates` of the generator's result: it aliases the
+    gate arrays (no copy), so every regeneration, masked or not, is seen at once and an
+    unmasked env's checkpoints stay bitwise its gates. ``utility`` is None (nothing is
+    placed). :class:`~track_gen.tools.progress.Progress` reads it as in track mode, counting
+    a pass only through the opening.
+    """
+
+    name = "checkpoints"
+    families = ("gates",)
+
+    def attach(self, ctx) -> None:
+        result = ctx.generator.result
+        if not isinstance(result, GateSequence):
+            raise TypeError(
+                "GateCheckpoints needs a gate generator (its result a GateSequence), got a "
+                f"{type(result).__name__}: a track course places its checkpoints with "
+                "tools.Checkpoints(spacing)"
+            )
+        self.result = CheckpointSet.from_gates(result)
+
+    def planned_bytes(self, layout, config) -> int:
+        """The ``truncated`` flags of :meth:`CheckpointSet.from_gates` (the rest aliases the
+        gates)."""
+        return buffer_bytes([(layout.num_envs, wp.int32)])

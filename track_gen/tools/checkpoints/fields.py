@@ -1,0 +1,28 @@
+"""The Tunable declarations of the checkpoint placer (read by its utility and its component)."""
+
+from __future__ import annotations
+
+from ...core.tunable import Tunable
+
+# ---------------------------------------------------------------------------------- fields
+SPACING = Tunable(
+    "spacing",
+    None,
+    kind="float",
+    lo=1.0e-6,
+    hi=1.0e6,
+    unit="track units",
+    doc="arc distance between checkpoints (required).",
+)
+
+
+MAX_CHECKPOINTS = Tunable(
+    "max_checkpoints",
+    None,
+    kind="int",
+    lo=3,
+    hi=65536,
+    optional=True,
+    unit="checkpoints",
+    doc="per-env checkpoint capacity; None ('auto') derives it from the longest loop.",
+)

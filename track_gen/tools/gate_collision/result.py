@@ -1,0 +1,111 @@
+"""The result classes of the gate colliders (:class:`DiscContact`, :class:`FrameContact`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import warp as wp
+
+
+@dataclass
+class DiscContact:
+    """Per-box answers of :meth:`DiscCollider.query` (box ``b`` of env ``e`` at row
+    ``e*B + b``, ``B = max_boxes``). The collider returns the same instance on every query and
+    overwrites it; :meth:`clone` takes a snapshot. Plan view (x, y), track units.
+
+    Attributes:
+        hit: int32 ``[E*B]``: 1 when the box's rectangle meets a post's disc (``distance <=
+            0``), else 0. 0 for an inactive slot and for every box of an invalid env.
+        post: int32 ``[E*B]``: the nearest post, ``2*g`` (gate ``g``'s left end) or
+            ``2*g + 1`` (its right end); -1 for an inactive slot or an invalid env.
+        distance: float32 ``[E*B]``: signed clearance between the rectangle and the nearest
+            disc: distance from the post centre to the solid rectangle minus the radius
+            (negative: they overlap; ``-radius`` when the centre is inside the rectangle).
+            NaN when inactive/invalid.
+        nearest: vec2f ``[E*B]``: the nearest post's centre (x, y). NaN when inactive/invalid.
+    """
+
+    hit: wp.array
+    post: wp.array
+    distance: wp.array
+    nearest: wp.array
+
+    @staticmethod
+    def buffers(rows: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array :meth:`allocate` makes."""
+        return [(rows, wp.int32), (rows, wp.int32), (rows, wp.float32), (rows, wp.vec2f)]
+
+    @classmethod
+    def allocate(cls, rows: int, device) -> DiscContact:
+        """Buffers for ``rows`` boxes: hit 0, post -1, NaN geometry."""
+        nan = float("nan")
+        return cls(
+            hit=wp.zeros(rows, dtype=wp.int32, device=device),
+            post=wp.full(rows, -1, dtype=wp.int32, device=device),
+            distance=wp.full(rows, nan, dtype=wp.float32, device=device),
+            nearest=wp.full(rows, wp.vec2f(nan, nan), dtype=wp.vec2f, device=device),
+        )
+
+    def clone(self) -> DiscContact:
+        """A detached deep copy (allocates: call it outside your graph)."""
+        return DiscContact(
+            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        )
+
+
+@dataclass
+class FrameContact:
+    """Per-env answers of :meth:`FrameCollider.query` (one agent per env). The collider
+    returns the same instance on every query and overwrites it; :meth:`clone` takes a
+    snapshot. Track units.
+
+    Attributes:
+        hit: int32 ``[E]``: 1 when the agent's sphere meets a frame member (``distance <=
+            0``), else 0 (also for an invalid env or a non-finite position).
+        gate: int32 ``[E]``: gate of the nearest member; -1 when invalid/non-finite.
+        member: int32 ``[E]``: the nearest member (:class:`FrameMember`: 0 left, 1 right,
+            2 top, 3 bottom); -1 when invalid/non-finite.
+        distance: float32 ``[E]``: signed distance from the agent centre to the nearest
+            member box minus ``agent_radius``: outside the box the Euclidean distance, inside
+            it minus the depth to the box's nearest face (``< -agent_radius``; 0 on its
+            surface gives ``-agent_radius``). NaN when invalid/non-finite.
+        nearest: vec3f ``[E]``: the closest point on that member box's surface (inside: on
+            the face nearest to the centre). NaN when invalid/non-finite.
+        normal: vec3f ``[E]``: the box's outward unit normal at ``nearest``: the unit vector
+            from ``nearest`` towards the agent centre outside the box, the nearest face's
+            outward axis inside it (push the agent along it to leave the member). NaN only
+            when the env is invalid or the position non-finite.
+    """
+
+    hit: wp.array
+    gate: wp.array
+    member: wp.array
+    distance: wp.array
+    nearest: wp.array
+    normal: wp.array
+
+    @staticmethod
+    def buffers(rows: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array :meth:`allocate` makes."""
+        return [(rows, wp.int32)] * 3 + [(rows, wp.float32)] + [(rows, wp.vec3f)] * 2
+
+    @classmethod
+    def allocate(cls, rows: int, device) -> FrameContact:
+        """Buffers for ``rows`` agents: hit 0, indices -1, NaN geometry."""
+        nan = float("nan")
+        nan3 = wp.vec3f(nan, nan, nan)
+        return cls(
+            hit=wp.zeros(rows, dtype=wp.int32, device=device),
+            gate=wp.full(rows, -1, dtype=wp.int32, device=device),
+            member=wp.full(rows, -1, dtype=wp.int32, device=device),
+            distance=wp.full(rows, nan, dtype=wp.float32, device=device),
+            nearest=wp.full(rows, nan3, dtype=wp.vec3f, device=device),
+            normal=wp.full(rows, nan3, dtype=wp.vec3f, device=device),
+        )
+
+    def clone(self) -> FrameContact:
+        """A detached deep copy (allocates: call it outside your graph)."""
+        return FrameContact(
+            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        )

@@ -1,0 +1,71 @@
+"""The course component of the height-field baker (its Tunables: ``fields.py``)."""
+
+from __future__ import annotations
+
+from ...core.component import Component, buffer_bytes
+from ...results import Track
+from .fields import FILL, MARGIN, RESOLUTION, SIZE_HI
+from .utility import HeightFieldBaker, check_grid_resolution
+
+
+class HeightFieldBake(Component):
+    """Course component ``"heightfield"``: the road height field of every env, rebaked for
+    the regenerated envs in the regeneration body (``on_generate``).
+
+    Args:
+        resolution: texels per side (``RESOLUTION``).
+        size_hi: the largest course scale the course will draw (``SIZE_HI``), for the
+            resolution check; None reads it from the generator (a size randomizer's
+            construction hi, else the construction scale). Pass a curriculum's final hi.
+        margin: margin around each env's borders, track units (``MARGIN``; None: 10%).
+        fill: off-road height (``FILL``; None: each env's lowest road height).
+
+    ``attach`` warns (:class:`GridResolutionWarning`, :func:`check_grid_resolution`) when the
+    grid cannot resolve the largest course, and raises TypeError on a gate course. ``utility``
+    is the :class:`HeightFieldBaker` (``course.heightfield``), ``result`` its
+    :class:`HeightField`. No per-step work.
+    """
+
+    name = "heightfield"
+    families = ("track",)
+
+    def __init__(
+        self,
+        resolution: int = 128,
+        size_hi: float | None = None,
+        *,
+        margin: float | None = None,
+        fill: float | None = None,
+        name: str | None = None,
+    ):
+        super().__init__(name=name)
+        self.resolution = RESOLUTION.check(resolution, "HeightFieldBake resolution")
+        self.size_hi = SIZE_HI.check(size_hi, "HeightFieldBake size_hi")
+        self.margin = MARGIN.check(margin, "HeightFieldBake margin")
+        self.fill = FILL.check(fill, "HeightFieldBake fill")
+
+    def attach(self, ctx) -> None:
+        track = ctx.generator.result
+        if not isinstance(track, Track):
+            raise TypeError(
+                f"HeightFieldBake needs a track generator (its result a Track), got a "
+                f"{type(track).__name__}: a gate course has no road surface"
+            )
+        check_grid_resolution(
+            f"HeightFieldBake(resolution={self.resolution})",
+            ctx.generator,
+            self.resolution,
+            size_hi=self.size_hi,
+            margin=self.margin,
+        )
+        self.utility = HeightFieldBaker(
+            track, resolution=self.resolution, margin=self.margin, fill=self.fill
+        )
+        self.result = self.utility.field
+
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`HeightFieldBaker`'s buffers (:meth:`HeightFieldBaker.buffers`)."""
+        return buffer_bytes(HeightFieldBaker.buffers(layout.num_envs, self.resolution))
+
+    def on_generate(self, ctx, mask) -> None:
+        self.utility.bake(mask)

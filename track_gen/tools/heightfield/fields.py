@@ -1,0 +1,47 @@
+"""The Tunable declarations of the height-field baker (read by its utility and its component)."""
+
+from __future__ import annotations
+
+from ...core.tunable import Tunable
+
+RESOLUTION = Tunable(
+    "resolution", 128, lo=8, hi=4096, unit="texels", doc="texels per side of each env's grid."
+)
+
+
+MARGIN = Tunable(
+    "margin",
+    None,
+    kind="float",
+    lo=0.0,
+    hi=1.0e6,
+    optional=True,
+    unit="track units",
+    doc="margin around the borders' bounding box; None is 10% of its larger side.",
+)
+
+
+FILL = Tunable(
+    "fill",
+    None,
+    kind="float",
+    lo=-1.0e30,
+    hi=1.0e30,
+    optional=True,
+    unit="track units",
+    doc="height of the off-road texels; None is the env's lowest road height.",
+)
+
+
+SIZE_HI = Tunable(
+    "size_hi",
+    None,
+    kind="float",
+    lo=0.0,
+    hi=1.0e6,
+    lo_open=True,
+    optional=True,
+    unit="track units",
+    doc="the largest course scale a curriculum will reach (for the resolution check); None "
+    "reads it from the generator.",
+)

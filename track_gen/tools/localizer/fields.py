@@ -1,0 +1,17 @@
+"""The Tunable declarations of the track localizer (read by its utility and its component)."""
+
+from __future__ import annotations
+
+from ...core.tunable import Tunable
+
+WARM_WINDOW = Tunable(
+    "warm_window",
+    None,
+    kind="int",
+    lo=1,
+    hi=16384,
+    optional=True,
+    unit="segments",
+    doc="half-width W of the warm search window (2W + 1 segments around the previous "
+    "answer); None: a full search every locate.",
+)

@@ -1,0 +1,75 @@
+"""The result class of the track localizer."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import warp as wp
+
+
+@dataclass
+class TrackFrame:
+    """Per-env answers of :meth:`TrackLocalizer.locate` (the same instance every call;
+    :meth:`clone` for a snapshot). Lengths in track units.
+
+    Attributes:
+        s: float32 ``[E]``: arc length of the closest point along the line, in
+            ``[0, length)`` (interpolated from ``arclen`` along its segment).
+        n: float32 ``[E]``: signed lateral offset of the position from the closest point along
+            the horizontal left axis ``normalize(cross(z, tangent))``: positive left.
+        n_up: float32 ``[E]``: offset along ``cross(tangent, left)`` (upward for a level
+            line).
+        distance: float32 ``[E]``: ``|position - closest|``.
+        segment: int32 ``[E]``: index ``i`` of the closest segment (bead ``i`` -> bead
+            ``(i + 1) % count``); -1 for no answer.
+        closest: vec3f ``[E]``: the closest point on the line.
+        tangent: vec3f ``[E]``: unit chord of that segment.
+
+    No answer (``valid == 0``, ``count < 2``, a non-finite position, a line whose ``length``
+    is not finite and positive, a line without a usable segment, or line data so far out of
+    range that an answer would not be finite: a non-finite ``arclen`` at the closest segment,
+    coordinates near the float32 maximum): NaN floats and vectors, ``segment = -1``. A
+    finite position is clamped to ``COORD_LIMIT`` (1e18 track units; within it, used as is),
+    so every answer is finite.
+    """
+
+    s: wp.array
+    n: wp.array
+    n_up: wp.array
+    distance: wp.array
+    segment: wp.array
+    closest: wp.array
+    tangent: wp.array
+
+    @staticmethod
+    def buffers(num_envs: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array :meth:`allocate` makes."""
+        return [(num_envs, wp.float32)] * 4 + [(num_envs, wp.int32)] + [(num_envs, wp.vec3f)] * 2
+
+    @classmethod
+    def allocate(cls, num_envs: int, device) -> TrackFrame:
+        """Buffers for ``num_envs`` envs holding "no answer" (NaN, segment -1)."""
+        nan = float("nan")
+
+        def f32():
+            return wp.full(num_envs, nan, dtype=wp.float32, device=device)
+
+        def v3():
+            return wp.full(num_envs, wp.vec3f(nan, nan, nan), dtype=wp.vec3f, device=device)
+
+        return cls(
+            s=f32(),
+            n=f32(),
+            n_up=f32(),
+            distance=f32(),
+            segment=wp.full(num_envs, -1, dtype=wp.int32, device=device),
+            closest=v3(),
+            tangent=v3(),
+        )
+
+    def clone(self) -> TrackFrame:
+        """A detached deep copy (allocates: call it outside your graph)."""
+        return TrackFrame(
+            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        )

@@ -1,0 +1,37 @@
+"""The course component of the progress tracker."""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ...core.component import Component, InputSpec, buffer_bytes
+from .utility import ProgressTracker
+
+
+class Progress(Component):
+    """Course component ``"progress"``: checkpoint passes, wrong-way crossings and laps of the
+    agent at ``position`` (vec3f ``[E]``), read from the ``"checkpoints"`` component.
+
+    ``step`` returns the :class:`ProgressEvents` (``res.events``); ``reset(mask)`` restarts the
+    masked envs (no false crossing on the first step after a reset); an invalid env is frozen
+    with ``dist_to_next = 0``. ``utility`` is the :class:`ProgressTracker`.
+    """
+
+    name = "progress"
+    source = "checkpoints"
+    INPUTS = (InputSpec("position", wp.vec3f, doc="agent position per env, track units"),)
+
+    def attach(self, ctx) -> None:
+        checkpoints = ctx.get(self.source).result
+        self.utility = ProgressTracker(checkpoints, valid=ctx.generator.result.valid)
+        self.result = self.utility.events
+
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`ProgressTracker`'s buffers (:meth:`ProgressTracker.buffers`)."""
+        return buffer_bytes(ProgressTracker.buffers(layout.num_envs))
+
+    def step(self, ctx):
+        return self.utility.update(self.bound["position"])
+
+    def reset(self, ctx, mask) -> None:
+        self.utility.reset(mask)

@@ -1,0 +1,173 @@
+"""The course component of the prop placer (its Tunables: ``fields.py``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...core.component import Component, buffer_bytes
+from ...results import Track
+from ..checkpoints import construction_result
+from .fields import (
+    _SIZE_FIELDS,
+    CONE_DIAMETER,
+    CONE_HEIGHT,
+    KIND,
+    MAX_PROPS,
+    SIDE,
+    SPACING,
+    WALL_HEIGHT,
+    WALL_THICKNESS,
+)
+from .utility import PropPlacer, capacity_for
+
+#: Relative margin of :func:`border_length_bound`.
+BORDER_SLACK = 1.01
+
+
+def border_length_bound(centerline_bound: float, half_width: float, grade: float = 0.0) -> float:
+    """A bound on the closed 3D length of either border of a valid track:
+    ``BORDER_SLACK * ((1 + grade) * centerline_bound + 2 * pi * half_width)``.
+
+    A border offset by ``half_width`` from a closed centerline of plan length ``Lc`` whose
+    curvature radius stays >= ``half_width`` is ``Lc + 2*pi*half_width`` long on the outside
+    (the plan integral of ``1 + half_width * curvature``) and ``Lc - 2*pi*half_width`` on the
+    inside; elevation adds at most ``sum |dz| <= grade * Lc`` when every centerline step
+    climbs at most ``grade`` (the generator's grade check). ``BORDER_SLACK`` (1%) covers the
+    polyline offsets and the validation's thickness tolerance (a curvature radius a little
+    under ``half_width``; measured excess below 0.02% of a border). ``centerline_bound``: a
+    bound on ``Lc``, track units.
+    """
+    plan = (1.0 + float(grade)) * float(centerline_bound) + 2.0 * math.pi * float(half_width)
+    return BORDER_SLACK * plan
+
+
+def _longest_border(track) -> float:
+    """``BORDER_SLACK`` times the longest closed 3D border of a valid env of ``track`` (read
+    back): the capacity rule of an elevated config without a grade limit."""
+    E, n_max = track.num_envs, track.N_max
+    count = np.clip(track.count.numpy(), 0, n_max)
+    ok = (track.valid.numpy() != 0) & (count >= 3)
+    longest = 0.0
+    for name in ("inner", "outer"):
+        pts = getattr(track, name).numpy().reshape(E, n_max, 3).astype(np.float64)
+        for e in np.flatnonzero(ok):
+            p = pts[e, : count[e]]
+            longest = max(longest, float(np.linalg.norm(np.roll(p, -1, 0) - p, axis=1).sum()))
+    return BORDER_SLACK * max(longest, 1.0e-6)
+
+
+# ---------------------------------------------------------------------------------- component
+class Props(Component):
+    """Course component ``"props"``: cones or wall segments every ``spacing`` along the
+    borders of each env, refreshed for the regenerated envs (``on_generate``).
+
+    Args:
+        kind: ``"cone"`` or ``"wall"`` (``KIND``).
+        spacing: target 3D arc distance between props along a border, track units
+            (``SPACING``; required).
+        side: ``"both"``, ``"inner"`` or ``"outer"`` (``SIDE``).
+        max_props: per-env capacity (``MAX_PROPS``), or ``"auto"`` (None): ``sides *
+            max(1, ceil(B / spacing))`` with ``B = border_length_bound((N_max + 1) * bead
+            spacing, half_width, grade)``: the centerline of a valid track is at most
+            ``(N_max + 1)`` bead spacings long (a longer loop is TRUNCATED and invalid), a
+            border at most ``2 * pi * half_width`` longer, and elevation adds at most
+            ``grade`` times the centerline when the generator checks grades
+            (``z_valid_grade > 0``; otherwise a steep border may be truncated, flagged in
+            ``truncated``).
+        cone_diameter: keyword-only prop size (see :class:`PropPlacer`).
+        cone_height: keyword-only prop size.
+        wall_thickness: keyword-only prop size.
+        wall_height: keyword-only prop size.
+        name: component name (default ``"props"``).
+
+    ``result`` is the :class:`PropSet`; ``utility`` the :class:`PropPlacer`. Track courses
+    only (a gate course is refused with a TypeError).
+    """
+
+    name = "props"
+    families = ("track",)
+
+    def __init__(
+        self,
+        kind: str = "cone",
+        spacing: float | None = None,
+        side: str = "both",
+        max_props: int | str | None = "auto",
+        *,
+        cone_diameter: float = CONE_DIAMETER.default,
+        cone_height: float = CONE_HEIGHT.default,
+        wall_thickness: float = WALL_THICKNESS.default,
+        wall_height: float = WALL_HEIGHT.default,
+        name: str | None = None,
+    ):
+        super().__init__(name=name)
+        self.kind = KIND.check(kind, "Props kind")
+        self.spacing = SPACING.check(spacing, "Props spacing")
+        self.side = SIDE.check(side, "Props side")
+        if isinstance(max_props, str) and max_props == "auto":
+            max_props = None
+        self.max_props = MAX_PROPS.check(max_props, "Props max_props")
+        sizes = (cone_diameter, cone_height, wall_thickness, wall_height)
+        self.sizes = {
+            t.name: t.check(v, f"Props {t.name}") for t, v in zip(_SIZE_FIELDS, sizes, strict=True)
+        }
+
+    def attach(self, ctx) -> None:
+        track = ctx.generator.result
+        if not isinstance(track, Track):
+            raise TypeError(
+                f"Props needs a track generator (its result a Track), got a "
+                f"{type(track).__name__}: props stand on road borders"
+            )
+        bound = None
+        if self.max_props is None:
+            cfg = getattr(ctx.generator, "config", None)
+            bead = getattr(cfg, "resolved_spacing", None)
+            half_width = getattr(cfg, "half_width", None)
+            if bead is None or half_width is None:
+                raise ValueError(
+                    "Props(max_props='auto') needs a generator with a bead spacing and a "
+                    "half_width (a TrackGenerator); pass max_props=<int >= 1>"
+                )
+            grade = getattr(cfg, "z_valid_grade", None) or 0.0
+            if getattr(cfg, "z_profile", "flat") != "flat" and not grade > 0.0:
+                bound = _longest_border(construction_result(ctx))  # no declared bound
+            else:
+                bound = border_length_bound(
+                    (ctx.layout.N_max + 1) * float(bead), float(half_width), float(grade)
+                )
+            sides = 2 if self.side == "both" else 1
+            capacity_for(self.spacing, bound, sides, "Props spacing")
+        self.utility = PropPlacer(
+            track,
+            self.kind,
+            self.spacing,
+            self.side,
+            self.max_props,
+            max_loop_length=bound,
+            **self.sizes,
+        )
+        self.result = self.utility.props
+
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`PropPlacer`'s buffers at the capacity ``attach`` chooses: the explicit
+        ``max_props``, else the declared border bound (a lower bound for an elevated config
+        without a grade check, whose capacity reads its first batch)."""
+        cap = self.max_props
+        if cap is None:
+            bead = getattr(config, "resolved_spacing", None)
+            half_width = getattr(config, "half_width", None)
+            if bead is None or half_width is None:
+                return 0  # attach refuses this generator
+            grade = getattr(config, "z_valid_grade", None) or 0.0
+            bound = border_length_bound(
+                (layout.N_max + 1) * float(bead), float(half_width), float(grade)
+            )
+            sides = 2 if self.side == "both" else 1
+            cap = capacity_for(self.spacing, bound, sides, "Props spacing")
+        return buffer_bytes(PropPlacer.buffers(layout.num_envs, cap))
+
+    def on_generate(self, ctx, mask) -> None:
+        self.utility.place(mask)
