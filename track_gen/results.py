@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from dataclasses import dataclass
 
 import warp as wp
+
+from .core.budget import AllocationBudget
+from .core.rows import RowBatch
 
 __all__ = ["FailBit", "GateSequence", "Track"]
 
@@ -50,10 +52,10 @@ class FailBit(enum.IntFlag):
     PARAM_RANGE = 512
 
 
-def _full_fn(device, budget, what):
-    if budget is not None:
-        return lambda n, value, dtype: budget.full(n, value, dtype, what)
-    return lambda n, value, dtype: wp.full(n, value, dtype=dtype, device=device)
+def _full_fn(device, budget: AllocationBudget | None, what: str):
+    """``full(n, value, dtype)`` through ``budget`` (a fresh one on ``device`` when None)."""
+    budget = budget or AllocationBudget(device)
+    return lambda n, value, dtype: budget.full(n, value, dtype, what)
 
 
 @wp.func
@@ -192,7 +194,7 @@ def _commit_gates_kernel(
 
 
 @dataclass
-class Track:
+class Track(RowBatch):
     """A batch of road-band tracks, flat and NaN-padded (env ``e`` owns rows
     ``e*N_max .. e*N_max + N_max - 1``; rows past ``count[e]`` are NaN).
 
@@ -223,6 +225,9 @@ class Track:
     fail_mask: wp.array
     winding: wp.array
     generation: wp.array
+
+    _row_arrays = ("outer", "center", "inner", "tangent", "normal", "arclen")
+    _env_arrays = ("length", "count", "valid", "fail_mask", "winding", "generation")
 
     @classmethod
     def allocate(cls, num_envs: int, n_max: int, device, budget=None) -> Track:
@@ -295,20 +300,13 @@ class Track:
         )
 
     @property
-    def num_envs(self) -> int:
-        return self.count.shape[0]
-
-    @property
     def N_max(self) -> int:
-        return self.center.shape[0] // self.count.shape[0]
-
-    def clone(self) -> Track:
-        """A detached deep copy (allocates: call it outside your graph)."""
-        return Track(**{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)})
+        """Per-env capacity (the row stride, :attr:`rows_per_env`)."""
+        return self.rows_per_env
 
 
 @dataclass
-class GateSequence:
+class GateSequence(RowBatch):
     """A batch of gate courses, flat and NaN-padded (env ``e`` owns rows
     ``e*max_gates .. e*max_gates + max_gates - 1``; rows past ``count[e]`` are NaN).
 
@@ -338,6 +336,9 @@ class GateSequence:
     valid: wp.array
     fail_mask: wp.array
     generation: wp.array
+
+    _row_arrays = ("position", "tangent", "forward", "orientation", "half_size", "left", "right")
+    _env_arrays = ("count", "valid", "fail_mask", "generation")
 
     @classmethod
     def allocate(cls, num_envs: int, max_gates: int, device, budget=None) -> GateSequence:
@@ -405,15 +406,6 @@ class GateSequence:
         )
 
     @property
-    def num_envs(self) -> int:
-        return self.count.shape[0]
-
-    @property
     def max_gates(self) -> int:
-        return self.position.shape[0] // self.count.shape[0]
-
-    def clone(self) -> GateSequence:
-        """A detached deep copy (allocates: call it outside your graph)."""
-        return GateSequence(
-            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
-        )
+        """Per-env capacity (the row stride, :attr:`rows_per_env`)."""
+        return self.rows_per_env

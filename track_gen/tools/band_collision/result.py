@@ -3,14 +3,16 @@ the height check of its ``clearance`` (``_height_kernel``) is in ``kernels.py``.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import warp as wp
 
+from ...core.budget import AllocationBudget
+from ...core.rows import RowBatch
+
 
 @dataclass
-class BandContact:
+class BandContact(RowBatch):
     """Per-box answers of :meth:`BandCollider.query` (box ``b`` of env ``e`` at row
     ``e*B + b``, ``B = max_boxes``). The collider returns the same instance on every query and
     overwrites it; :meth:`clone` takes a snapshot. Distances are in track units.
@@ -44,6 +46,16 @@ class BandContact:
     boundary: wp.array
     height: wp.array | None = None
 
+    _row_arrays = ("oob", "distance", "nearest", "normal", "boundary", "height")
+    _stride_field = "_boxes_per_env"
+    _boxes_per_env = 0  # set by allocate (not a dataclass field)
+
+    @property
+    def max_boxes(self) -> int:
+        """Boxes per env ``B`` (the row stride; 0 for a batch built by hand: the whole batch
+        is then one env's rows)."""
+        return self._boxes_per_env
+
     @staticmethod
     def buffers(rows: int, height: bool = False) -> list[tuple[int, type]]:
         """``(count, dtype)`` of every array :meth:`allocate` makes."""
@@ -52,24 +64,27 @@ class BandContact:
         return out + ([(rows, wp.float32)] if height else [])
 
     @classmethod
-    def allocate(cls, rows: int, device, height: bool = False) -> BandContact:
-        """Buffers for ``rows`` boxes: oob 0, NaN geometry, boundary -1 (and NaN heights
-        when ``height``)."""
+    def allocate(
+        cls,
+        rows: int,
+        device,
+        height: bool = False,
+        budget: AllocationBudget | None = None,
+        max_boxes: int = 0,
+    ) -> BandContact:
+        """Buffers for ``rows`` boxes (``E * max_boxes``): oob 0, NaN geometry, boundary -1
+        (and NaN heights when ``height``), each checked against ``budget`` (a fresh one on
+        ``device`` when None) before it is allocated."""
+        budget = budget or AllocationBudget(device, "lower max_boxes")
         nan = float("nan")
-        return cls(
-            oob=wp.zeros(rows, dtype=wp.int32, device=device),
-            distance=wp.full(rows, nan, dtype=wp.float32, device=device),
-            nearest=wp.full(rows, wp.vec2f(nan, nan), dtype=wp.vec2f, device=device),
-            normal=wp.full(rows, wp.vec2f(nan, nan), dtype=wp.vec2f, device=device),
-            boundary=wp.full(rows, -1, dtype=wp.int32, device=device),
-            height=wp.full(rows, nan, dtype=wp.float32, device=device) if height else None,
+        what = "box contacts (E * max_boxes)"
+        out = cls(
+            oob=budget.zeros(rows, wp.int32, what),
+            distance=budget.full(rows, nan, wp.float32, what),
+            nearest=budget.full(rows, wp.vec2f(nan, nan), wp.vec2f, what),
+            normal=budget.full(rows, wp.vec2f(nan, nan), wp.vec2f, what),
+            boundary=budget.full(rows, -1, wp.int32, what),
+            height=budget.full(rows, nan, wp.float32, what) if height else None,
         )
-
-    def clone(self) -> BandContact:
-        """A detached deep copy (allocates: call it outside your graph)."""
-        return BandContact(
-            **{
-                f.name: None if getattr(self, f.name) is None else wp.clone(getattr(self, f.name))
-                for f in dataclasses.fields(self)
-            }
-        )
+        out._boxes_per_env = int(max_boxes)
+        return out

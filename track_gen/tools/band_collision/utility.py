@@ -117,9 +117,10 @@ class BandCollider:
         E, dev = self.num_envs, self.device
         budget = AllocationBudget(dev, "lower sdf_resolution or max_boxes")
         self._rows = E * self.max_boxes
-        budget.take(self._rows * 6, wp.vec3f, "box contacts (E * max_boxes)")
+        self.contact = BandContact.allocate(
+            self._rows, dev, self.clearance is not None, budget, self.max_boxes
+        )
         self._all = budget.full(E, 1, wp.int32, "all-envs mask")
-        self.contact = BandContact.allocate(self._rows, dev, height=self.clearance is not None)
         self._nch = (track.N_max + CHUNK_QUADS - 1) // CHUNK_QUADS
         self.beads = budget.zeros(E, wp.int32, "band beads")
         self.strip = self.chunk_box = None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import warp as wp
@@ -10,12 +9,13 @@ import warp as wp
 from ...core.budget import AllocationBudget
 from ...core.checks import check_int
 from ...core.exec import as_device
+from ...core.rows import RowBatch
 from ...results import GateSequence
 from .fields import MAX_CHECKPOINTS
 
 
 @dataclass
-class CheckpointSet:
+class CheckpointSet(RowBatch):
     """A batch of checkpoint openings, flat and NaN-padded (env ``e`` owns rows
     ``e*M .. e*M + M - 1``; rows past ``count[e]`` are NaN). Units are track units.
 
@@ -43,6 +43,9 @@ class CheckpointSet:
     up_half: wp.array
     count: wp.array
     truncated: wp.array | None = None
+
+    _row_arrays = ("position", "left", "right", "tangent", "up_half")
+    _env_arrays = ("count", "truncated")
 
     @staticmethod
     def buffers(num_envs: int, max_checkpoints: int) -> list[tuple[int, type]]:
@@ -120,24 +123,12 @@ class CheckpointSet:
             tangent=seq.forward,
             up_half=seq.half_size,
             count=seq.count,
-            truncated=wp.zeros(seq.count.shape[0], dtype=wp.int32, device=seq.count.device),
+            truncated=AllocationBudget(seq.count.device, "lower num_envs").zeros(
+                seq.count.shape[0], wp.int32, "checkpoint truncation flags"
+            ),
         )
-
-    @property
-    def num_envs(self) -> int:
-        return self.count.shape[0]
 
     @property
     def max_checkpoints(self) -> int:
-        """Per-env capacity M (the row stride)."""
-        return self.position.shape[0] // self.count.shape[0]
-
-    @property
-    def device(self):
-        return self.position.device
-
-    def clone(self) -> CheckpointSet:
-        """A detached deep copy (allocates: call it outside your graph)."""
-        return CheckpointSet(
-            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
-        )
+        """Per-env capacity M (the row stride, :attr:`rows_per_env`)."""
+        return self.rows_per_env

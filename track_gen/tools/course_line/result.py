@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import warp as wp
 
 from ...core.budget import AllocationBudget
+from ...core.rows import RowBatch
 
 
 @dataclass
-class CourseLine:
+class CourseLine(RowBatch):
     """A batch of closed sampled lines, flat and NaN-padded (env ``e`` owns rows
     ``e*L .. e*L + L - 1``, ``L = max_gates * samples_per_gate``; rows past ``count[e]`` are
     NaN). Shaped like a :class:`~track_gen.Track`'s centerline arrays. Units: track units.
@@ -39,6 +39,9 @@ class CourseLine:
     length: wp.array
     count: wp.array
     valid: wp.array
+
+    _row_arrays = ("center", "tangent", "normal", "arclen")
+    _env_arrays = ("length", "count", "valid")
 
     @classmethod
     def buffers(cls, num_envs: int, n_max: int, own_valid: bool = True) -> list[tuple[int, type]]:
@@ -74,20 +77,10 @@ class CourseLine:
         )
 
     @property
-    def num_envs(self) -> int:
-        return self.count.shape[0]
-
-    @property
     def N_max(self) -> int:
-        """Per-env capacity L (the row stride)."""
-        return self.center.shape[0] // self.count.shape[0]
-
-    @property
-    def device(self):
-        return self.center.device
+        """Per-env capacity L (the row stride, :attr:`rows_per_env`)."""
+        return self.rows_per_env
 
     def clone(self) -> CourseLine:
         """A detached deep copy, ``valid`` included (allocates: call it outside your graph)."""
-        return CourseLine(
-            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
-        )
+        return super().clone()

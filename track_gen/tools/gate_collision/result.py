@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import warp as wp
 
+from ...core.budget import AllocationBudget
+from ...core.rows import RowBatch
+
 
 @dataclass
-class DiscContact:
+class DiscContact(RowBatch):
     """Per-box answers of :meth:`DiscCollider.query` (box ``b`` of env ``e`` at row
     ``e*B + b``, ``B = max_boxes``). The collider returns the same instance on every query and
     overwrites it; :meth:`clone` takes a snapshot. Plan view (x, y), track units.
@@ -31,31 +33,42 @@ class DiscContact:
     distance: wp.array
     nearest: wp.array
 
+    _row_arrays = ("hit", "post", "distance", "nearest")
+    _stride_field = "_boxes_per_env"
+    _boxes_per_env = 0  # set by allocate (not a dataclass field)
+
+    @property
+    def max_boxes(self) -> int:
+        """Boxes per env ``B`` (the row stride; 0 for a batch built by hand: the whole batch
+        is then one env's rows)."""
+        return self._boxes_per_env
+
     @staticmethod
     def buffers(rows: int) -> list[tuple[int, type]]:
         """``(count, dtype)`` of every array :meth:`allocate` makes."""
         return [(rows, wp.int32), (rows, wp.int32), (rows, wp.float32), (rows, wp.vec2f)]
 
     @classmethod
-    def allocate(cls, rows: int, device) -> DiscContact:
-        """Buffers for ``rows`` boxes: hit 0, post -1, NaN geometry."""
+    def allocate(
+        cls, rows: int, device, budget: AllocationBudget | None = None, max_boxes: int = 0
+    ) -> DiscContact:
+        """Buffers for ``rows`` boxes (``E * max_boxes``): hit 0, post -1, NaN geometry, each
+        checked against ``budget`` (a fresh one on ``device`` when None) first."""
+        budget = budget or AllocationBudget(device, "lower max_boxes")
         nan = float("nan")
-        return cls(
-            hit=wp.zeros(rows, dtype=wp.int32, device=device),
-            post=wp.full(rows, -1, dtype=wp.int32, device=device),
-            distance=wp.full(rows, nan, dtype=wp.float32, device=device),
-            nearest=wp.full(rows, wp.vec2f(nan, nan), dtype=wp.vec2f, device=device),
+        what = "box contacts (E * max_boxes)"
+        out = cls(
+            hit=budget.zeros(rows, wp.int32, what),
+            post=budget.full(rows, -1, wp.int32, what),
+            distance=budget.full(rows, nan, wp.float32, what),
+            nearest=budget.full(rows, wp.vec2f(nan, nan), wp.vec2f, what),
         )
-
-    def clone(self) -> DiscContact:
-        """A detached deep copy (allocates: call it outside your graph)."""
-        return DiscContact(
-            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
-        )
+        out._boxes_per_env = int(max_boxes)
+        return out
 
 
 @dataclass
-class FrameContact:
+class FrameContact(RowBatch):
     """Per-env answers of :meth:`FrameCollider.query` (one agent per env). The collider
     returns the same instance on every query and overwrites it; :meth:`clone` takes a
     snapshot. Track units.
@@ -85,27 +98,26 @@ class FrameContact:
     nearest: wp.array
     normal: wp.array
 
+    _env_arrays = ("hit", "gate", "member", "distance", "nearest", "normal")
+
     @staticmethod
     def buffers(rows: int) -> list[tuple[int, type]]:
         """``(count, dtype)`` of every array :meth:`allocate` makes."""
         return [(rows, wp.int32)] * 3 + [(rows, wp.float32)] + [(rows, wp.vec3f)] * 2
 
     @classmethod
-    def allocate(cls, rows: int, device) -> FrameContact:
-        """Buffers for ``rows`` agents: hit 0, indices -1, NaN geometry."""
+    def allocate(cls, rows: int, device, budget: AllocationBudget | None = None) -> FrameContact:
+        """Buffers for ``rows`` agents: hit 0, indices -1, NaN geometry, each checked against
+        ``budget`` (a fresh one on ``device`` when None) first."""
+        budget = budget or AllocationBudget(device, "lower num_envs")
         nan = float("nan")
         nan3 = wp.vec3f(nan, nan, nan)
+        what = "frame contacts"
         return cls(
-            hit=wp.zeros(rows, dtype=wp.int32, device=device),
-            gate=wp.full(rows, -1, dtype=wp.int32, device=device),
-            member=wp.full(rows, -1, dtype=wp.int32, device=device),
-            distance=wp.full(rows, nan, dtype=wp.float32, device=device),
-            nearest=wp.full(rows, nan3, dtype=wp.vec3f, device=device),
-            normal=wp.full(rows, nan3, dtype=wp.vec3f, device=device),
-        )
-
-    def clone(self) -> FrameContact:
-        """A detached deep copy (allocates: call it outside your graph)."""
-        return FrameContact(
-            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
+            hit=budget.zeros(rows, wp.int32, what),
+            gate=budget.full(rows, -1, wp.int32, what),
+            member=budget.full(rows, -1, wp.int32, what),
+            distance=budget.full(rows, nan, wp.float32, what),
+            nearest=budget.full(rows, nan3, wp.vec3f, what),
+            normal=budget.full(rows, nan3, wp.vec3f, what),
         )

@@ -97,9 +97,8 @@ class DiscCollider:
         E, dev = self.num_envs, self.device
         budget = AllocationBudget(dev, "lower max_boxes or max_gates")
         self._rows = E * self.max_boxes
-        budget.take(self._rows * 4, wp.float32, "box contacts (E * max_boxes)")
+        self.contact = DiscContact.allocate(self._rows, dev, budget, self.max_boxes)
         self._all = budget.full(E, 1, wp.int32, "all-envs mask")
-        self.contact = DiscContact.allocate(self._rows, dev)
         self.posts = budget.zeros(E * 2 * self.max_gates, wp.vec2f, "gate posts")
         self.num_posts = budget.zeros(E, wp.int32, "post counts")
         self.refresh()
@@ -214,9 +213,8 @@ class FrameCollider:
         self.max_gates = gates.max_gates
         E, dev = self.num_envs, self.device
         budget = AllocationBudget(dev, "lower num_envs or max_gates")
-        budget.take(E * 10, wp.float32, "frame contacts")
+        self.contact = FrameContact.allocate(E, dev, budget)
         self._all = budget.full(E, 1, wp.int32, "all-envs mask")
-        self.contact = FrameContact.allocate(E, dev)
         self.frame = budget.zeros(E * self.max_gates, wp.vec4f, "gate frames")
         self.rotation = budget.zeros(E * self.max_gates, wp.mat33f, "gate rotations")
         self.num_gates = budget.zeros(E, wp.int32, "gate counts")

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
 import warp as wp
 
+from ...core.rows import RowBatch
+
 
 @dataclass
-class HeightField:
+class HeightField(RowBatch):
     """Per-env road height grids (see the module docstring for the surface and the frame).
     The baker overwrites the same instance at every bake; :meth:`clone` takes a snapshot.
 
@@ -29,17 +30,10 @@ class HeightField:
     on_road: wp.array
     frame: wp.array
 
-    @property
-    def num_envs(self) -> int:
-        return self.frame.shape[0]
+    _row_arrays = ("height", "on_road")
+    _env_arrays = ("frame",)
 
     @property
     def resolution(self) -> int:
-        """Texels per side ``res``."""
-        return math.isqrt(self.height.shape[0] // self.frame.shape[0])
-
-    def clone(self) -> HeightField:
-        """A detached deep copy (allocates: call it outside your graph)."""
-        return HeightField(
-            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
-        )
+        """Texels per side ``res`` (:attr:`rows_per_env` is ``res * res``)."""
+        return math.isqrt(self.rows_per_env)

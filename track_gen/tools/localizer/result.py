@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import warp as wp
 
+from ...core.budget import AllocationBudget
+from ...core.rows import RowBatch
+
 
 @dataclass
-class TrackFrame:
+class TrackFrame(RowBatch):
     """Per-env answers of :meth:`TrackLocalizer.locate` (the same instance every call;
     :meth:`clone` for a snapshot). Lengths in track units.
 
@@ -42,34 +44,32 @@ class TrackFrame:
     closest: wp.array
     tangent: wp.array
 
+    _env_arrays = ("s", "n", "n_up", "distance", "segment", "closest", "tangent")
+
     @staticmethod
     def buffers(num_envs: int) -> list[tuple[int, type]]:
         """``(count, dtype)`` of every array :meth:`allocate` makes."""
         return [(num_envs, wp.float32)] * 4 + [(num_envs, wp.int32)] + [(num_envs, wp.vec3f)] * 2
 
     @classmethod
-    def allocate(cls, num_envs: int, device) -> TrackFrame:
-        """Buffers for ``num_envs`` envs holding "no answer" (NaN, segment -1)."""
+    def allocate(cls, num_envs: int, device, budget: AllocationBudget | None = None) -> TrackFrame:
+        """Buffers for ``num_envs`` envs holding "no answer" (NaN, segment -1), each checked
+        against ``budget`` (a fresh one on ``device`` when None) first."""
+        budget = budget or AllocationBudget(device, "lower num_envs")
         nan = float("nan")
 
         def f32():
-            return wp.full(num_envs, nan, dtype=wp.float32, device=device)
+            return budget.full(num_envs, nan, wp.float32, "track frames")
 
         def v3():
-            return wp.full(num_envs, wp.vec3f(nan, nan, nan), dtype=wp.vec3f, device=device)
+            return budget.full(num_envs, wp.vec3f(nan, nan, nan), wp.vec3f, "track frames")
 
         return cls(
             s=f32(),
             n=f32(),
             n_up=f32(),
             distance=f32(),
-            segment=wp.full(num_envs, -1, dtype=wp.int32, device=device),
+            segment=budget.full(num_envs, -1, wp.int32, "track frames"),
             closest=v3(),
             tangent=v3(),
-        )
-
-    def clone(self) -> TrackFrame:
-        """A detached deep copy (allocates: call it outside your graph)."""
-        return TrackFrame(
-            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
         )

@@ -99,8 +99,7 @@ class TrackLocalizer:
         self.num_envs = E
         self.N_max = n_max
         budget = AllocationBudget(device, "lower num_envs or N_max")
-        budget.take(E * 10, wp.float32, "track frames")
-        self.frame = TrackFrame.allocate(E, device)
+        self.frame = TrackFrame.allocate(E, device, budget)
         self.curvature = budget.zeros(E * n_max, wp.float32, "bead curvature (E * N_max)")
         self.memory = budget.full(E, -1, wp.int32, "warm memory")
         self._all = budget.full(E, 1, wp.int32, "all-envs mask")

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import warp as wp
 
+from ...core.budget import AllocationBudget
+from ...core.rows import RowBatch
+
 
 @dataclass
-class ProgressEvents:
+class ProgressEvents(RowBatch):
     """Per-env progress after the last update (the same instance every call; ``clone()`` for
     a snapshot).
 
@@ -36,15 +38,23 @@ class ProgressEvents:
     next_index: wp.array
     dist_to_next: wp.array
 
+    _env_arrays = ("passed", "wrong_way", "laps", "progress", "next_index", "dist_to_next")
+
     @staticmethod
     def buffers(num_envs: int) -> list[tuple[int, type]]:
         """``(count, dtype)`` of every array :meth:`allocate` makes."""
         return [(num_envs, wp.int32)] * 5 + [(num_envs, wp.float32)]
 
     @classmethod
-    def allocate(cls, num_envs: int, device) -> ProgressEvents:
+    def allocate(
+        cls, num_envs: int, device, budget: AllocationBudget | None = None
+    ) -> ProgressEvents:
+        """Zeroed buffers for ``num_envs`` envs, each checked against ``budget`` (a fresh one
+        on ``device`` when None) first."""
+        budget = budget or AllocationBudget(device, "lower num_envs")
+
         def i32():
-            return wp.zeros(num_envs, dtype=wp.int32, device=device)
+            return budget.zeros(num_envs, wp.int32, "progress events")
 
         return cls(
             passed=i32(),
@@ -52,11 +62,5 @@ class ProgressEvents:
             laps=i32(),
             progress=i32(),
             next_index=i32(),
-            dist_to_next=wp.zeros(num_envs, dtype=wp.float32, device=device),
-        )
-
-    def clone(self) -> ProgressEvents:
-        """A detached deep copy (allocates: call it outside your graph)."""
-        return ProgressEvents(
-            **{f.name: wp.clone(getattr(self, f.name)) for f in dataclasses.fields(self)}
+            dist_to_next=budget.zeros(num_envs, wp.float32, "progress events"),
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from ...core.budget import AllocationBudget
 from ...core.checks import check_array, check_mask
 from ...core.exec import require_not_capturing
 from ..checkpoints import CheckpointSet
@@ -66,10 +67,11 @@ class ProgressTracker:
         self.valid = valid
         self.device = device
         self._cap = rows // E
-        self.events = ProgressEvents.allocate(E, device)
+        budget = AllocationBudget(device, "lower num_envs")
+        self.events = ProgressEvents.allocate(E, device, budget)
         nan = float("nan")
-        self._prev = wp.full(E, wp.vec3f(nan, nan, nan), dtype=wp.vec3f, device=device)
-        self._no_array = wp.zeros(1, dtype=wp.int32, device=device)
+        self._prev = budget.full(E, wp.vec3f(nan, nan, nan), wp.vec3f, "previous positions")
+        self._no_array = budget.zeros(1, wp.int32, "empty mask")
         # the buffers above are ProgressTracker.buffers(E)
         self._update_key: tuple | None = None  # (position, valid) the launch was recorded on
         self._update_launch = None

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import warp as wp
 
 from ...core.budget import AllocationBudget
+from ...core.rows import RowBatch
 
 
 # ---------------------------------------------------------------------------------- result
 @dataclass
-class PropSet:
+class PropSet(RowBatch):
     """A batch of prop poses, flat and NaN-padded (env ``e`` owns rows ``e*M .. e*M + M - 1``;
     rows past ``count[e]`` are NaN, ``side`` -1). Units are track units.
 
@@ -38,6 +38,9 @@ class PropSet:
     count: wp.array
     truncated: wp.array
     kind: str = "cone"
+
+    _row_arrays = ("position", "orientation", "scale", "side")
+    _env_arrays = ("count", "truncated")
 
     @staticmethod
     def buffers(num_envs: int, max_props: int) -> list[tuple[int, type]]:
@@ -66,23 +69,6 @@ class PropSet:
         )
 
     @property
-    def num_envs(self) -> int:
-        return self.count.shape[0]
-
-    @property
     def max_props(self) -> int:
-        """Per-env capacity M (the row stride)."""
-        return self.position.shape[0] // self.count.shape[0]
-
-    @property
-    def device(self):
-        return self.position.device
-
-    def clone(self) -> PropSet:
-        """A detached deep copy (allocates: call it outside your graph)."""
-        arrays = {
-            f.name: wp.clone(getattr(self, f.name))
-            for f in dataclasses.fields(self)
-            if isinstance(getattr(self, f.name), wp.array)
-        }
-        return PropSet(**arrays, kind=self.kind)
+        """Per-env capacity M (the row stride, :attr:`rows_per_env`)."""
+        return self.rows_per_env

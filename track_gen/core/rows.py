@@ -1,0 +1,92 @@
+"""One base for per-env row batches (:class:`RowBatch`): the results whose arrays are flat
+``[E*M]`` rows (env ``e`` owns rows ``e*M .. e*M + M - 1``) and ``[E]`` per-env values."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import numpy as np
+import warp as wp
+
+from .checks import check_choice
+
+__all__ = ["RowBatch"]
+
+
+class RowBatch:
+    """Shared behaviour of a dataclass of ``wp.array`` fields holding a batch of envs.
+
+    A subclass names its row arrays (``[E*M]``, ``M`` rows per env) in ``_row_arrays`` and its
+    env arrays (``[E]``) in ``_env_arrays``; any other field (a host str, a stride) is copied
+    as is by :meth:`clone`. An array field may be None (an answer the tool does not compute).
+    A batch without env arrays sets ``_stride_field`` to the name of an int attribute (not a
+    dataclass field) that holds ``M`` (0: unknown, the whole batch is one env's rows).
+    """
+
+    _row_arrays: ClassVar[tuple[str, ...]] = ()
+    _env_arrays: ClassVar[tuple[str, ...]] = ()
+    _stride_field: ClassVar[str | None] = None
+
+    def _first(self, names: tuple[str, ...]) -> wp.array | None:
+        for name in names:
+            arr = getattr(self, name)
+            if arr is not None:
+                return arr
+        return None
+
+    @property
+    def num_envs(self) -> int:
+        """Envs E in the batch."""
+        env = self._first(self._env_arrays)
+        if env is not None:
+            return env.shape[0]
+        return self._first(self._row_arrays).shape[0] // self.rows_per_env
+
+    @property
+    def rows_per_env(self) -> int:
+        """Rows M each env owns (the row stride; 1 for a batch of per-env values only)."""
+        stride = int(getattr(self, self._stride_field)) if self._stride_field else 0
+        if stride > 0:
+            return stride
+        row = self._first(self._row_arrays)
+        if row is None:
+            return 1
+        if self._first(self._env_arrays) is None:
+            return max(row.shape[0], 1)
+        return row.shape[0] // self.num_envs
+
+    @property
+    def device(self) -> wp.context.Device:
+        """The device every array of the batch lives on."""
+        return self._first(self._row_arrays + self._env_arrays).device
+
+    def clone(self):
+        """A detached deep copy (allocates: call it outside your graph)."""
+        copies = {
+            f.name: wp.clone(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if isinstance(getattr(self, f.name), wp.array)
+        }
+        out = dataclasses.replace(self, **copies)
+        if self._stride_field:
+            setattr(out, self._stride_field, getattr(self, self._stride_field))
+        return out
+
+    def host(self, name: str) -> np.ndarray | None:
+        """Array ``name`` on the host, shaped per env: ``[E, M, ...]`` for a row array,
+        ``[E, ...]`` for an env array (vector dtypes add their components as the last axis);
+        None when the array is None. Reads the device (synchronizes): for tests and
+        inspection, never in a hot path. On the CPU the result may share the array's
+        memory (copy it before the next update if you keep it)."""
+        name = check_choice(
+            f"{type(self).__name__}.host name", name, self._row_arrays + self._env_arrays
+        )
+        if name in self._row_arrays:
+            arr = getattr(self, name)
+            if arr is None:
+                return None
+            out = arr.numpy()
+            return out.reshape((self.num_envs, self.rows_per_env, *out.shape[1:]))
+        arr = getattr(self, name)
+        return None if arr is None else arr.numpy()
