@@ -23,12 +23,6 @@ _TRACK_ROWS = ("outer", "center", "inner", "tangent", "normal", "arclen")
 _GATE_ROWS = ("position", "tangent", "forward", "orientation", "half_size", "left", "right")
 
 
-def _rows(arr, E: int) -> np.ndarray:
-    """``[E*N(, k)]`` device array -> host ``[E, N, k]`` float array."""
-    host = arr.numpy()
-    return host.reshape(E, host.shape[0] // E, -1)
-
-
 def _check_common(result, E: int, n_max: int, rows: tuple[str, ...], min_count: int) -> dict:
     count = result.count.numpy()
     valid = result.valid.numpy()
@@ -38,7 +32,7 @@ def _check_common(result, E: int, n_max: int, rows: tuple[str, ...], min_count: 
     assert ((fail & ~ALL_BITS) == 0).all(), f"unnamed fail bits: {fail}"
     assert (valid == (fail == 0)).all(), f"valid {valid} disagrees with fail_mask {fail}"
     assert ((count >= 0) & (count <= n_max)).all(), f"count {count} outside [0, {n_max}]"
-    host = {name: _rows(getattr(result, name), E) for name in rows}
+    host = {name: result.host(name) for name in rows}
     for e in range(E):
         c = int(count[e])
         for name, a in host.items():

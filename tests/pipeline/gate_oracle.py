@@ -37,10 +37,7 @@ def env_rows(snap: dict, env: int, max_gates: int) -> dict[str, np.ndarray]:
 
 def per_env(seq: GateSequence) -> dict[str, np.ndarray]:
     """float64 views ``[E, max_gates, ...]`` of the per-gate fields, ``[E]`` of the others."""
-    E, G = seq.num_envs, seq.max_gates
-    out = {k: getattr(seq, k).numpy().astype(np.float64).reshape(E, G, 3) for k in VEC_FIELDS}
-    out["orientation"] = seq.orientation.numpy().astype(np.float64).reshape(E, G, 4)
-    out["half_size"] = seq.half_size.numpy().astype(np.float64).reshape(E, G)
+    out = {k: seq.host(k).astype(np.float64) for k in (*VEC_FIELDS, "orientation", "half_size")}
     for k in ("count", "valid", "fail_mask", "generation"):
         out[k] = getattr(seq, k).numpy().copy()
     return out

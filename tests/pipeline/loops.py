@@ -109,11 +109,9 @@ def snapshot(gen: TrackGenerator) -> dict:
 
     Also checks the invariant ``valid == (fail_mask == 0)`` for every built env."""
     r = gen.result
-    E, N = gen.num_envs, gen.config.N_max
     out = {}
-    for name in ("outer", "center", "inner", "tangent", "normal"):
-        out[name] = getattr(r, name).numpy().astype(np.float64).reshape(E, N, 3)
-    out["arclen"] = r.arclen.numpy().astype(np.float64).reshape(E, N)
+    for name in ("outer", "center", "inner", "tangent", "normal", "arclen"):
+        out[name] = r.host(name).astype(np.float64)
     for name in ("length", "winding"):
         out[name] = getattr(r, name).numpy().astype(np.float64)
     for name in ("count", "valid", "fail_mask", "generation"):

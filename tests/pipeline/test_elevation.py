@@ -53,12 +53,11 @@ def elevated(device, profile, **extra):
 
 
 def _rows(track, e):
-    n, N = int(track.count.numpy()[e]), track.N_max
+    n = int(track.count.numpy()[e])
     get = {
-        k: getattr(track, k).numpy().reshape(E, N, -1)[e, :n].astype(np.float64)
+        k: track.host(k)[e, :n].astype(np.float64)
         for k in ("center", "inner", "outer", "tangent", "normal", "arclen")
     }
-    get["arclen"] = get["arclen"][:, 0]
     return n, get
 
 
