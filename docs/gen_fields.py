@@ -14,7 +14,10 @@ while it is stale.
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import inspect
+import pkgutil
 import sys
 from pathlib import Path
 
@@ -31,10 +34,13 @@ INTRO = """\
 hand. `python docs/gen_fields.py --check` (run by tests/test_docs.py) fails while it is stale. -->
 
 Every tunable field is declared once, as a `Tunable` (`track_gen.pipeline.Tunable`), beside
-the pipeline stage or course component that reads it: its name, default, kind, range, unit and
-meaning. The config classes (`SamplerConfig`, `TrackGenConfig`, `GateGenConfig`), the values a
-stage reads, the checks of `generator.params`, the randomizer ranges of `with_randomize` and
-these tables are all derived from that one declaration.
+the pipeline stage, course component or env that reads it: its name, default, kind, range, unit
+and meaning, and the keyword each public surface takes it under where that differs from its
+name (its aliases: the band collider's `method` is `collision=` of `Course.track` and
+`CourseConfig`). The config classes (`SamplerConfig`, `TrackGenConfig`, `GateGenConfig`,
+`RaceConfig`), the checks of `CourseConfig`, the values a stage reads, the checks of
+`generator.params`, the randomizer ranges of `with_randomize` and these tables are all derived
+from that one declaration.
 
 - **Ranges are closed.** Every int and float field has both bounds (`>` or `<` where a bound
   itself is excluded), and ints stay inside int32: no accepted value can overflow a count,
@@ -67,25 +73,28 @@ def _code(text: str) -> str:
 
 def _range(t, row_range: str) -> str:
     """Numeric ranges as code (``>= 0.0 and <= 2.0``), the others as text."""
-    fmt = _code if t.kind in ("int", "float") else _cell
+    fmt = _code if t.kind in ("int", "float", "floats") else _cell
     text = fmt(row_range)
     if t.write_lo_open:
         text += f"; written later: {fmt(t.range_text(write=True))}"
     return text
 
 
-def _section_tables(config_cls, skip: int, level: str) -> list[str]:
-    """One table per section of ``config_cls`` after the first ``skip`` (the base's)."""
+def _section_tables(config_cls, skip: int, level: str, params: bool = True) -> list[str]:
+    """One table per section of ``config_cls`` after the first ``skip`` (the base's);
+    ``params=False`` drops the ``params`` column (a class without dynamic fields)."""
     from track_gen.core.tunable import field_rows
 
     out = []
+    header = HEADER if params else HEADER.replace(" `params` name |", "")
+    rule = "|---" * header.count(" | ") + "|---|"
     pairs = list(zip(field_rows(config_cls), config_cls.__sections__, strict=True))
     for (title, rows), (_, _, items) in pairs[skip:]:
-        out += [f"{level} {title}", "", HEADER, "|---|---|---|---|---|---|---|"]
+        out += [f"{level} {title}", "", header, rule]
         for row, t in zip(rows, items, strict=True):
             cells = [
                 _code(row["field"]),
-                _code(row["param"]),
+                *([_code(row["param"])] if params else []),
                 _cell(row["kind"]),
                 _code(row["default"]),
                 _range(t, row["range"]),
@@ -97,190 +106,49 @@ def _section_tables(config_cls, skip: int, level: str) -> list[str]:
     return out
 
 
-def _components():
-    """``(tunable, [(callable, label, keyword)])`` of every course component field."""
+def _declarations():
+    """Every course component field: the module-level :class:`Tunable` declarations with
+    ``surfaces`` in ``track_gen/tools/*/fields.py`` and ``track_gen/seeds.py``, in the order
+    they are declared (tools in folder order)."""
     from track_gen import tools
-    from track_gen.course import Course, CourseConfig
-    from track_gen.seeds import NUM_ENVS, PerEnvSeededRNG
-    from track_gen.tools import BandCollider, BandCollision, CheckpointPlacer, Checkpoints
-    from track_gen.tools.band_collision import (
-        CLEARANCE,
-        MAX_BOXES,
-        METHOD,
-        SDF_PADDING,
-        SDF_RESOLUTION,
-    )
-    from track_gen.tools.checkpoints import MAX_CHECKPOINTS, SPACING
-    from track_gen.tools.course_line import SAMPLES_PER_GATE
-    from track_gen.tools.gate_collision import (
-        AGENT_RADIUS,
-        FRAME_DEPTH,
-        FRAME_THICKNESS,
-        POST_RADIUS,
-    )
-    from track_gen.tools.heightfield import FILL, MARGIN, RESOLUTION, SIZE_HI
-    from track_gen.tools.localizer import WARM_WINDOW
-    from track_gen.tools.props import (
-        CONE_DIAMETER,
-        CONE_HEIGHT,
-        KIND,
-        MAX_PROPS,
-        SIDE,
-        WALL_HEIGHT,
-        WALL_THICKNESS,
-    )
-    from track_gen.tools.props import SPACING as PROP_SPACING
+    from track_gen.core.tunable import Tunable
 
-    track = (Course.track, "Course.track")
-    gates = (Course.gates, "Course.gates")
-    cc = (CourseConfig, "CourseConfig")
-    return [
-        (
-            SPACING,
-            [
-                (Checkpoints, "Checkpoints", "spacing"),
-                (CheckpointPlacer, "CheckpointPlacer", "spacing"),
-                (*track, "checkpoint_spacing"),
-                (*cc, "checkpoint_spacing"),
-            ],
-        ),
-        (
-            MAX_CHECKPOINTS,
-            [
-                (Checkpoints, "Checkpoints", "max_checkpoints"),
-                (CheckpointPlacer, "CheckpointPlacer", "max_checkpoints"),
-                (*track, "max_checkpoints"),
-                (*cc, "max_checkpoints"),
-            ],
-        ),
-        (
-            METHOD,
-            [
-                (BandCollision, "BandCollision", "method"),
-                (BandCollider, "BandCollider", "method"),
-                (*track, "collision"),
-                (*cc, "collision"),
-            ],
-        ),
-        (
-            MAX_BOXES,
-            [
-                (BandCollision, "BandCollision", "max_boxes"),
-                (BandCollider, "BandCollider", "max_boxes"),
-                (*cc, "max_boxes"),
-            ],
-        ),
-        (
-            SDF_RESOLUTION,
-            [
-                (BandCollision, "BandCollision", "sdf_resolution"),
-                (BandCollider, "BandCollider", "sdf_resolution"),
-                (*cc, "sdf_resolution"),
-            ],
-        ),
-        (SDF_PADDING, [(BandCollider, "BandCollider", "sdf_padding")]),
-        (
-            CLEARANCE,
-            [
-                (BandCollision, "BandCollision", "clearance"),
-                (BandCollider, "BandCollider", "clearance"),
-            ],
-        ),
-        (
-            RESOLUTION,
-            [
-                (tools.HeightFieldBake, "HeightFieldBake", "resolution"),
-                (tools.HeightFieldBaker, "HeightFieldBaker", "resolution"),
-                (*cc, "heightfield_resolution"),
-            ],
-        ),
-        (
-            SIZE_HI,
-            [
-                (tools.HeightFieldBake, "HeightFieldBake", "size_hi"),
-                (BandCollision, "BandCollision", "size_hi"),
-            ],
-        ),
-        (
-            MARGIN,
-            [
-                (tools.HeightFieldBake, "HeightFieldBake", "margin"),
-                (tools.HeightFieldBaker, "HeightFieldBaker", "margin"),
-            ],
-        ),
-        (
-            FILL,
-            [
-                (tools.HeightFieldBake, "HeightFieldBake", "fill"),
-                (tools.HeightFieldBaker, "HeightFieldBaker", "fill"),
-            ],
-        ),
-        *(
-            (t, [(tools.Props, "Props", kw), (tools.PropPlacer, "PropPlacer", kw)])
-            for t, kw in (
-                (KIND, "kind"),
-                (PROP_SPACING, "spacing"),
-                (SIDE, "side"),
-                (MAX_PROPS, "max_props"),
-                (CONE_DIAMETER, "cone_diameter"),
-                (CONE_HEIGHT, "cone_height"),
-                (WALL_THICKNESS, "wall_thickness"),
-                (WALL_HEIGHT, "wall_height"),
-            )
-        ),
-        (
-            SAMPLES_PER_GATE,
-            [
-                (tools.CenterlineFromGates, "CenterlineFromGates", "samples_per_gate"),
-                (tools.CourseLineBuilder, "CourseLineBuilder", "samples_per_gate"),
-                (*gates, "samples_per_gate"),
-                (*cc, "samples_per_gate"),
-            ],
-        ),
-        (
-            WARM_WINDOW,
-            [
-                (tools.Localizer, "Localizer", "warm_window"),
-                (tools.TrackLocalizer, "TrackLocalizer", "warm_window"),
-                (*gates, "localize_window"),
-                (*cc, "localize_window"),
-            ],
-        ),
-        (
-            POST_RADIUS,
-            [
-                (tools.DiscCollision, "DiscCollision", "radius"),
-                (tools.DiscCollider, "DiscCollider", "radius"),
-                (*gates, "collision"),
-                (*cc, "post_radius"),
-            ],
-        ),
-        (
-            FRAME_THICKNESS,
-            [
-                (tools.FrameCollision, "FrameCollision", "thickness"),
-                (tools.FrameCollider, "FrameCollider", "thickness"),
-                (*cc, "frame_collision"),
-            ],
-        ),
-        (
-            FRAME_DEPTH,
-            [
-                (tools.FrameCollision, "FrameCollision", "depth"),
-                (tools.FrameCollider, "FrameCollider", "depth"),
-                (*cc, "frame_collision"),
-            ],
-        ),
-        (
-            AGENT_RADIUS,
-            [
-                (tools.FrameCollision, "FrameCollision", "agent_radius"),
-                (tools.FrameCollider, "FrameCollider", "agent_radius"),
-                (*cc, "frame_collision"),
-            ],
-        ),
-        (NUM_ENVS, [(PerEnvSeededRNG, "PerEnvSeededRNG", "num_envs")]),
-    ]
+    folders = [m.name for m in pkgutil.iter_modules(tools.__path__) if m.ispkg]
+    names = [f"track_gen.tools.{name}.fields" for name in folders]
+    names = [n for n in names if importlib.util.find_spec(n) is not None] + ["track_gen.seeds"]
+    out, seen = [], set()
+    for name in names:
+        for value in vars(importlib.import_module(name)).values():
+            if isinstance(value, Tunable) and value.surfaces and id(value) not in seen:
+                seen.add(id(value))
+                out.append(value)
+    return out
+
+
+def _surface(path: str):
+    """``(callable, label)`` of a surface path below ``track_gen`` (``"course.Course.track"``
+    -> ``(Course.track, "Course.track")``)."""
+    module, *attrs = path.split(".")
+    target = importlib.import_module(f"track_gen.{module}")
+    for attr in attrs:
+        target = getattr(target, attr)
+    return target, ".".join(attrs)
+
+
+def _components():
+    """``(tunable, [(callable, label, keyword)])`` of every course component field, from the
+    declarations' ``surfaces`` and ``aliases`` (no table here)."""
+    out = []
+    for t in _declarations():
+        uses = []
+        for path in t.surfaces:
+            target, label = _surface(path)
+            uses.append((target, label, t.keyword(label)))
+        unknown = set(t.aliases) - {label for _, label, _ in uses} - {"RaceConfig"}
+        if unknown:
+            raise RuntimeError(f"{t!r}: aliases for surfaces it does not list: {sorted(unknown)}")
+        out.append((t, uses))
+    return out
 
 
 def _component_table() -> list[str]:
@@ -289,7 +157,10 @@ def _component_table() -> list[str]:
         where = []
         for target, label, keyword in uses:
             if keyword not in inspect.signature(target).parameters:
-                raise RuntimeError(f"{label} takes no keyword {keyword!r}: update gen_fields.py")
+                raise RuntimeError(
+                    f"{label} takes no keyword {keyword!r}: fix the declaration of {t.name!r} "
+                    "(its surfaces or aliases)"
+                )
             where.append(f"`{label}({keyword}=)`")
         default = "None" if t.default is None else repr(t.default)
         cells = [
@@ -310,6 +181,7 @@ def render() -> str:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from track_gen import GateGenConfig, SamplerConfig, TrackGenConfig
+    from track_gen.envs import RaceConfig
 
     n_shared = len(SamplerConfig.__sections__)
     lines = [INTRO]
@@ -345,6 +217,18 @@ def render() -> str:
         "",
     ]
     lines += _component_table()
+    lines += [
+        "",
+        "## Env fields: `RaceConfig`",
+        "",
+        "Declared beside the env (`track_gen/envs/race.py`); `checkpoint_spacing` is the "
+        "checkpoints' own declaration (`tools.checkpoints.SPACING`), checked against its range "
+        "first, then against the narrower range `RaceConfig` takes ([Training](../training.md)).",
+        "",
+    ]
+    if any(t.dynamic for t in RaceConfig.__tunables__):
+        raise RuntimeError("RaceConfig has a dynamic field: give its table the params column")
+    lines += _section_tables(RaceConfig, 0, "###", params=False)
     return "\n".join(lines).rstrip() + "\n"
 
 

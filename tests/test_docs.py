@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from track_gen import GateGenConfig, SamplerConfig, TrackGenConfig
+from track_gen.envs import RaceConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -70,7 +71,7 @@ def test_link_finder_sees_links(tmp_path):
     assert _local_links(page) == ["x.md", "../y.py", "sub/w.png", "sub/w.md#part"]
 
 
-@pytest.mark.parametrize("config", [SamplerConfig, TrackGenConfig, GateGenConfig])
+@pytest.mark.parametrize("config", [SamplerConfig, TrackGenConfig, GateGenConfig, RaceConfig])
 def test_every_field_has_a_meaning(config):
     missing = [t.field for t in config.__tunables__ if not str(t.doc).strip()]
     assert not missing, f"{config.__name__}: fields without a doc: {missing}"
@@ -80,3 +81,28 @@ def test_component_fields_have_a_meaning():
     gen = _load_gen_fields()
     missing = [t.name for t, _ in gen._components() if not str(t.doc).strip()]
     assert not missing, f"course component fields without a doc: {missing}"
+
+
+def test_component_surfaces_take_the_declared_keywords():
+    """Each surface a declaration lists takes the field under its keyword (the alias where
+    one is declared): the page is built from these, with no table of names of its own."""
+    import inspect
+
+    gen = _load_gen_fields()
+    components = gen._components()
+    assert components, "no component declaration found"
+    for t, uses in components:
+        assert uses, t
+        for target, label, keyword in uses:
+            assert keyword == t.aliases.get(label, t.name), (t, label)
+            assert keyword in inspect.signature(target).parameters, (t, label, keyword)
+
+
+def test_fields_page_covers_every_component_field_and_race_config():
+    text = (DOCS / "reference" / "fields.md").read_text(encoding="utf-8")
+    gen = _load_gen_fields()
+    for t, uses in gen._components():
+        for _, label, keyword in uses:
+            assert f"`{label}({keyword}=)`" in text, (t, label)
+    for name in RaceConfig.__field_names__:
+        assert f"| `{name}` |" in text, name

@@ -40,7 +40,13 @@ _MASK = 0xFFFFFFFF
 
 #: The batch size, declared once: generators (``config.num_envs``) and PerEnvSeededRNG use it.
 NUM_ENVS = Tunable(
-    "num_envs", 1, lo=1, hi=2**24, unit="envs", doc="batch size E, fixed for the generator's life."
+    "num_envs",
+    1,
+    lo=1,
+    hi=2**24,
+    unit="envs",
+    doc="batch size E, fixed for the generator's life.",
+    surfaces=("seeds.PerEnvSeededRNG",),
 )
 
 

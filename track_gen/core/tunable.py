@@ -13,7 +13,13 @@ from that row:
   :meth:`Tunable.check_host_array`, and the device re-checks every dynamic value at each
   regeneration against :meth:`Tunable.device_bounds`;
 * randomizer ranges (``with_randomize``) are checked against the same range;
-* the field tables of the docs (:func:`field_rows`).
+* the field tables of the docs (:func:`field_rows`, and ``docs/gen_fields.py`` for the
+  course components, from ``surfaces`` and ``aliases``).
+
+A public surface (a component, its utility, a preset, a config class) that takes a field under
+another keyword than its name says so in the declaration (``aliases``: the band collider's
+``method`` is ``collision=`` of ``Course.track`` and ``CourseConfig``): there is no second
+table of names.
 
 The ranges are closed where a kernel needs it: every int and float declares both bounds, ints
 stay inside int32, so no accepted value can overflow a count, divide by zero, loop without
@@ -39,14 +45,23 @@ from .checks import (
     as_float,
     check_bool,
     check_choice,
+    check_float,
     check_int,
     is_number,
     range_text,
 )
 
-__all__ = ["Tunable", "Values", "class_default", "config_class", "field_rows", "resolve_values"]
+__all__ = [
+    "Tunable",
+    "Values",
+    "class_default",
+    "config_class",
+    "field_name",
+    "field_rows",
+    "resolve_values",
+]
 
-_KINDS = ("int", "float", "bool", "choice", "name", "device")
+_KINDS = ("int", "float", "floats", "bool", "choice", "name", "device")
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,9 +75,9 @@ class Tunable:
         lo, hi: closed bounds (required for ints and floats). A bound may be another
             :class:`Tunable` of the same owner (``max_corners >= min_corners``).
         lo_open, hi_open: make a bound exclusive.
-        kind: ``"int"``, ``"float"``, ``"bool"``, ``"choice"`` (one of ``choices``), ``"name"``
-            (a non-empty str) or ``"device"`` (a device string or None); inferred from
-            ``default`` when empty.
+        kind: ``"int"``, ``"float"``, ``"floats"`` (a tuple of ``length`` floats, each in the
+            range), ``"bool"``, ``"choice"`` (one of ``choices``), ``"name"`` (a non-empty str)
+            or ``"device"`` (a device string or None); inferred from ``default`` when empty.
         choices: the allowed strings of a ``"choice"``.
         dynamic: True for a per-env ``[E]`` float32 device array (``generator.params``) that
             kernels read at launch; False for a value fixed at construction.
@@ -76,6 +91,14 @@ class Tunable:
             gives another field's value.
         renamed_from: earlier config names of this field (a call with one gets a TypeError
             naming the new name).
+        length: ``(fewest, most)`` values of a ``"floats"`` field.
+        surfaces: the public callables that take this field as a keyword, as paths below
+            ``track_gen`` (``"tools.Checkpoints"``, ``"course.Course.track"``); the docs list
+            them (the config classes made by :func:`config_class` need not be listed).
+        aliases: ``{surface: keyword}`` where a surface takes the field under another keyword
+            than ``name`` (``{"CourseConfig": "collision"}``); a surface is named by its label:
+            its path without the module (``"Course.track"``, ``"CourseConfig"``). A config
+            class made by :func:`config_class` names the field ``aliases[class name]``.
     """
 
     name: str
@@ -94,6 +117,9 @@ class Tunable:
     write_lo_open: bool = False
     rule: Callable | None = None
     renamed_from: tuple[str, ...] = ()
+    length: tuple[int, int] = (0, 0)
+    surfaces: tuple[str, ...] = ()
+    aliases: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -103,7 +129,16 @@ class Tunable:
             raise ValueError(f"Tunable {self.name!r}: kind {kind!r} must be one of {_KINDS}")
         object.__setattr__(self, "kind", kind)
         object.__setattr__(self, "choices", tuple(self.choices))
-        if kind in ("int", "float"):
+        object.__setattr__(self, "surfaces", tuple(self.surfaces))
+        object.__setattr__(self, "aliases", MappingProxyType(dict(self.aliases)))
+        for keyword in self.aliases.values():
+            if not isinstance(keyword, str) or not keyword.isidentifier():
+                raise TypeError(f"Tunable {self.name!r}: alias {keyword!r} is not an identifier")
+        if kind == "floats":
+            a, b = self.length
+            if not (is_number(a) and is_number(b) and 0 < a <= b):
+                raise ValueError(f"Tunable {self.name!r}: floats declare length=(fewest, most)")
+        if kind in ("int", "float", "floats"):
             if self.lo is None or self.hi is None:
                 raise ValueError(
                     f"Tunable {self.name!r}: an {kind} field declares both bounds (lo and hi) "
@@ -129,6 +164,15 @@ class Tunable:
     def field(self) -> str:
         """The flat config field name."""
         return self.config or self.name
+
+    def keyword(self, surface: str) -> str:
+        """The keyword ``surface`` (a label: ``"CourseConfig"``, ``"Course.track"``) takes this
+        field under: its alias there, else :attr:`field`."""
+        return self.aliases.get(surface, self.field)
+
+    def _count_text(self) -> str:
+        a, b = self.length
+        return f"{a}" if a == b else f"{a} to {b}"
 
     # ------------------------------------------------------------------ checks
     def bounds(self, lookup: Callable | None = None) -> tuple[Any, Any]:
@@ -160,6 +204,8 @@ class Tunable:
                 lo = self.lo.field if isinstance(self.lo, Tunable) else lo
                 hi = self.hi.field if isinstance(self.hi, Tunable) else hi
             text = range_text(lo, hi, self._lo_open(write), self.hi_open)
+            if self.kind == "floats":
+                text = f"{self._count_text()} numbers, each {text}"
         if self.optional and self.kind != "device":
             text += ", or None"
         return text
@@ -188,6 +234,8 @@ class Tunable:
                     f"{owner} must be a str such as 'cpu' or 'cuda:0', or None, got {value!r}"
                 )
             return str(value)
+        if kind == "floats":
+            return self._check_floats(value, owner)
         lo, hi = self.bounds(lookup)
         if isinstance(self.lo, Tunable) and lo is not None:
             lo_text = f"{self.lo.field} = {lo}"
@@ -225,6 +273,25 @@ class Tunable:
             if err:
                 raise ValueError(f"{owner} = {value!r} is out of range: {err}")
         return v
+
+    def _check_floats(self, value, owner: str) -> tuple:
+        """A ``"floats"`` value as a tuple of Python floats: TypeError unless a tuple or list,
+        ValueError for a count outside ``length`` or a value out of range (naming its index)."""
+        a, b = self.length
+        if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
+            raise TypeError(
+                f"{owner} must be a tuple of {self._count_text()} numbers, got "
+                f"{type(value).__name__} {value!r}"
+            )
+        if not a <= len(value) <= b:
+            raise ValueError(
+                f"{owner} must hold {self._count_text()} numbers, got {len(value)}: {value!r}"
+            )
+        lo, hi = self.bounds()
+        return tuple(
+            check_float(f"{owner}[{i}]", v, lo, hi, self.lo_open, self.hi_open)
+            for i, v in enumerate(value)
+        )
 
     def check_host_array(self, values: np.ndarray, owner: str, write: bool = True) -> None:
         """Vectorized :meth:`check` of a host float array (a per-env params write): names the
@@ -362,7 +429,7 @@ def check_together(items, outside: Callable | None = None) -> list:
 
 
 def _annotation(t: Tunable):
-    base = {"int": int, "float": float, "bool": bool}.get(t.kind, str)
+    base = {"int": int, "float": float, "floats": tuple, "bool": bool}.get(t.kind, str)
     return base | None if (t.optional or t.kind == "device") else base
 
 
@@ -374,6 +441,8 @@ def config_class(
     doc: str = "",
     namespace: dict | None = None,
     defaults: Mapping[str, Any] | None = None,
+    narrow: Mapping[str, Mapping[str, Any]] | None = None,
+    module: str = "track_gen.config",
 ) -> type:
     """A frozen dataclass with one field per declaration of ``groups``.
 
@@ -393,12 +462,22 @@ def config_class(
             against its declaration; a subclass inherits its base's overrides; the class
             docstring and :func:`field_rows` show the class's default (:func:`class_default`).
             A value the user passes always wins over the override.
+        narrow: per-class narrower bounds, ``{field name: {"lo": ..., "hi": ...}}``, for a
+            shared declaration whose kernels allow more than this class's users may pass
+            (``RaceConfig.checkpoint_spacing``): a value is checked against the declaration
+            first (its message), then against the narrowed range; the docs show the narrowed
+            range.
+        module: the ``__module__`` of the class.
+
+    A field's name in the class is the declaration's keyword for the class name
+    (:meth:`Tunable.keyword`: ``aliases[name]``, else ``field``).
 
     The class checks and normalizes every field in ``__post_init__`` (NumPy scalars become
     Python values), refuses unknown keywords with a TypeError naming close matches (and the
     new name of a renamed field), and has ``replace(**changes)``.
     """
     own: list[Tunable] = []
+    own_names: list[str] = []
     seen = {id(t) for t in getattr(base, "__tunables__", ())}
     sections = list(getattr(base, "__sections__", ()))
     for title, prefix, items in groups:
@@ -407,27 +486,39 @@ def config_class(
             if id(t) not in seen:
                 seen.add(id(t))
                 own.append(t)
+                own_names.append(t.keyword(name))
             listed.append(t)
         sections.append((title, prefix, tuple(listed)))
     tunables = tuple(getattr(base, "__tunables__", ())) + tuple(own)
-    names = [t.field for t in tunables]
+    names = [*getattr(base, "__field_names__", ()), *own_names]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise ValueError(f"{name}: fields {sorted(dup)} are declared by two tunables")
-    renamed = {old: t.field for t in tunables for old in t.renamed_from}
-    by_field = {t.field: t for t in tunables}
+    renamed = {old: n for t, n in zip(tunables, names, strict=True) for old in t.renamed_from}
+    by_field = dict(zip(names, tunables, strict=True))
     overrides = dict(getattr(base, "__default_overrides__", {}))
     for key, value in (defaults or {}).items():
         if key not in by_field:
             raise ValueError(f"{name}: default override for unknown field {key!r}")
         overrides[key] = by_field[key].check(value, f"{name} default of {key!r}")
+    narrowed = dict(getattr(base, "__narrowed__", {}))
+    for key, bounds in (narrow or {}).items():
+        if key not in by_field or by_field[key].kind not in ("int", "float"):
+            raise ValueError(f"{name}: narrow names {key!r}, not a number field of the class")
+        narrowed[key] = dataclasses.replace(by_field[key], **bounds)
 
     def post_init(self):
-        cls_name = type(self).__name__
-        tunables = type(self).__tunables__
-        items = [(t, getattr(self, t.field), f"{cls_name}.{t.field}") for t in tunables]
-        for t, v in zip(tunables, check_together(items), strict=True):
-            object.__setattr__(self, t.field, v)
+        cls = type(self)
+        items = [
+            (t, getattr(self, n), f"{cls.__name__}.{n}")
+            for t, n in zip(cls.__tunables__, cls.__field_names__, strict=True)
+        ]
+        for (_, _, owner), n, v in zip(
+            items, cls.__field_names__, check_together(items), strict=True
+        ):
+            if n in cls.__narrowed__:
+                v = cls.__narrowed__[n].check(v, owner)
+            object.__setattr__(self, n, v)
 
     def replace(self, **changes):
         """A copy with ``changes`` applied (checked again)."""
@@ -438,26 +529,32 @@ def config_class(
         __post_init__=post_init,
         replace=replace,
         __tunables__=tunables,
+        __field_names__=tuple(names),
+        __narrowed__=MappingProxyType(narrowed),
         __sections__=tuple(sections),
         __default_overrides__=MappingProxyType(overrides),
     )
     # own fields, then inherited fields whose default this class overrides (a dataclass field
     # redeclared in a subclass keeps its place in the field order)
     own_ids = {id(t) for t in own}
-    redeclared = [t for t in tunables if t.field in overrides and id(t) not in own_ids]
+    redeclared = [
+        (t, n)
+        for t, n in zip(tunables, names, strict=True)
+        if n in overrides and id(t) not in own_ids
+    ]
     fields = [
         (
-            t.field,
+            n,
             _annotation(t),
-            dataclasses.field(default=overrides.get(t.field, t.default), metadata={"tunable": t}),
+            dataclasses.field(default=overrides.get(n, t.default), metadata={"tunable": t}),
         )
-        for t in (*own, *redeclared)
+        for t, n in (*zip(own, own_names, strict=True), *redeclared)
     ]
     cls = dataclasses.make_dataclass(
         name, fields, bases=(base,) if base else (), frozen=True, namespace=ns
     )
-    cls.__module__ = "track_gen.config"
-    cls.__doc__ = _class_doc(doc, sections, overrides)
+    cls.__module__ = module
+    cls.__doc__ = _class_doc(doc, cls)
     init = cls.__init__
 
     @functools.wraps(init)
@@ -477,32 +574,42 @@ def config_class(
     return cls
 
 
+def field_name(config_cls, t: Tunable) -> str:
+    """The name of ``t``'s field in ``config_cls`` (its alias for the class, else ``field``)."""
+    for u, n in zip(config_cls.__tunables__, config_cls.__field_names__, strict=True):
+        if u is t:
+            return n
+    raise KeyError(f"{config_cls.__name__} has no field declared by {t!r}")
+
+
 def class_default(config_cls, t: Tunable):
     """The default of ``t``'s field in ``config_cls``: the class's override (``config_class(...,
     defaults=)``), else the declaration's ``default``."""
-    return getattr(config_cls, "__default_overrides__", {}).get(t.field, t.default)
+    overrides = getattr(config_cls, "__default_overrides__", {})
+    return overrides.get(field_name(config_cls, t), t.default)
 
 
-def _default_text(t: Tunable, overrides: Mapping | None = None) -> str:
-    value = (overrides or {}).get(t.field, t.default)
-    if value is None:
-        return "None"
-    return repr(value)
+def _class_range(config_cls, t: Tunable) -> str:
+    """``t``'s range in ``config_cls`` (narrowed by ``config_class(..., narrow=)``)."""
+    return config_cls.__narrowed__.get(field_name(config_cls, t), t).range_text()
 
 
-def _class_doc(summary: str, sections, overrides: Mapping | None = None) -> str:
+def _default_text(value) -> str:
+    return "None" if value is None else repr(value)
+
+
+def _class_doc(summary: str, config_cls) -> str:
     lines = [summary.rstrip(), ""]
     lines.append("Fields (``*``: dynamic, a per-env ``generator.params`` array):")
     lines.append("")
-    for title, prefix, items in sections:
+    for title, rows in field_rows(config_cls):
         lines.append(f"{title}:")
-        for t in items:
-            star = f" (* ``{prefix}.{t.name}``)" if t.dynamic else ""
-            unit = f", {t.unit}" if t.unit else ""
+        for row in rows:
+            star = f" (* ``{row['param']}``)" if row["param"] else ""
+            unit = f", {row['unit']}" if row["unit"] else ""
             lines.append(
-                f"    {t.field}{star} ({t.kind}, default {_default_text(t, overrides)}{unit}): "
-                f"{t.doc} "
-                f"Range: {t.range_text()}."
+                f"    {row['field']}{star} ({row['kind']}, default {row['default']}{unit}): "
+                f"{row['doc']} Range: {row['range']}."
             )
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
@@ -511,18 +618,18 @@ def _class_doc(summary: str, sections, overrides: Mapping | None = None) -> str:
 def field_rows(config_cls) -> list[tuple[str, list[dict]]]:
     """``(section title, rows)`` of a config class, one row dict per field (``field``,
     ``param``, ``kind``, ``default``, ``range``, ``unit``, ``doc``), for the docs tables
-    (``default``: the class's, :func:`class_default`)."""
+    (``default``: the class's, :func:`class_default`; ``range``: the class's)."""
     out = []
     for title, prefix, items in config_cls.__sections__:
         rows = []
         for t in items:
             rows.append(
                 {
-                    "field": t.field,
+                    "field": field_name(config_cls, t),
                     "param": f"{prefix}.{t.name}" if t.dynamic else "",
                     "kind": t.kind,
-                    "default": _default_text(t, getattr(config_cls, "__default_overrides__", None)),
-                    "range": t.range_text(),
+                    "default": _default_text(class_default(config_cls, t)),
+                    "range": _class_range(config_cls, t),
                     "unit": t.unit,
                     "doc": t.doc,
                 }

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 
 import numpy as np
 import warp as wp
@@ -50,12 +51,11 @@ from ..core.checks import (
     INT32_MAX,
     INT32_MIN,
     check_bool,
-    check_choice,
-    check_float,
     check_int,
     check_seed_values,
     is_int,
 )
+from ..core.tunable import Tunable, config_class
 from ..course import Course
 from ..course.rules import check_checkpoint_capacity
 from ..pipeline import PipelineSpec, presets
@@ -73,109 +73,121 @@ from .race_kernels import (
 __all__ = ["RaceConfig", "RaceDone", "RaceEnv", "RaceStats"]
 
 
-@dataclasses.dataclass(frozen=True)
-class RaceConfig:
-    """The car, the episode and the reward of a :class:`RaceEnv` (checked on construction:
-    TypeError for a wrong kind, ValueError for a value out of range, naming the field).
-
-    Lengths in track units (the default road is 0.1 wide on each side of the centerline, a
-    lap about 5 long), times in seconds, angles in radians.
-
-    Attributes:
-        dt: step, s, in (0, 1].
-        wheelbase: in (0, 1].
-        max_speed: track units / s, in (0, 100] (no reverse).
-        max_accel: track units / s^2 at full throttle, in (0, 1000].
-        max_steer: front-wheel angle at full command, in (0, 1.5].
-        max_steer_rate: rad / s, in (0, 1000].
-        max_lateral_accel: track units / s^2, in (0, 1e4]: the yaw rate is capped at
-            ``max_lateral_accel / speed`` (a fast car cannot take a tight corner: brake).
-        half_extents: the car's (half length, half width), each in (0, 1].
-        spawn_back: how far behind the start line a car respawns, in (0, 1].
-        max_laps: laps that end an episode, in [1, 1000].
-        max_episode_steps: steps that time an episode out, in [1, 10**6].
-        lookahead: arc-length distances ahead of the car whose centerline points are
-            observed: 1 to 16 values, each in (0, 10].
-        reward_progress: reward per track unit gained along the centerline, finite.
-        reward_checkpoint: reward per checkpoint passed, finite.
-        penalty_oob: subtracted on the step the car leaves the road, finite.
-        checkpoint_spacing: arc length between checkpoints (the course's ``Checkpoints``), in
-            [1e-6, 100]; a spacing giving more than 65536 checkpoints on the longest loop the
-            track config allows is refused by :class:`RaceEnv` before anything is built.
-        generator: the track sampler (``presets.track(generator=...)``).
-    """
-
-    dt: float = 0.05
-    wheelbase: float = 0.03
-    max_speed: float = 2.0
-    max_accel: float = 4.0
-    max_steer: float = 0.5
-    max_steer_rate: float = 4.0
-    max_lateral_accel: float = 6.0
-    half_extents: tuple[float, float] = (0.02, 0.01)
-    spawn_back: float = 0.03
-    max_laps: int = 2
-    max_episode_steps: int = 300
-    lookahead: tuple[float, ...] = (0.1, 0.2, 0.35, 0.5, 0.7)
-    reward_progress: float = 10.0
-    reward_checkpoint: float = 0.0
-    penalty_oob: float = 2.0
-    checkpoint_spacing: float = 0.6
-    generator: str = "bezier"
-
-    def __post_init__(self):
-        f = object.__setattr__
-        f(self, "dt", check_float("dt", self.dt, 0.0, 1.0, lo_open=True))
-        f(self, "wheelbase", check_float("wheelbase", self.wheelbase, 0.0, 1.0, lo_open=True))
-        f(self, "max_speed", check_float("max_speed", self.max_speed, 0.0, 100.0, lo_open=True))
-        f(self, "max_accel", check_float("max_accel", self.max_accel, 0.0, 1e3, lo_open=True))
-        f(self, "max_steer", check_float("max_steer", self.max_steer, 0.0, 1.5, lo_open=True))
-        f(
-            self,
-            "max_steer_rate",
-            check_float("max_steer_rate", self.max_steer_rate, 0.0, 1e3, lo_open=True),
-        )
-        f(
-            self,
-            "max_lateral_accel",
-            check_float("max_lateral_accel", self.max_lateral_accel, 0.0, 1e4, lo_open=True),
-        )
-        he = _float_tuple("half_extents", self.half_extents, 2, 2)
-        f(self, "half_extents", he)
-        f(self, "spawn_back", check_float("spawn_back", self.spawn_back, 0.0, 1.0, lo_open=True))
-        f(self, "max_laps", check_int("max_laps", self.max_laps, 1, 1000))
-        f(
-            self,
-            "max_episode_steps",
-            check_int("max_episode_steps", self.max_episode_steps, 1, 10**6),
-        )
-        f(self, "lookahead", _float_tuple("lookahead", self.lookahead, 1, 16, hi=10.0))
-        for name in ("reward_progress", "reward_checkpoint", "penalty_oob"):
-            f(self, name, check_float(name, getattr(self, name)))
-        spacing = check_float(
-            "checkpoint_spacing", self.checkpoint_spacing, 0.0, 100.0, lo_open=True
-        )
-        # the course's checkpoints need a spacing in their own range too (>= 1e-6)
-        f(self, "checkpoint_spacing", SPACING.check(spacing, "checkpoint_spacing"))
-        f(self, "generator", check_choice("generator", self.generator, TRACK_GENERATORS))
-
-    @property
-    def obs_dim(self) -> int:
-        """Columns of the observation: ``8 + 2 * len(lookahead)``."""
-        return _BASE_OBS + 2 * len(self.lookahead)
+# ------------------------------------------------------------------------------ fields
+def _positive(name: str, default: float, hi: float, unit: str, doc: str) -> Tunable:
+    """A float field in ``(0, hi]``."""
+    return Tunable(name, default, lo=0.0, lo_open=True, hi=hi, unit=unit, doc=doc)
 
 
-def _float_tuple(name: str, value, lo_count: int, hi_count: int, hi: float = 1.0) -> tuple:
-    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
-        raise TypeError(
-            f"{name} must be a tuple of {lo_count}..{hi_count} numbers, got "
-            f"{type(value).__name__} {value!r}"
-        )
-    if not lo_count <= len(value) <= hi_count:
-        raise ValueError(
-            f"{name} must hold {lo_count}..{hi_count} numbers, got {len(value)}: {value!r}"
-        )
-    return tuple(check_float(f"{name}[{i}]", v, 0.0, hi, lo_open=True) for i, v in enumerate(value))
+def _finite(name: str, default: float, unit: str, doc: str) -> Tunable:
+    """A float field that takes any finite value."""
+    return Tunable(name, default, lo=-sys.float_info.max, hi=sys.float_info.max, unit=unit, doc=doc)
+
+
+DT = _positive("dt", 0.05, 1.0, "s", "the step.")
+WHEELBASE = _positive("wheelbase", 0.03, 1.0, "track units", "distance between the axles.")
+MAX_SPEED = _positive("max_speed", 2.0, 100.0, "track units / s", "top speed (no reverse).")
+MAX_ACCEL = _positive("max_accel", 4.0, 1e3, "track units / s^2", "acceleration at full throttle.")
+MAX_STEER = _positive("max_steer", 0.5, 1.5, "rad", "front-wheel angle at full command.")
+MAX_STEER_RATE = _positive("max_steer_rate", 4.0, 1e3, "rad / s", "fastest steering change.")
+MAX_LATERAL_ACCEL = _positive(
+    "max_lateral_accel",
+    6.0,
+    1e4,
+    "track units / s^2",
+    "the yaw rate is capped at max_lateral_accel / speed (a fast car cannot take a tight "
+    "corner: brake).",
+)
+HALF_EXTENTS = Tunable(
+    "half_extents",
+    (0.02, 0.01),
+    kind="floats",
+    length=(2, 2),
+    lo=0.0,
+    lo_open=True,
+    hi=1.0,
+    unit="track units",
+    doc="the car's (half length, half width).",
+)
+SPAWN_BACK = _positive(
+    "spawn_back", 0.03, 1.0, "track units", "how far behind the start line a car respawns."
+)
+MAX_LAPS = Tunable("max_laps", 2, lo=1, hi=1000, unit="laps", doc="laps that end an episode.")
+MAX_EPISODE_STEPS = Tunable(
+    "max_episode_steps", 300, lo=1, hi=10**6, unit="steps", doc="steps that time an episode out."
+)
+LOOKAHEAD = Tunable(
+    "lookahead",
+    (0.1, 0.2, 0.35, 0.5, 0.7),
+    kind="floats",
+    length=(1, 16),
+    lo=0.0,
+    lo_open=True,
+    hi=10.0,
+    unit="track units",
+    doc="arc-length distances ahead of the car whose centerline points are observed (any "
+    "order; one past a lap wraps).",
+)
+REWARD_PROGRESS = _finite(
+    "reward_progress", 10.0, "per track unit", "reward per track unit gained along the centerline."
+)
+REWARD_CHECKPOINT = _finite(
+    "reward_checkpoint", 0.0, "per checkpoint", "reward per checkpoint passed."
+)
+PENALTY_OOB = _finite("penalty_oob", 2.0, "", "subtracted on the step the car leaves the road.")
+GENERATOR = Tunable(
+    "generator",
+    "bezier",
+    choices=TRACK_GENERATORS,
+    doc="the track sampler (presets.track(generator=...)).",
+)
+
+#: RaceConfig's fields, in order. ``checkpoint_spacing`` is the course checkpoints' own
+#: declaration (``tools.checkpoints.SPACING``, alias ``checkpoint_spacing``): a value is checked
+#: against its range first, then against RaceConfig's narrower one (<= 100, see ``narrow=``).
+RACE_FIELDS = (
+    DT,
+    WHEELBASE,
+    MAX_SPEED,
+    MAX_ACCEL,
+    MAX_STEER,
+    MAX_STEER_RATE,
+    MAX_LATERAL_ACCEL,
+    HALF_EXTENTS,
+    SPAWN_BACK,
+    MAX_LAPS,
+    MAX_EPISODE_STEPS,
+    LOOKAHEAD,
+    REWARD_PROGRESS,
+    REWARD_CHECKPOINT,
+    PENALTY_OOB,
+    SPACING,
+    GENERATOR,
+)
+
+
+def _obs_dim(self) -> int:
+    """Columns of the observation: ``8 + 2 * len(lookahead)``."""
+    return _BASE_OBS + 2 * len(self.lookahead)
+
+
+RaceConfig = config_class(
+    "RaceConfig",
+    [("Car, episode, reward and course", "", RACE_FIELDS)],
+    doc="""The car, the episode and the reward of a :class:`RaceEnv` (checked on construction:
+TypeError for a wrong kind, ValueError for a value out of range, naming the field).
+
+Lengths in track units (the default road is 0.1 wide on each side of the centerline, a lap
+about 5 long), times in seconds, angles in radians. ``checkpoint_spacing`` is the course
+checkpoints' declaration (``tools.checkpoints.SPACING``), narrowed to at most 100 here; a
+spacing giving more than 65536 checkpoints on the longest loop the track config allows is
+refused by :class:`RaceEnv` before anything is built. ``obs_dim``: the observation's columns,
+``8 + 2 * len(lookahead)``.""",
+    namespace={"obs_dim": property(_obs_dim)},
+    defaults={"checkpoint_spacing": 0.6},
+    narrow={"checkpoint_spacing": {"hi": 100.0}},
+    module=__name__,
+)
 
 
 @dataclasses.dataclass(frozen=True)

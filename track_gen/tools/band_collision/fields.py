@@ -9,11 +9,24 @@ METHOD = Tunable(
     "segments",
     choices=("segments", "sdf"),
     doc="segments: exact border segments; sdf: a baked signed-distance grid per env.",
+    surfaces=(
+        "tools.BandCollision",
+        "tools.BandCollider",
+        "course.Course.track",
+        "course.CourseConfig",
+    ),
+    aliases={"Course.track": "collision", "CourseConfig": "collision"},
 )
 
 
 MAX_BOXES = Tunable(
-    "max_boxes", 1, lo=1, hi=1024, unit="boxes", doc="boxes per env B (inputs are [E*B])."
+    "max_boxes",
+    1,
+    lo=1,
+    hi=1024,
+    unit="boxes",
+    doc="boxes per env B (inputs are [E*B]).",
+    surfaces=("tools.BandCollision", "tools.BandCollider", "course.CourseConfig"),
 )
 
 
@@ -24,6 +37,7 @@ SDF_RESOLUTION = Tunable(
     hi=4096,
     unit="texels",
     doc="texels per side of each env's SDF grid (sdf only).",
+    surfaces=("tools.BandCollision", "tools.BandCollider", "course.CourseConfig"),
 )
 
 
@@ -36,6 +50,7 @@ SDF_PADDING = Tunable(
     optional=True,
     unit="track units",
     doc="margin around the borders' bounding box; None is 10% of its larger extent (sdf only).",
+    surfaces=("tools.BandCollider",),
 )
 
 
@@ -49,6 +64,7 @@ CLEARANCE = Tunable(
     unit="track units",
     doc="how far a box centre may be above or below the road surface (elevated tracks); "
     "farther is off the road (oob = 1). None: heights are not checked (height NaN).",
+    surfaces=("tools.BandCollision", "tools.BandCollider"),
 )
 
 

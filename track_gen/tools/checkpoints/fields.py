@@ -12,7 +12,19 @@ SPACING = Tunable(
     lo=1.0e-6,
     hi=1.0e6,
     unit="track units",
-    doc="arc distance between checkpoints (required).",
+    doc="arc distance between checkpoints (no default: Checkpoints, CheckpointPlacer, "
+    "Course.track and CourseConfig require it).",
+    surfaces=(
+        "tools.Checkpoints",
+        "tools.CheckpointPlacer",
+        "course.Course.track",
+        "course.CourseConfig",
+    ),
+    aliases={
+        "Course.track": "checkpoint_spacing",
+        "CourseConfig": "checkpoint_spacing",
+        "RaceConfig": "checkpoint_spacing",
+    },
 )
 
 
@@ -25,4 +37,10 @@ MAX_CHECKPOINTS = Tunable(
     optional=True,
     unit="checkpoints",
     doc="per-env checkpoint capacity; None ('auto') derives it from the longest loop.",
+    surfaces=(
+        "tools.Checkpoints",
+        "tools.CheckpointPlacer",
+        "course.Course.track",
+        "course.CourseConfig",
+    ),
 )

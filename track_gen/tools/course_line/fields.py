@@ -12,4 +12,10 @@ SAMPLES_PER_GATE = Tunable(
     hi=256,
     unit="beads per gate",
     doc="beads K sampled on each span between consecutive gates (bead g*K is gate g).",
+    surfaces=(
+        "tools.CenterlineFromGates",
+        "tools.CourseLineBuilder",
+        "course.Course.gates",
+        "course.CourseConfig",
+    ),
 )

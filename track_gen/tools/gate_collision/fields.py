@@ -15,6 +15,13 @@ POST_RADIUS = Tunable(
     unit="track units",
     doc="radius of each gate post (a vertical cylinder through a bar end); None: no post "
     "collision (DiscCollider and DiscCollision need a number).",
+    surfaces=(
+        "tools.DiscCollision",
+        "tools.DiscCollider",
+        "course.Course.gates",
+        "course.CourseConfig",
+    ),
+    aliases={"DiscCollision": "radius", "DiscCollider": "radius", "Course.gates": "collision"},
 )
 
 
@@ -26,6 +33,12 @@ FRAME_THICKNESS = Tunable(
     hi=1.0e6,
     unit="track units",
     doc="width of each frame member in the gate plane, outside the square opening.",
+    surfaces=("tools.FrameCollision", "tools.FrameCollider", "course.CourseConfig"),
+    aliases={
+        "FrameCollision": "thickness",
+        "FrameCollider": "thickness",
+        "CourseConfig": "frame_collision",
+    },
 )
 
 
@@ -36,6 +49,12 @@ FRAME_DEPTH = Tunable(
     hi=1.0e6,
     unit="track units",
     doc="extent of each frame member along the gate's forward axis (0: flat members).",
+    surfaces=("tools.FrameCollision", "tools.FrameCollider", "course.CourseConfig"),
+    aliases={
+        "FrameCollision": "depth",
+        "FrameCollider": "depth",
+        "CourseConfig": "frame_collision",
+    },
 )
 
 
@@ -46,4 +65,6 @@ AGENT_RADIUS = Tunable(
     hi=1.0e6,
     unit="track units",
     doc="radius of the sphere tested against the gate frames (0: a point).",
+    surfaces=("tools.FrameCollision", "tools.FrameCollider", "course.CourseConfig"),
+    aliases={"CourseConfig": "frame_collision"},
 )

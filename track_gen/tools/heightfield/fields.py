@@ -5,7 +5,14 @@ from __future__ import annotations
 from ...core.tunable import Tunable
 
 RESOLUTION = Tunable(
-    "resolution", 128, lo=8, hi=4096, unit="texels", doc="texels per side of each env's grid."
+    "resolution",
+    128,
+    lo=8,
+    hi=4096,
+    unit="texels",
+    doc="texels per side of each env's grid.",
+    surfaces=("tools.HeightFieldBake", "tools.HeightFieldBaker", "course.CourseConfig"),
+    aliases={"CourseConfig": "heightfield_resolution"},
 )
 
 
@@ -18,6 +25,7 @@ MARGIN = Tunable(
     optional=True,
     unit="track units",
     doc="margin around the borders' bounding box; None is 10% of its larger side.",
+    surfaces=("tools.HeightFieldBake", "tools.HeightFieldBaker"),
 )
 
 
@@ -30,6 +38,7 @@ FILL = Tunable(
     optional=True,
     unit="track units",
     doc="height of the off-road texels; None is the env's lowest road height.",
+    surfaces=("tools.HeightFieldBake", "tools.HeightFieldBaker"),
 )
 
 
@@ -44,4 +53,5 @@ SIZE_HI = Tunable(
     unit="track units",
     doc="the largest course scale a curriculum will reach (for the resolution check); None "
     "reads it from the generator.",
+    surfaces=("tools.HeightFieldBake", "tools.BandCollision"),
 )

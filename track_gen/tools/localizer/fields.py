@@ -14,4 +14,11 @@ WARM_WINDOW = Tunable(
     unit="segments",
     doc="half-width W of the warm search window (2W + 1 segments around the previous "
     "answer); None: a full search every locate.",
+    surfaces=(
+        "tools.Localizer",
+        "tools.TrackLocalizer",
+        "course.Course.gates",
+        "course.CourseConfig",
+    ),
+    aliases={"Course.gates": "localize_window", "CourseConfig": "localize_window"},
 )

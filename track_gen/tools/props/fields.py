@@ -12,6 +12,7 @@ KIND = Tunable(
     choices=("cone", "wall"),
     doc="what a prop is: an upright "
     "cone on a border point, or a wall segment between two consecutive border points.",
+    surfaces=("tools.Props", "tools.PropPlacer"),
 )
 
 
@@ -23,6 +24,7 @@ SPACING = Tunable(
     hi=1.0e6,
     unit="track units",
     doc="target 3D arc distance between consecutive props along a border (required).",
+    surfaces=("tools.Props", "tools.PropPlacer"),
 )
 
 
@@ -32,6 +34,7 @@ SIDE = Tunable(
     kind="choice",
     choices=("both", "inner", "outer"),
     doc="the borders that get props (both: the inner border's rows first).",
+    surfaces=("tools.Props", "tools.PropPlacer"),
 )
 
 
@@ -45,6 +48,7 @@ MAX_PROPS = Tunable(
     unit="props",
     doc="per-env prop capacity (all borders together); None ('auto') derives it from a bound "
     "on the border length.",
+    surfaces=("tools.Props", "tools.PropPlacer"),
 )
 
 
@@ -56,6 +60,7 @@ CONE_DIAMETER = Tunable(
     lo_open=True,
     unit="track units",
     doc="base diameter of a cone (scale x and y).",
+    surfaces=("tools.Props", "tools.PropPlacer"),
 )
 
 
@@ -67,6 +72,7 @@ CONE_HEIGHT = Tunable(
     lo_open=True,
     unit="track units",
     doc="height of a cone (scale z).",
+    surfaces=("tools.Props", "tools.PropPlacer"),
 )
 
 
@@ -78,6 +84,7 @@ WALL_THICKNESS = Tunable(
     lo_open=True,
     unit="track units",
     doc="thickness of a wall across the border (scale y).",
+    surfaces=("tools.Props", "tools.PropPlacer"),
 )
 
 
@@ -89,6 +96,7 @@ WALL_HEIGHT = Tunable(
     lo_open=True,
     unit="track units",
     doc="height of a wall (scale z).",
+    surfaces=("tools.Props", "tools.PropPlacer"),
 )
 
 
