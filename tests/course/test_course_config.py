@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import warp as wp
@@ -125,3 +127,35 @@ def test_config_heightfield_resolution(device):
         CourseConfig(
             mode="gates", gen=GateGenConfig(num_envs=2, gate_width=0.1), heightfield_resolution=64
         )
+
+
+def test_config_fields_are_the_declarations_under_their_aliases():
+    """Each component field of CourseConfig is a declaration's keyword for CourseConfig (its
+    alias), refused above the declaration's own upper bound with the declaration's range."""
+    import dataclasses
+
+    from track_gen.course import config as course_config
+
+    tunables = {f.name: f.metadata.get("tunable") for f in dataclasses.fields(CourseConfig)}
+    for t in (*course_config.TRACK_FIELDS, *course_config.GATE_FIELDS):
+        name = t.keyword("CourseConfig")
+        assert tunables[name] is t, name
+    assert tunables["collision"].name == "method"
+    assert tunables["localize_window"].name == "warm_window"
+    assert tunables["heightfield_resolution"].name == "resolution"
+    configs = {"track": TrackGenConfig(num_envs=2), "gates": GateGenConfig(num_envs=2)}
+    fields = [("track", t) for t in course_config.TRACK_FIELDS]
+    fields += [("gates", t) for t in course_config.GATE_FIELDS]
+    for mode, t in fields:
+        name = t.keyword("CourseConfig")
+        if t.kind == "choice":
+            kw = {name: "nope"}
+        else:
+            kw = {name: t.hi * 2}
+        if mode == "track":
+            kw = {"checkpoint_spacing": 0.5, **kw}
+        if name == "sdf_resolution":
+            kw["collision"] = "sdf"
+        rule = re.escape(t.range_text().removesuffix(", or None"))
+        with pytest.raises(ValueError, match=rf"CourseConfig\.{name} = .*{rule}"):
+            CourseConfig(mode, configs[mode], **kw)

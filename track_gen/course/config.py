@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
 from typing import Any
 
 from ..config import GateGenConfig, TrackGenConfig
+from ..core.tunable import Tunable
 from ..seeds import SeedState
 from ..tools.band_collision import MAX_BOXES, METHOD, SDF_RESOLUTION
 from ..tools.checkpoints import MAX_CHECKPOINTS, SPACING
@@ -18,62 +19,39 @@ from .rules import check_checkpoint_capacity, check_gate_width
 
 __all__ = ["CourseConfig"]
 
+#: The component fields of each mode, in field order: a field's name is the declaration's
+#: keyword for CourseConfig (its alias: ``METHOD`` is ``collision``), its range the
+#: declaration's. ``frame_collision`` (three declarations in one tuple) sits before
+#: ``samples_per_gate``.
+TRACK_FIELDS = (SPACING, MAX_CHECKPOINTS, METHOD, SDF_RESOLUTION, MAX_BOXES, RESOLUTION)
+GATE_FIELDS = (POST_RADIUS, SAMPLES_PER_GATE, WARM_WINDOW)
+#: The declarations of ``frame_collision``'s (thickness, depth, agent_radius), in order; its
+#: mapping keys are their keywords for ``FrameCollision``.
+FRAME_FIELDS = (FRAME_THICKNESS, FRAME_DEPTH, AGENT_RADIUS)
+#: Fields whose CourseConfig default is None, not the declaration's: None leaves the
+#: component out (``collision``, ``heightfield_resolution``) or at its own default
+#: (``sdf_resolution``).
+NONE_BY_DEFAULT = (METHOD, SDF_RESOLUTION, RESOLUTION)
 
-@dataclass(frozen=True)
-class CourseConfig:
-    """A course as flat data: ``Course(CourseConfig(...))`` (or ``Course.from_config``) is
-    the mode's preset with the same options: ``Course.track(config.gen, ...)`` or
-    ``Course.gates(config.gen, ...)``, byte-identical for the same seeds.
+_OWNER = "CourseConfig"
 
-    Attributes:
-        mode: required, ``"track"`` or ``"gates"``.
-        gen: required, the generator's config: a ``TrackGenConfig`` in track mode, a
-            ``GateGenConfig`` in gates mode.
-        seeds: what the generator's ``seeds=`` takes (an int, an ``[E]`` int32 array, a
-            PerEnvSeededRNG or a SeedState; checked here, the device when the course is
-            built); default 0.
 
-    Track mode:
-        checkpoint_spacing: required, track units between checkpoints
-            (``tools.checkpoints.SPACING``).
-        max_checkpoints: checkpoint capacity (``tools.checkpoints.MAX_CHECKPOINTS``); None
-            chooses it.
-        collision: None, or the band collision backend (``tools.band_collision.METHOD``).
-        sdf_resolution: SDF grid side (``tools.band_collision.SDF_RESOLUTION``;
-            ``collision="sdf"`` only); None is 128.
-        max_boxes: boxes per env (``tools.band_collision.MAX_BOXES``; needs a collision);
-            default 1.
-        heightfield_resolution: None, or the side of a ``tools.HeightFieldBake`` grid
-            (``tools.heightfield.RESOLUTION``) added as the ``heightfield`` component.
+def _name(t: Tunable) -> str:
+    return t.keyword(_OWNER)
 
-    Gates mode:
-        post_radius: None, or the radius of the gate posts for a ``tools.DiscCollision``
-            (``tools.gate_collision.POST_RADIUS``: > 0).
-        frame_collision: None, or ``(thickness, depth, agent_radius)`` (a tuple, or a mapping
-            with those keys) for a ``tools.FrameCollision``; not with ``post_radius``.
-        samples_per_gate: course-line beads per gate (``tools.course_line.SAMPLES_PER_GATE``);
-            default 8.
-        localize_window: the localizer's warm window (``tools.localizer.WARM_WINDOW``); None
-            searches every segment each step.
 
-    Each field is checked with the declaration of the component that reads it (ranges in
-    the Fields reference; the same rules as the presets, the gate-width rule included);
-    options that do not apply to the mode raise ``ValueError``.
-    """
+def _annotation(t: Tunable):
+    base = {"int": int, "float": float}.get(t.kind, str)
+    return base | None if (t.optional or t.default is None or t in NONE_BY_DEFAULT) else base
 
-    mode: str
-    gen: Any
-    seeds: Any = 0
-    checkpoint_spacing: float | None = None
-    max_checkpoints: int | None = None
-    collision: str | None = None
-    sdf_resolution: int | None = None
-    max_boxes: int = 1
-    heightfield_resolution: int | None = None
-    post_radius: float | None = None
-    frame_collision: Any = None
-    samples_per_gate: int = 8
-    localize_window: int | None = None
+
+def _field(t: Tunable):
+    default = None if t in NONE_BY_DEFAULT else t.default
+    return _name(t), _annotation(t), dataclasses.field(default=default, metadata={"tunable": t})
+
+
+class _CourseConfigChecks:
+    """The checks of :class:`CourseConfig` (its fields are generated below)."""
 
     def __post_init__(self):
         if not isinstance(self.mode, str):
@@ -95,7 +73,7 @@ class CourseConfig:
         object.__setattr__(self, name, value)
 
     def _refuse(self, names, mode) -> None:
-        defaults = {f.name: f.default for f in fields(self)}
+        defaults = {f.name: f.default for f in dataclasses.fields(self)}
         for name in names:
             value, default = getattr(self, name), defaults[name]
             if not (value is default or (type(value) is type(default) and value == default)):
@@ -104,45 +82,36 @@ class CourseConfig:
                     f"mode={mode!r}: leave it at {defaults[name]!r}"
                 )
 
+    def _check_fields(self, *tunables: Tunable) -> None:
+        """Check each field of ``tunables`` with its declaration, in order (None left alone
+        where it is the CourseConfig default: the component is left out or at its default)."""
+        for t in tunables:
+            name = _name(t)
+            value = getattr(self, name)
+            if value is None and t in NONE_BY_DEFAULT:
+                continue
+            self._set(name, t.check(value, f"{_OWNER}.{name}"))
+
     def _check_track(self) -> None:
         if not isinstance(self.gen, TrackGenConfig) or isinstance(self.gen, GateGenConfig):
             raise TypeError(
                 f"CourseConfig.gen must be a TrackGenConfig in track mode, got "
                 f"{type(self.gen).__name__} (a GateGenConfig goes with mode='gates')"
             )
-        self._refuse(
-            ("post_radius", "frame_collision", "samples_per_gate", "localize_window"), "track"
-        )
-        if self.checkpoint_spacing is None:
+        gate_names = (_name(POST_RADIUS), "frame_collision", *map(_name, GATE_FIELDS[1:]))
+        self._refuse(gate_names, "track")
+        spacing = _name(SPACING)
+        if getattr(self, spacing) is None:
             raise ValueError(
-                "CourseConfig.checkpoint_spacing is required in track mode: pass a number "
+                f"CourseConfig.{spacing} is required in track mode: pass a number "
                 f"{SPACING.range_text()} (track units between checkpoints)"
             )
-        self._set(
-            "checkpoint_spacing",
-            SPACING.check(self.checkpoint_spacing, "CourseConfig.checkpoint_spacing"),
-        )
-        self._set(
-            "max_checkpoints",
-            MAX_CHECKPOINTS.check(self.max_checkpoints, "CourseConfig.max_checkpoints"),
-        )
-        if self.collision is not None:
-            self._set("collision", METHOD.check(self.collision, "CourseConfig.collision"))
-        if self.sdf_resolution is not None:
-            if self.collision != "sdf":
-                raise ValueError("CourseConfig.sdf_resolution applies to collision='sdf' only")
-            r = SDF_RESOLUTION.check(self.sdf_resolution, "CourseConfig.sdf_resolution")
-            self._set("sdf_resolution", r)
-        if self.heightfield_resolution is not None:
-            self._set(
-                "heightfield_resolution",
-                RESOLUTION.check(
-                    self.heightfield_resolution, "CourseConfig.heightfield_resolution"
-                ),
-            )
-        mb = MAX_BOXES.check(self.max_boxes, "CourseConfig.max_boxes")
-        self._set("max_boxes", mb)
-        if mb > 1 and self.collision is None:
+        # the documented order of the checks (the cross-field rules between them)
+        self._check_fields(SPACING, MAX_CHECKPOINTS, METHOD)
+        if self.sdf_resolution is not None and self.collision != "sdf":
+            raise ValueError("CourseConfig.sdf_resolution applies to collision='sdf' only")
+        self._check_fields(SDF_RESOLUTION, RESOLUTION, MAX_BOXES)
+        if self.max_boxes > 1 and self.collision is None:
             raise ValueError("CourseConfig.max_boxes > 1 needs a collision backend")
         check_checkpoint_capacity(self.gen, self.checkpoint_spacing, self.max_checkpoints)
 
@@ -152,54 +121,95 @@ class CourseConfig:
                 f"CourseConfig.gen must be a GateGenConfig in gates mode, got "
                 f"{type(self.gen).__name__}"
             )
-        self._refuse(
-            (
-                "checkpoint_spacing",
-                "max_checkpoints",
-                "collision",
-                "sdf_resolution",
-                "max_boxes",
-                "heightfield_resolution",
-            ),
-            "gates",
-        )
-        if self.post_radius is not None:
-            self._set(
-                "post_radius", POST_RADIUS.check(self.post_radius, "CourseConfig.post_radius")
-            )
-        fc = self.frame_collision
-        if fc is not None:
+        self._refuse(tuple(map(_name, TRACK_FIELDS)), "gates")
+        self._check_fields(POST_RADIUS)
+        if self.frame_collision is not None:
             if self.post_radius is not None:
                 raise ValueError(
                     "CourseConfig: pass post_radius (posts) or frame_collision (frames), not both"
                 )
-            keys = ("thickness", "depth", "agent_radius")
-            if isinstance(fc, Mapping):
-                unknown = sorted(set(map(str, fc)) - set(keys))
-                missing = [k for k in keys if k not in fc]
-                if unknown or missing:
-                    raise ValueError(
-                        f"CourseConfig.frame_collision needs the keys {keys} "
-                        f"(unknown: {unknown}, missing: {missing})"
-                    )
-                fc = tuple(fc[k] for k in keys)
-            elif isinstance(fc, (str, bytes)) or not isinstance(fc, Sequence) or len(fc) != 3:
-                raise TypeError(
-                    "CourseConfig.frame_collision must be (thickness, depth, agent_radius) or a "
-                    f"mapping with those keys, got {fc!r}"
-                )
-            tunables = (FRAME_THICKNESS, FRAME_DEPTH, AGENT_RADIUS)
-            fc = tuple(
-                t.check(v, f"CourseConfig.frame_collision {k}")
-                for t, k, v in zip(tunables, keys, fc, strict=True)
-            )
-            self._set("frame_collision", fc)
-        self._set(
-            "samples_per_gate",
-            SAMPLES_PER_GATE.check(self.samples_per_gate, "CourseConfig.samples_per_gate"),
-        )
-        self._set(
-            "localize_window",
-            WARM_WINDOW.check(self.localize_window, "CourseConfig.localize_window"),
-        )
+            self._set("frame_collision", _check_frame_collision(self.frame_collision))
+        self._check_fields(SAMPLES_PER_GATE, WARM_WINDOW)
         check_gate_width(self.gen)
+
+
+def _check_frame_collision(fc) -> tuple:
+    """``(thickness, depth, agent_radius)`` from a tuple or a mapping with those keys (the
+    keywords of ``FrameCollision``), each checked with its declaration."""
+    keys = tuple(t.keyword("FrameCollision") for t in FRAME_FIELDS)
+    if isinstance(fc, Mapping):
+        unknown = sorted(set(map(str, fc)) - set(keys))
+        missing = [k for k in keys if k not in fc]
+        if unknown or missing:
+            raise ValueError(
+                f"CourseConfig.frame_collision needs the keys {keys} "
+                f"(unknown: {unknown}, missing: {missing})"
+            )
+        fc = tuple(fc[k] for k in keys)
+    elif isinstance(fc, (str, bytes)) or not isinstance(fc, Sequence) or len(fc) != len(keys):
+        raise TypeError(
+            f"CourseConfig.frame_collision must be ({', '.join(keys)}) or a mapping with those "
+            f"keys, got {fc!r}"
+        )
+    return tuple(
+        t.check(v, f"CourseConfig.frame_collision {k}")
+        for t, k, v in zip(FRAME_FIELDS, keys, fc, strict=True)
+    )
+
+
+_DOC = """A course as flat data: ``Course(CourseConfig(...))`` (or ``Course.from_config``) is
+the mode's preset with the same options: ``Course.track(config.gen, ...)`` or
+``Course.gates(config.gen, ...)``, byte-identical for the same seeds.
+
+Attributes:
+    mode: required, ``"track"`` or ``"gates"``.
+    gen: required, the generator's config: a ``TrackGenConfig`` in track mode, a
+        ``GateGenConfig`` in gates mode.
+    seeds: what the generator's ``seeds=`` takes (an int, an ``[E]`` int32 array, a
+        PerEnvSeededRNG or a SeedState; checked here, the device when the course is
+        built); default 0.
+
+Track mode:
+    checkpoint_spacing: required, track units between checkpoints
+        (``tools.checkpoints.SPACING``).
+    max_checkpoints: checkpoint capacity (``tools.checkpoints.MAX_CHECKPOINTS``); None
+        chooses it.
+    collision: None, or the band collision backend (``tools.band_collision.METHOD``).
+    sdf_resolution: SDF grid side (``tools.band_collision.SDF_RESOLUTION``;
+        ``collision="sdf"`` only); None is 128.
+    max_boxes: boxes per env (``tools.band_collision.MAX_BOXES``; needs a collision);
+        default 1.
+    heightfield_resolution: None, or the side of a ``tools.HeightFieldBake`` grid
+        (``tools.heightfield.RESOLUTION``) added as the ``heightfield`` component.
+
+Gates mode:
+    post_radius: None, or the radius of the gate posts for a ``tools.DiscCollision``
+        (``tools.gate_collision.POST_RADIUS``: > 0).
+    frame_collision: None, or ``(thickness, depth, agent_radius)`` (a tuple, or a mapping
+        with those keys) for a ``tools.FrameCollision``; not with ``post_radius``.
+    samples_per_gate: course-line beads per gate (``tools.course_line.SAMPLES_PER_GATE``);
+        default 8.
+    localize_window: the localizer's warm window (``tools.localizer.WARM_WINDOW``); None
+        searches every segment each step.
+
+The component fields are generated from those declarations: each field's name is the
+declaration's keyword for CourseConfig (``Tunable.aliases``), its check the declaration's
+(ranges in the Fields reference; the same rules as the presets, the gate-width rule
+included); options that do not apply to the mode raise ``ValueError``.
+"""
+
+
+def _course_config_fields() -> list:
+    fields = [("mode", str), ("gen", Any), ("seeds", Any, dataclasses.field(default=0))]
+    fields += [_field(t) for t in TRACK_FIELDS]
+    fields.append(_field(POST_RADIUS))
+    fields.append(("frame_collision", Any, dataclasses.field(default=None)))
+    fields += [_field(t) for t in GATE_FIELDS if t is not POST_RADIUS]
+    return fields
+
+
+CourseConfig = dataclasses.make_dataclass(
+    "CourseConfig", _course_config_fields(), bases=(_CourseConfigChecks,), frozen=True
+)
+CourseConfig.__module__ = __name__
+CourseConfig.__doc__ = _DOC
