@@ -10,6 +10,8 @@ failing the device range check.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import warp as wp
@@ -34,6 +36,7 @@ from .strategies import (
     SAMPLERS,
     examples,
     expected_config_error,
+    expected_error,
     in_range,
     section_prefix,
     special_values,
@@ -321,3 +324,64 @@ def test_int_too_large_for_a_float_is_a_value_error_in_every_checked_api(call):
 def test_non_number_z_max_is_a_type_error_naming_the_field(value):
     with pytest.raises(TypeError, match="z_max"):
         GateGenConfig(z_max=value)
+
+
+# ------------------------------------------------------------------------------ RaceConfig
+def _race_fields(kinds):
+    from track_gen.envs import RaceConfig
+
+    pairs = zip(RaceConfig.__field_names__, RaceConfig.__tunables__, strict=True)
+    return [(name, t) for name, t in pairs if t.kind in kinds]
+
+
+#: np.nextafter past the largest float (the reward fields' bounds) is inf: expected.
+@pytest.mark.filterwarnings("ignore:overflow encountered in nextafter")
+@pytest.mark.parametrize(
+    "name,t", _race_fields(("int", "float", "choice")), ids=lambda v: getattr(v, "name", v)
+)
+@settings(max_examples=examples(40), deadline=None)
+@given(data=st.data())
+def test_race_config_fields_follow_their_declarations(name, t, data):
+    """Each RaceConfig number or choice field, fuzzed from its declaration: refused naming
+    ``RaceConfig.<field>`` (the declaration's range first, then RaceConfig's narrowed one), or
+    stored as a Python value."""
+    from track_gen.envs import RaceConfig
+
+    value = data.draw(values(t, None), label=name)
+    err = expected_error(t, value, None)
+    narrowed = RaceConfig.__narrowed__.get(name)
+    if err is None and narrowed is not None:
+        err = expected_error(narrowed, value, None)
+    event(f"{name}: {err.__name__ if err else 'accepted'}")
+    if err is not None:
+        with pytest.raises(err, match=rf"RaceConfig\.{name}\b"):
+            RaceConfig(**{name: value})
+        return
+    got = getattr(RaceConfig(**{name: value}), name)
+    assert got == value and type(got) in (int, float, str)
+
+
+#: np.nextafter past the largest float (the reward fields' bounds) is inf: expected.
+@pytest.mark.filterwarnings("ignore:overflow encountered in nextafter")
+@pytest.mark.parametrize("name,t", _race_fields(("floats",)), ids=lambda v: getattr(v, "name", v))
+@settings(max_examples=examples(40), deadline=None)
+@given(data=st.data())
+def test_race_config_float_tuples_follow_their_declarations(name, t, data):
+    """A ``floats`` field: a tuple or list of ``length`` numbers, each in the declared range;
+    the count and every value come from the declaration."""
+    from track_gen.envs import RaceConfig
+
+    a, b = t.length
+    element = dataclasses.replace(t, kind="float", default=None, optional=False, length=(0, 0))
+    items = data.draw(st.lists(values(element, None), min_size=0, max_size=b + 2), label=name)
+    value = tuple(items) if data.draw(st.booleans(), label="tuple") else list(items)
+    if not a <= len(value) <= b:
+        err = ValueError
+    else:
+        err = next((e for e in (expected_error(element, v, None) for v in value) if e), None)
+    event(f"{name}: {err.__name__ if err else 'accepted'}")
+    if err is not None:
+        with pytest.raises(err, match=rf"RaceConfig\.{name}"):
+            RaceConfig(**{name: value})
+        return
+    assert getattr(RaceConfig(**{name: value}), name) == tuple(float(v) for v in value)
