@@ -11,6 +11,7 @@ from __future__ import annotations
 import warp as wp
 
 from ..core.extents import clamp2, clamp_coord, in_range3, scaled_quat
+from ..geometry import finite, xy  # re-exported for the tools
 
 wp.set_module_options({"enable_backward": False})
 
@@ -26,17 +27,6 @@ class Box:
     h: wp.vec2f  # half extents (>= 0)
     ext: wp.vec2f  # half extents of the world-axis bounding box
     ok: int  # 0: inactive slot (non-finite input)
-
-
-@wp.func
-def xy(v: wp.vec3f) -> wp.vec2f:
-    return wp.vec2f(v[0], v[1])
-
-
-@wp.func
-def finite(x: float) -> bool:
-    """``wp.isfinite(x)`` inline (``x - x`` is 0 exactly for a finite x, NaN otherwise)."""
-    return x - x == 0.0
 
 
 @wp.func

@@ -14,6 +14,7 @@ from enum import IntEnum
 import warp as wp
 
 from ...core.extents import clamp3, in_range, in_range2, in_range3, scaled_quat
+from ...geometry import finite3 as _finite3
 from ..shared import make_box as _make_box
 
 wp.set_module_options({"enable_backward": False})
@@ -44,11 +45,6 @@ def _usable_gates(
     if valid[e] == 0:
         n = 0
     return n
-
-
-@wp.func
-def _finite3(v: wp.vec3f) -> bool:
-    return wp.isfinite(v[0]) and wp.isfinite(v[1]) and wp.isfinite(v[2])
 
 
 # ----------------------------------------------------------------------------- posts

@@ -10,6 +10,7 @@ from __future__ import annotations
 import warp as wp
 
 from ...core.extents import clamp3
+from ...geometry import finite3 as _finite3
 
 wp.set_module_options({"enable_backward": False})
 
@@ -17,11 +18,6 @@ _NAN = wp.constant(float("nan"))
 _INF = wp.constant(float("inf"))
 #: Below this plan-view length a unit chord counts as vertical (left axis falls back to +y).
 _VERTICAL_EPS = wp.constant(1.0e-6)
-
-
-@wp.func
-def _finite3(p: wp.vec3f) -> bool:
-    return wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(p[2])
 
 
 @wp.func
