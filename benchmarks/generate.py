@@ -20,6 +20,10 @@ mean relaxation sweeps and sep_ovf the total dropped separation candidates
 (``generator.time_stages()``: CUDA events or host clocks, no synchronization per stage) and
 prints, after the table, the median ms of each part (setup, each stage, commit) per run.
 ``--kernel-layout`` builds the track generators with that thread layout (default: auto).
+``--cpu-threads`` runs every generator and E once per value (default ``1 auto`` on the CPU:
+one thread and every core, side by side; the ``threads`` column is the resolved count), then
+prints a thread-scaling table: ms per call at each value and its speedup over the first.
+``--cpu-threads 1 2 4 8`` measures the scaling on a bigger machine.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ def _columns():
     cols = [
         ("generator", 10, "s"),
         ("E", 7, "d"),
+        ("threads", 7, "d"),
         ("first_ms", 9, ".1f"),
         ("ms/call", 9, ".3f"),
         ("tracks/s", 11, ",.0f"),
@@ -73,8 +78,9 @@ def run_one(
     gate_width: float = 0.1,
     profile: dict | None = None,
     kernel_layout: str = "auto",
+    cpu_threads="auto",
 ) -> list:
-    common = dict(generator=generator, num_envs=E, device=str(device))
+    common = dict(generator=generator, num_envs=E, device=str(device), cpu_threads=cpu_threads)
     if family == "gates":
         gen = GateGenerator(GateGenConfig(**common, gate_width=gate_width), seeds=seed)
     else:
@@ -124,6 +130,7 @@ def run_one(
     return [
         generator,
         E,
+        gen.cpu_threads,
         first_ms,
         ms,
         E / (ms * 1e-3) if ms > 0 else float("inf"),
@@ -180,9 +187,22 @@ def main(argv=None) -> int:
         default="auto",
         help="thread layout of the heavy stages (default auto: per_env on CPU, per_item on CUDA)",
     )
+    parser.add_argument(
+        "--cpu-threads",
+        nargs="+",
+        default=None,
+        metavar="N",
+        help="cpu_threads values to run side by side (ints or 'auto'; default on the CPU: "
+        "1 auto; on CUDA: auto)",
+    )
     args = parser.parse_args(argv)
     if args.calls < 1:
         parser.error("--calls must be >= 1")
+    threads = []
+    for v in args.cpu_threads or []:
+        if v != "auto" and not (v.isdigit() and int(v) >= 1):
+            parser.error(f"--cpu-threads: {v!r} is neither 'auto' nor an int >= 1")
+        threads.append(v if v == "auto" else int(v))
 
     wp.config.log_level = wp.LOG_WARNING  # no init banner or module-load lines in the table
     try:
@@ -190,6 +210,7 @@ def main(argv=None) -> int:
     except ValueError as exc:
         parser.error(f"--device: {exc}")
     sizes = args.E or (CUDA_E if device.is_cuda else CPU_E)
+    threads = threads or (["auto"] if device.is_cuda else [1, "auto"])
     if any(e < 1 for e in sizes):
         parser.error("--E values must be >= 1")
 
@@ -203,20 +224,37 @@ def main(argv=None) -> int:
     header = " ".join(f"{n:<{w}}" if n == "generator" else f"{n:>{w}}" for n, w, _ in cols)
     print(header, flush=True)
     profile = {} if args.profile else None
+    scaling = {}
+    ms_col = [n for n, _, _ in cols].index("ms/call")
     for generator in args.generators:
         for E in sizes:
-            row = run_one(
-                generator,
-                E,
-                device,
-                args.calls,
-                args.seed,
-                args.family,
-                args.gate_width,
-                profile,
-                args.kernel_layout,
+            for t in threads:
+                row = run_one(
+                    generator,
+                    E,
+                    device,
+                    args.calls,
+                    args.seed,
+                    args.family,
+                    args.gate_width,
+                    profile,
+                    args.kernel_layout,
+                    t,
+                )
+                print(_fmt_row(cols, row), flush=True)
+                scaling.setdefault((generator, E), []).append((t, row[2], row[ms_col]))
+    if len(threads) > 1:
+        print(
+            "# thread scaling: ms per call at each cpu_threads (resolved count), speedup "
+            "over the first",
+            flush=True,
+        )
+        for (generator, E), runs in scaling.items():
+            base = runs[0][2]
+            text = ", ".join(
+                f"{t}({n}) {ms:.2f} ms x{base / ms:.2f}" for t, n, ms in runs if ms > 0
             )
-            print(_fmt_row(cols, row), flush=True)
+            print(f"{generator:<10} {E:>7}  {text}", flush=True)
     if profile:
         print("# ms per part (median of the timed calls)", flush=True)
         for (generator, E), part_ms in profile.items():

@@ -112,13 +112,16 @@ def test_benchmark_script_runs():
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
     cmd = [sys.executable, str(REPO / "benchmarks" / "generate.py")]
     cmd += ["--E", "4", "--calls", "1", "--generators", "polar", "--device", "cpu"]
+    cmd += ["--cpu-threads", "1", "2"]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     header = next(line for line in lines if line.startswith("generator"))
-    assert "ms/call" in header and "yield" in header
-    rows = [line.split() for line in lines if line.startswith("polar")]
-    assert len(rows) == 1 and rows[0][1] == "4"
+    assert "ms/call" in header and "yield" in header and "threads" in header
+    rows = [line.split() for line in lines if line.startswith("polar") and " ms x" not in line]
+    assert [(r[1], r[2]) for r in rows] == [("4", "1"), ("4", "2")]
+    scaling = [line for line in lines if line.startswith("polar") and " ms x" in line]
+    assert len(scaling) == 1 and "1(1)" in scaling[0] and "2(2)" in scaling[0]
 
 
 def test_progress_bar_on_a_tty(tmp_path, monkeypatch, capsys):

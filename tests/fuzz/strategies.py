@@ -127,7 +127,7 @@ def normalized(t: Tunable, value):
     if value is None:
         return None
     if t.kind == "int":
-        return int(value)
+        return value if isinstance(value, str) else int(value)  # a str: one of t.choices
     if t.kind == "float":
         return float(value)
     if t.kind == "bool":
@@ -157,6 +157,8 @@ def expected_error(t: Tunable, value, lookup=default_lookup, write: bool = False
         return None
     lo, hi = bounds(t, lookup)
     if kind == "int":
+        if t.choices and isinstance(value, str):  # an int field that also takes names
+            return None if value in t.choices else ValueError
         if not is_int(value):
             return TypeError
         v = int(value)
@@ -346,6 +348,8 @@ def special_values(t: Tunable, lookup=default_lookup) -> list:
             out += [float(lo), float(mid), np.float32(mid), np.float64(mid)]
             out += [np.int64(lo), np.int32(mid), np.uint16(min(mid, 65535)), np.int64(hi + 1)]
             out += [np.int8(min(max(lo, -128), 127)), np.bool_(True)]
+            if t.choices:
+                out += list(t.choices) + [np.str_(t.choices[0]), t.choices[0].upper(), "nope"]
         else:
             mid = (lo + hi) / 2.0
             out += [lo, hi, mid, _nudge(lo, -math.inf), _nudge(hi, math.inf)]
@@ -401,7 +405,10 @@ def in_range(t: Tunable, lookup=default_lookup) -> st.SearchStrategy:
     lo, hi = bounds(t, lookup)
     if kind == "int":
         ints = st.integers(lo, hi)
-        return st.one_of(ints, ints.map(np.int64), ints.map(np.int32))
+        out = [ints, ints.map(np.int64), ints.map(np.int32)]
+        if t.choices:  # an int field that also takes names ("auto")
+            out.append(st.sampled_from(t.choices))
+        return st.one_of(*out)
     floats = st.floats(
         lo, hi, exclude_min=t.lo_open, exclude_max=t.hi_open, allow_nan=False, allow_infinity=False
     )

@@ -92,6 +92,8 @@ def construct(cls, field: str, value, device):
     stored = getattr(cfg, field)
     if value is None:
         assert stored is None
+    elif t.kind == "int" and isinstance(value, str):  # one of the field's names
+        assert type(stored) is str and stored == value
     elif t.kind == "int":
         assert type(stored) is int and stored == int(value)
     elif t.kind == "float":
@@ -156,7 +158,9 @@ def test_numpy_scalars_in_range_are_accepted_as_python_values(cls):
     for t in cls.__tunables__:
         if t.default is None:
             continue
-        if t.kind == "int":
+        if t.kind == "int" and isinstance(t.default, str):  # cpu_threads="auto"
+            kw[t.field] = np.str_(t.default)
+        elif t.kind == "int":
             kw[t.field] = np.int64(t.default)
         elif t.kind == "float":
             kw[t.field] = np.float32(t.default) if t.default == 0 else np.float64(t.default)
@@ -165,9 +169,8 @@ def test_numpy_scalars_in_range_are_accepted_as_python_values(cls):
     cfg = cls(**kw)
     for field, v in kw.items():
         stored = getattr(cfg, field)
-        assert type(stored) is {np.int64: int, np.float32: float, np.float64: float}.get(
-            type(v), bool
-        ), field
+        kinds = {np.int64: int, np.float32: float, np.float64: float, np.str_: str}
+        assert type(stored) is kinds.get(type(v), bool), field
         assert stored == v
 
 

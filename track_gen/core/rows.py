@@ -73,6 +73,19 @@ class RowBatch:
             setattr(out, self._stride_field, getattr(self, self._stride_field))
         return out
 
+    def env_range(self, lo: int, hi: int):
+        """The same batch restricted to envs ``[lo, hi)``: every row and env array cut to
+        the range, sharing the memory (no copy; a kernel writing the range writes the
+        batch). For a batch with env arrays only."""
+        M = self.rows_per_env
+        cuts = {}
+        for name in self._row_arrays + self._env_arrays:
+            arr = getattr(self, name)
+            if arr is not None:
+                k = M if name in self._row_arrays else 1
+                cuts[name] = arr[lo * k : hi * k]
+        return dataclasses.replace(self, **cuts)
+
     def host(self, name: str) -> np.ndarray | None:
         """Array ``name`` on the host, shaped per env: ``[E, M, ...]`` for a row array,
         ``[E, ...]`` for an env array (vector dtypes add their components as the last axis);

@@ -78,7 +78,8 @@ class Tunable:
         kind: ``"int"``, ``"float"``, ``"floats"`` (a tuple of ``length`` floats, each in the
             range), ``"bool"``, ``"choice"`` (one of ``choices``), ``"name"`` (a non-empty str)
             or ``"device"`` (a device string or None); inferred from ``default`` when empty.
-        choices: the allowed strings of a ``"choice"``.
+        choices: the allowed strings of a ``"choice"``; on an ``"int"``, strings allowed
+            besides the range (``cpu_threads``: an int or ``"auto"``).
         dynamic: True for a per-env ``[E]`` float32 device array (``generator.params``) that
             kernels read at launch; False for a value fixed at construction.
         optional: None is allowed too (its meaning goes in ``doc``).
@@ -204,6 +205,8 @@ class Tunable:
                 lo = self.lo.field if isinstance(self.lo, Tunable) else lo
                 hi = self.hi.field if isinstance(self.hi, Tunable) else hi
             text = range_text(lo, hi, self._lo_open(write), self.hi_open)
+            if self.kind == "int" and self.choices:
+                text = f"an int {text}, or one of {self.choices}"
             if self.kind == "floats":
                 text = f"{self._count_text()} numbers, each {text}"
         if self.optional and self.kind != "device":
@@ -246,6 +249,12 @@ class Tunable:
         else:
             hi_text = hi
         if kind == "int":
+            if self.choices and isinstance(value, str):
+                if value not in self.choices:
+                    raise ValueError(
+                        f"{owner} = {value!r} is out of range: must be {self.range_text(lookup)}"
+                    )
+                return str(value)
             v = check_int(owner, value)
             if (lo is not None and v < lo) or (hi is not None and v > hi):
                 raise ValueError(
@@ -430,6 +439,8 @@ def check_together(items, outside: Callable | None = None) -> list:
 
 def _annotation(t: Tunable):
     base = {"int": int, "float": float, "floats": tuple, "bool": bool}.get(t.kind, str)
+    if t.kind == "int" and t.choices:
+        base = int | str
     return base | None if (t.optional or t.kind == "device") else base
 
 

@@ -33,10 +33,11 @@ def _draw_kernel(
     # static
     num_draws: int,
     num_envs: int,
+    env_lo: int,
     # outputs
     block_out: wp.array(dtype=wp.float32),
 ):
-    e = wp.tid()
+    e = wp.tid() + env_lo
     if active[e] == 0:
         return
     for r in range(num_draws):
@@ -56,10 +57,11 @@ def _check_kernel(
     # static
     num_fields: int,
     num_envs: int,
+    env_lo: int,
     # outputs
     fail_inout: wp.array(dtype=wp.int32),
 ):
-    e = wp.tid()
+    e = wp.tid() + env_lo
     if active[e] == 0:
         return
     bad = int(0)
@@ -156,18 +158,35 @@ class Params(Mapping):
         if name not in self._arrays:
             raise KeyError(f"no dynamic parameter {name!r}; parameters: {sorted(self._arrays)}")
 
-    def enqueue_check(self, active: wp.array, fail: wp.array) -> None:
+    def enqueue_check(
+        self, active: wp.array, fail: wp.array, envs: tuple[int, int] | None = None
+    ) -> None:
         """Launch the device check: ``FailBit.PARAM_RANGE`` for every active env with a
-        dynamic value outside its declared range (no-op without dynamic fields)."""
+        dynamic value outside its declared range (no-op without dynamic fields); ``envs``:
+        the ``(lo, hi)`` env range to check (default: the whole batch; ``active`` and
+        ``fail`` are the batch's ``[E]`` arrays either way)."""
         if not self._specs:
             return
+        lo, hi = envs if envs is not None else (0, self._num_envs)
         wp.launch(
             _check_kernel,
-            self._num_envs,
-            inputs=[active, self.block, self._bounds, self._open, len(self._specs), self._num_envs],
+            hi - lo,
+            inputs=[
+                active,
+                self.block,
+                self._bounds,
+                self._open,
+                len(self._specs),
+                self._num_envs,
+                lo,
+            ],
             outputs=[fail],
             device=self._device,
         )
+
+    def env_range(self, lo: int, hi: int) -> dict[str, wp.array]:
+        """``name -> [hi - lo]`` view of every field for envs ``[lo, hi)`` (same memory)."""
+        return {name: arr[lo:hi] for name, arr in self._arrays.items()}
 
     def __getitem__(self, name: str) -> wp.array:
         self._key(name)
@@ -256,13 +275,18 @@ class Randomizers(Mapping):
         self._num_envs = E
         self._host = host
 
-    def enqueue(self, active: wp.array, eff_seed: wp.array) -> None:
-        """Draw every randomized field for the active envs (no-op without randomizers)."""
+    def enqueue(
+        self, active: wp.array, eff_seed: wp.array, envs: tuple[int, int] | None = None
+    ) -> None:
+        """Draw every randomized field for the active envs (no-op without randomizers);
+        ``envs``: the ``(lo, hi)`` env range to draw (default: the whole batch; ``active``
+        and ``eff_seed`` are the batch's ``[E]`` arrays either way)."""
         if not self._names:
             return
+        lo, hi = envs if envs is not None else (0, self._num_envs)
         wp.launch(
             _draw_kernel,
-            self._num_envs,
+            hi - lo,
             inputs=[
                 active,
                 eff_seed,
@@ -271,6 +295,7 @@ class Randomizers(Mapping):
                 self.ranges,
                 len(self._names),
                 self._num_envs,
+                lo,
             ],
             outputs=[self._params.block],
             device=self._params._device,

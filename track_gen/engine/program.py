@@ -28,6 +28,14 @@ from .plan import plan_stages
 from .registry import Registry, default_registry
 from .spec import PipelineSpec
 from .stage import Layout, Workspace
+from .threads import (
+    NotRangeSafeError,
+    RangeBudget,
+    RecordingBudget,
+    env_ranges,
+    resolve_cpu_threads,
+    run_ranges,
+)
 from .timer import StageTimer
 
 __all__ = ["Program", "build", "plan_program", "program_layout", "resolve_device"]
@@ -54,12 +62,28 @@ class _Buffers:
     no_mask: wp.array
 
 
-def _allocate_buffers(cfg, stages, layout: Layout, budget: AllocationBudget, result_cls):
+@dataclasses.dataclass
+class _EnvRange:
+    """One contiguous env range ``[lo, hi)`` run on its own CPU thread: a workspace whose
+    arrays are the batch's cut to the range, and the range's own stage instances with
+    their params (views of the batch's)."""
+
+    lo: int
+    hi: int
+    ws: Workspace
+    stages: list
+
+
+def _allocate_buffers(
+    cfg, stages, layout: Layout, budget: AllocationBudget, result_cls, logs: list | None = None
+):
     """The program's buffers for ``layout`` through ``budget``: the result and its staging
     copy, the workspace, the epochs, the params, each stage's scratch (``stage.allocate``) and
     the masks. ``AllocationBudget.plan`` runs it for one and two envs to count a construction
     before it allocates; the program then runs it for its own layout. The seed state (two
-    int32 ``[E]`` arrays) is counted here and allocated by the program."""
+    int32 ``[E]`` arrays) is counted here and allocated by the program. ``logs``: a list that
+    receives, per stage, the arrays its ``allocate`` asked for (what the env ranges of
+    ``cpu_threads`` cut)."""
     E = layout.num_envs
     result = result_cls.allocate(E, layout.N_max, layout.device, budget)
     staged = result_cls.allocate(E, layout.N_max, layout.device, budget)
@@ -82,7 +106,15 @@ def _allocate_buffers(cfg, stages, layout: Layout, budget: AllocationBudget, res
         declarations += stage.dynamic_fields()
     params = Params(E, layout.device, declarations, budget)
     for stage in stages:
-        stage.allocate(ws)
+        if logs is None:
+            stage.allocate(ws)
+            continue
+        ws.budget = RecordingBudget(budget)
+        try:
+            stage.allocate(ws)
+        finally:
+            logs.append(ws.budget.log)
+            ws.budget = budget
     return _Buffers(
         result=result,
         ws=ws,
@@ -152,13 +184,14 @@ def _begin_kernel(
     # static
     use_mask: int,
     advance: int,
+    env_lo: int,
     # outputs
     active_out: wp.array(dtype=wp.int32),
     epoch_out: wp.array(dtype=wp.int32),
     eff_seed_out: wp.array(dtype=wp.int32),
     fail_out: wp.array(dtype=wp.int32),
 ):
-    e = wp.tid()
+    e = wp.tid() + env_lo
     on = 1
     if use_mask != 0:
         if mask[e] == 0:
@@ -273,7 +306,8 @@ class Program:
         self._course_owner = None
         budget = AllocationBudget(device, BUDGET_HINT)
         _plan_into(budget, spec, registry, self.layout)  # every buffer counted first
-        bufs = _allocate_buffers(cfg, stages, self.layout, budget, _result_class(spec))
+        logs: list = []
+        bufs = _allocate_buffers(cfg, stages, self.layout, budget, _result_class(spec), logs)
         self.result, self._ws, self._epoch = bufs.result, bufs.ws, bufs.epoch
         self.params = bufs.params
         self._regen_mask, self._no_mask = bufs.regen_mask, bufs.no_mask
@@ -298,7 +332,57 @@ class Program:
         self.diagnostics = MappingProxyType(self._ws.diagnostics)
         self._graphs = GraphCache(type(self).__name__, MAX_GRAPH_VARIANTS + 1)
         self._timer: StageTimer | None = None
+        self._ranges = self._env_ranges(spec, registry, stages, logs, budget)
+        self._ranges_used = False
         self.seeds.claim(self)
+
+    # ------------------------------------------------------------------ threads
+    def _env_ranges(self, spec, registry, stages, logs, budget) -> list[_EnvRange]:
+        """The env ranges ``cpu_threads`` runs on their own threads (empty: one thread, on
+        CUDA, or when a stage is not registered ``range_safe``)."""
+        lay = self.layout
+        threads = resolve_cpu_threads(spec.config.cpu_threads, lay.num_envs, lay.device)
+        kinds = [s.kind for s in spec.stages]
+        for stage in stages:
+            kinds += list(stage.resolves())
+        if threads <= 1 or not all(registry.get(k).range_safe for k in kinds if k in registry):
+            return []
+        ws = self._ws
+        out = []
+        try:
+            for lo, hi in env_ranges(lay.num_envs, threads):
+                P, N = lay.num_points, lay.N_max
+                rws = Workspace(
+                    layout=dataclasses.replace(lay, num_envs=hi - lo),
+                    config=spec.config,
+                    budget=budget,
+                    active=ws.active[lo:hi],
+                    eff_seed=ws.eff_seed[lo:hi],
+                    fail=ws.fail[lo:hi],
+                    line=ws.line[lo * P : hi * P],
+                    beads=ws.beads[lo * N : hi * N],
+                    count=ws.count[lo:hi],
+                    result=ws.result.env_range(lo, hi),
+                    env_lo=lo,
+                )
+                own = plan_stages(spec, registry)
+                for stage, log in zip(own, logs, strict=True):
+                    rws.budget = RangeBudget(budget, log, lay.num_envs, lo, hi)
+                    stage.allocate(rws)
+                    rws.budget.done()
+                rws.budget = budget
+                params = self.params.env_range(lo, hi)
+                out.append(_EnvRange(lo, hi, rws, [(s, s.param_arrays(params)) for s in own]))
+        except NotRangeSafeError:
+            return []
+        return out
+
+    @property
+    def cpu_threads(self) -> int:
+        """Threads a regeneration runs on (``config.cpu_threads`` resolved: 1 on CUDA, for
+        a pipeline holding a stage not registered ``range_safe``, or when the batch is too
+        small to split)."""
+        return max(len(self._ranges), 1)
 
     # ------------------------------------------------------------------ checks
     @property
@@ -363,32 +447,60 @@ class Program:
         return self._timer
 
     # ------------------------------------------------------------------ body
-    def _body(self, advance: bool, mask) -> None:
-        ws, lay = self._ws, self.layout
-        E = lay.num_envs
-        use_mask = 0 if mask is None else 1
-        timer = self._timer
-        if timer is not None:
-            timer.mark(0)
+    def _begin(self, advance: bool, mask, lo: int, hi: int) -> None:
+        """Envs ``[lo, hi)``: the active mask, the next epochs, the effective seeds and the
+        fail bits; then the randomizers' draws and the params check."""
+        ws = self._ws
         wp.launch(
             _begin_kernel,
-            E,
+            hi - lo,
             inputs=[
                 mask if mask is not None else self._no_mask,
                 self.seeds.seeds,
                 self.seeds.epochs,
-                use_mask,
+                0 if mask is None else 1,
                 int(advance),
+                lo,
             ],
             outputs=[ws.active, self._epoch, ws.eff_seed, ws.fail],
-            device=lay.device,
+            device=self.layout.device,
         )
-        self.randomizers.enqueue(ws.active, ws.eff_seed)
-        self.params.enqueue_check(ws.active, ws.fail)
-        for i, (stage, params) in enumerate(self._stages):
+        self.randomizers.enqueue(ws.active, ws.eff_seed, (lo, hi))
+        self.params.enqueue_check(ws.active, ws.fail, (lo, hi))
+
+    def _run_range(self, r: _EnvRange, advance: bool, mask) -> None:
+        self._begin(advance, mask, r.lo, r.hi)
+        for stage, params in r.stages:
+            stage.enqueue(r.ws, params)
+
+    def _threaded(self) -> bool:
+        """Whether this regeneration runs on the env ranges' threads: a CPU program with
+        ranges, outside any capture (a recorded graph replays the whole batch's launches on
+        one thread) and with the stage timer off (it times the one-thread path)."""
+        if not self._ranges or self._timer is not None:
+            return False
+        return not is_capturing(self.layout.device)
+
+    def _body(self, advance: bool, mask) -> None:
+        ws, lay = self._ws, self.layout
+        E = lay.num_envs
+        timer = self._timer
+        if self._threaded():
+            tasks = [(lambda r=r: self._run_range(r, advance, mask)) for r in self._ranges]
+            if self._ranges_used:
+                run_ranges(tasks)
+            else:  # the first regeneration loads every kernel: one range after the other
+                for task in tasks:
+                    task()
+                self._ranges_used = True
+        else:
             if timer is not None:
-                timer.mark(i + 1)
-            stage.enqueue(ws, params)
+                timer.mark(0)
+            self._begin(advance, mask, 0, E)
+            for i, (stage, params) in enumerate(self._stages):
+                if timer is not None:
+                    timer.mark(i + 1)
+                stage.enqueue(ws, params)
         if timer is not None:
             timer.mark(len(self._stages) + 1)
         # commit: nothing above touched the result, the epochs or the generations

@@ -1,4 +1,4 @@
-"""Stage registry: names -> stage classes, with a capturable flag."""
+"""Stage registry: names -> stage classes, with capturable and range-safe flags."""
 
 from __future__ import annotations
 
@@ -22,11 +22,13 @@ def add_builtins(stages: dict[str, type]) -> None:
 
 @dataclass(frozen=True)
 class StageEntry:
-    """A registered stage: its class and whether it may be recorded into a graph."""
+    """A registered stage: its class, whether it may be recorded into a graph, and whether
+    it may run on an env range of the batch (``range_safe``: CPU threads)."""
 
     name: str
     cls: type
     capturable: bool = True
+    range_safe: bool = False
 
 
 class Registry:
@@ -39,10 +41,16 @@ class Registry:
         self._entries: dict[str, StageEntry] = {}
         if builtins:
             for name, cls in _BUILTINS.items():
-                self._entries[name] = StageEntry(name, cls, True)
+                self._entries[name] = StageEntry(name, cls, True, True)
 
     def register(
-        self, name: str, cls: type, *, capturable: bool = True, replace: bool = False
+        self,
+        name: str,
+        cls: type,
+        *,
+        capturable: bool = True,
+        replace: bool = False,
+        range_safe: bool = False,
     ) -> StageEntry:
         """Register ``cls`` (a :class:`Stage` subclass) under ``name``.
 
@@ -54,6 +62,12 @@ class Registry:
             capturable: False when the stage's ``enqueue`` needs host control flow; such a
                 pipeline runs eagerly and refuses to be recorded into a capture.
             replace: allow replacing an existing registration.
+            range_safe: True when the stage may run on a contiguous env range of the batch
+                on its own CPU thread (``cpu_threads``): its kernels use an env's index only
+                to index the workspace's arrays (``ws.env_lo`` gives the global index), its
+                ``allocate`` asks for ``c * E`` elements or a size independent of E, and
+                ``enqueue`` touches no host state shared between ranges. False (the
+                default) runs every pipeline holding the stage on one thread.
         """
         if not isinstance(name, str) or not name:
             raise TypeError(f"stage name must be a non-empty str, got {name!r}")
@@ -69,6 +83,7 @@ class Registry:
             )
         capturable = check_bool(f"register({name!r}, ...): capturable", capturable)
         replace = check_bool(f"register({name!r}, ...): replace", replace)
+        range_safe = check_bool(f"register({name!r}, ...): range_safe", range_safe)
         if name in self._entries and not replace:
             raise ValueError(f"stage {name!r} is already registered; pass replace=True")
         if name not in self._entries and "." not in name.strip("."):
@@ -76,7 +91,7 @@ class Registry:
                 f"register({name!r}, ...): third-party stages use a namespaced name such as "
                 f"'acme.{name}', so they never collide with a built-in stage"
             )
-        entry = StageEntry(name, cls, capturable)
+        entry = StageEntry(name, cls, capturable, range_safe)
         self._entries[name] = entry
         return entry
 
@@ -117,6 +132,15 @@ def default_registry() -> Registry:
     return _default
 
 
-def register(name: str, cls: type, *, capturable: bool = True, replace: bool = False):
+def register(
+    name: str,
+    cls: type,
+    *,
+    capturable: bool = True,
+    replace: bool = False,
+    range_safe: bool = False,
+):
     """Register a stage in the default registry (see :meth:`Registry.register`)."""
-    return default_registry().register(name, cls, capturable=capturable, replace=replace)
+    return default_registry().register(
+        name, cls, capturable=capturable, replace=replace, range_safe=range_safe
+    )

@@ -13,6 +13,7 @@ from ..core.budget import AllocationBudget
 from ..core.layout import PER_ENV
 from ..core.tunable import Tunable, Values, resolve_values
 from ..seeds import NUM_ENVS
+from .threads import CPU_THREADS
 
 __all__ = [
     "LAYOUT_FIELDS",
@@ -54,7 +55,7 @@ N_MAX = Tunable(
     "(FailBit.TRUNCATED). The relaxation's neighbour search costs O(N_max^2) per env.",
 )
 #: Fields every generator's config has (the track config adds N_max).
-LAYOUT_FIELDS = (GENERATOR, NUM_ENVS, DEVICE, NUM_POINTS)
+LAYOUT_FIELDS = (GENERATOR, NUM_ENVS, DEVICE, CPU_THREADS, NUM_POINTS)
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,10 @@ class Workspace:
         inputs: name -> stable device array a stage reads and the user writes in place
             (declared with :meth:`add_input`; exposed as ``generator.inputs``).
         input_info: name -> description of each input.
+        env_lo: the global index of env 0 of this workspace: 0 for the whole batch, ``lo``
+            for an env range ``[lo, hi)`` run on its own CPU thread (whose arrays are the
+            batch's arrays cut to the range). A kernel that needs an env's global index
+            (anything but indexing the workspace's arrays) adds it.
     """
 
     layout: Layout
@@ -127,6 +132,7 @@ class Workspace:
     bead_width: Any = None
     inputs: dict = dataclasses.field(default_factory=dict)
     input_info: dict = dataclasses.field(default_factory=dict)
+    env_lo: int = 0
 
     def zeros(self, count: int, dtype, what: str) -> wp.array:
         """A zero-filled ``[count]`` scratch array on the layout's device, checked against the

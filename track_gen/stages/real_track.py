@@ -42,6 +42,7 @@ def _real_track_kernel(
     num_tracks: int,
     num_points: int,
     draw: int,
+    env_lo: int,
     # outputs
     line_out: wp.array(dtype=wp.vec2f),
     width_out: wp.array(dtype=wp.vec2f),
@@ -49,7 +50,7 @@ def _real_track_kernel(
     e = wp.tid()
     if active[e] == 0:
         return
-    k = e % num_tracks
+    k = (e + env_lo) % num_tracks  # the env's index in the whole batch
     if draw != 0:
         st = stage_rng(eff_seed[e], SALT_REAL_TRACK)
         k = wp.min(int(wp.randf(st) * float(num_tracks)), num_tracks - 1)
@@ -120,6 +121,7 @@ class SamplerRealTrack(Stage):
                 self.num_tracks,
                 lay.num_points,
                 self.draw,
+                ws.env_lo,
             ],
             outputs=[ws.line, ws.line_width],
             device=lay.device,
