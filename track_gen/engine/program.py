@@ -378,6 +378,12 @@ class Program:
         return out
 
     @property
+    def env_ranges(self) -> tuple[tuple[int, int], ...]:
+        """The ``(lo, hi)`` env ranges a regeneration runs on their own CPU threads (empty on
+        one thread); a course's per-generation tools split their work the same way."""
+        return tuple((r.lo, r.hi) for r in self._ranges)
+
+    @property
     def cpu_threads(self) -> int:
         """Threads a regeneration runs on (``config.cpu_threads`` resolved: 1 on CUDA, for
         a pipeline holding a stage not registered ``range_safe``, or when the batch is too

@@ -17,15 +17,13 @@ range-safe, and the program runs on one thread.
 
 from __future__ import annotations
 
-import os
-import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 
 import numpy as np
 import warp as wp
 
 from ..core.budget import AllocationBudget
+from ..core.ranges import available_cores, env_ranges, run_ranges
 from ..core.tunable import Tunable
 
 __all__ = [
@@ -64,14 +62,6 @@ class NotRangeSafeError(Exception):
     runs on one thread)."""
 
 
-def available_cores() -> int:
-    """The cores this process may run on (its CPU affinity where the OS tells it)."""
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)
-    except (AttributeError, OSError):
-        return max(os.cpu_count() or 1, 1)
-
-
 def resolve_cpu_threads(value, num_envs: int, device) -> int:
     """Threads a program of ``num_envs`` envs on ``device`` runs on: 1 on CUDA; ``"auto"``:
     :func:`available_cores` capped to ``num_envs // MIN_ENVS_PER_THREAD``; an int: itself,
@@ -81,18 +71,6 @@ def resolve_cpu_threads(value, num_envs: int, device) -> int:
     if value == "auto":
         return max(1, min(available_cores(), num_envs // MIN_ENVS_PER_THREAD))
     return max(1, min(int(value), num_envs))
-
-
-def env_ranges(num_envs: int, threads: int) -> list[tuple[int, int]]:
-    """``threads`` contiguous ``(lo, hi)`` env ranges covering ``[0, num_envs)``, sizes
-    differing by one at most (the first ones larger)."""
-    base, extra = divmod(num_envs, threads)
-    out, lo = [], 0
-    for t in range(threads):
-        hi = lo + base + (1 if t < extra else 0)
-        out.append((lo, hi))
-        lo = hi
-    return out
 
 
 class RecordingBudget:
@@ -167,33 +145,3 @@ class RangeBudget:
     def done(self) -> None:
         if self._next != len(self._log):
             raise NotRangeSafeError("a range allocated fewer buffers than the batch")
-
-
-#: Worker threads shared by every program (created as ranges need them, reused after).
-_POOL_SIZE = 256
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _workers() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(_POOL_SIZE, thread_name_prefix="track_gen-range")
-        return _pool
-
-
-def run_ranges(tasks: Sequence[Callable[[], None]]) -> None:
-    """Run every task, the first on the calling thread and each other one on a worker
-    thread, and wait for all of them; then re-raise the first exception any task raised
-    (in task order), so no task is still running when this returns or raises."""
-    futures = [_workers().submit(task) for task in tasks[1:]]
-    first: BaseException | None = None
-    try:
-        tasks[0]()
-    except BaseException as exc:  # re-raised once every range has finished
-        first = exc
-    errors = [first] + [f.exception() for f in futures]  # waits for each
-    for exc in errors:
-        if exc is not None:
-            raise exc

@@ -6,6 +6,7 @@ import warp as wp
 
 from ...core.component import Component, InputSpec, buffer_bytes
 from ...core.layout import KERNEL_LAYOUT, resolve_kernel_layout
+from ...core.ranges import EnvSplit
 from ..heightfield import SIZE_HI, check_grid_resolution
 from .fields import CLEARANCE, MAX_BOXES, METHOD, SDF_RESOLUTION
 from .utility import BandCollider
@@ -88,6 +89,7 @@ class BandCollision(Component):
             clearance=self.clearance,
             kernel_layout=self.kernel_layout,
         )
+        self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.contact
 
     def planned_bytes(self, layout, config) -> int:
@@ -105,7 +107,7 @@ class BandCollision(Component):
         )
 
     def on_generate(self, ctx, mask) -> None:
-        self.utility.refresh(mask)
+        self._split.run(BandCollider.refresh, mask)  # on the generator's env ranges
 
     def step(self, ctx):
         b = self.bound

@@ -8,6 +8,7 @@ import numpy as np
 import warp as wp
 
 from ...core.component import Component, buffer_bytes
+from ...core.ranges import EnvSplit
 from ...results import GateSequence
 from .fields import MAX_CHECKPOINTS, SPACING
 from .result import CheckpointSet
@@ -66,6 +67,7 @@ class Checkpoints(Component):
         self.utility = CheckpointPlacer(
             track, self.spacing, self.max_checkpoints, max_loop_length=bound
         )
+        self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.checkpoints
         if chosen:
             clipped = (self.utility.clipped.numpy() != 0) & (track.valid.numpy() != 0)
@@ -113,7 +115,7 @@ class Checkpoints(Component):
         return max(longest, 3.0 * self.spacing)
 
     def on_generate(self, ctx, mask) -> None:
-        self.utility.sample(mask)
+        self._split.run(CheckpointPlacer.sample, mask)  # on the generator's env ranges
 
 
 class GateCheckpoints(Component):

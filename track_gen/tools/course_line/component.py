@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...core.component import Component, buffer_bytes
+from ...core.ranges import EnvSplit
 from ...results import GateSequence
 from .fields import SAMPLES_PER_GATE
 from .utility import CourseLineBuilder
@@ -37,6 +38,7 @@ class CenterlineFromGates(Component):
                 f"Localizer() reads it (got a {type(result).__name__})"
             )
         self.utility = CourseLineBuilder(result, self.samples_per_gate)
+        self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.line
 
     def planned_line_rows(self, layout) -> int:
@@ -49,4 +51,4 @@ class CenterlineFromGates(Component):
         return buffer_bytes(CourseLineBuilder.buffers(E, layout.N_max, K))
 
     def on_generate(self, ctx, mask) -> None:
-        self.utility.build(mask)
+        self._split.run(CourseLineBuilder.build, mask)  # on the generator's env ranges

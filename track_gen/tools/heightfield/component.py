@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...core.component import Component, buffer_bytes
+from ...core.ranges import EnvSplit
 from ...results import Track
 from .fields import FILL, MARGIN, RESOLUTION, SIZE_HI
 from .utility import HeightFieldBaker, check_grid_resolution
@@ -61,6 +62,7 @@ class HeightFieldBake(Component):
         self.utility = HeightFieldBaker(
             track, resolution=self.resolution, margin=self.margin, fill=self.fill
         )
+        self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.field
 
     def planned_bytes(self, layout, config) -> int:
@@ -68,4 +70,4 @@ class HeightFieldBake(Component):
         return buffer_bytes(HeightFieldBaker.buffers(layout.num_envs, self.resolution))
 
     def on_generate(self, ctx, mask) -> None:
-        self.utility.bake(mask)
+        self._split.run(HeightFieldBaker.bake, mask)  # on the generator's env ranges

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ...core.component import Component, buffer_bytes
+from ...core.ranges import EnvSplit
 from ...results import Track
 from ..checkpoints import construction_result
 from .fields import (
@@ -149,6 +150,7 @@ class Props(Component):
             max_loop_length=bound,
             **self.sizes,
         )
+        self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.props
 
     def planned_bytes(self, layout, config) -> int:
@@ -170,4 +172,4 @@ class Props(Component):
         return buffer_bytes(PropPlacer.buffers(layout.num_envs, cap))
 
     def on_generate(self, ctx, mask) -> None:
-        self.utility.place(mask)
+        self._split.run(PropPlacer.place, mask)  # on the generator's env ranges
