@@ -14,6 +14,10 @@ z_profile and the 128 x 128 height-field bake.
 course: generate (the full regeneration body, regenerate(advance=True)), step (progress +
 post collision + localizer, agents on the course line) and a masked regeneration.
 
+Thread section (CPU, both modes): a whole regeneration of a track course (sdf collision,
+checkpoints, a 128 x 128 height field, cones) and of a gate course at each ``--cpu-threads``
+value (default ``1 auto``), side by side with the speedup over the first value.
+
 Localizer section (on with --mode gates, off with --mode track; --localizer /
 --no-localizer override): TrackLocalizer.locate with a warm window (warm_window=8) against a
 full search, on E tracks with N_max=384 whose lines really have close to 384 segments
@@ -247,6 +251,43 @@ def localizer_section(device, E: int, calls: int) -> None:
     )
 
 
+def threads_section(device, E: int, calls: int, threads: list) -> None:
+    """A whole regeneration of a track course (sdf collision, checkpoints, a 128 x 128
+    height field and cones) and of a gate course at each ``cpu_threads`` value, side by side:
+    ms per call and the speedup over the first value (the resolved count in brackets)."""
+    from track_gen import tools
+
+    def track_course(t):
+        return Course.track(
+            presets.track(num_envs=E, device=str(device), cpu_threads=t),
+            checkpoint_spacing=0.6,
+            collision="sdf",
+            extra=(tools.HeightFieldBake(128), tools.Props("cone", spacing=0.1)),
+            seeds=0,
+        )
+
+    def gate_course(t):
+        return Course.gates(
+            presets.gates(num_envs=E, device=str(device), gate_width=0.1, cpu_threads=t),
+            collision=0.02,
+            localize_window=8,
+            seeds=0,
+        )
+
+    for label, make in (
+        ("track course (sdf, height field, props)", track_course),
+        ("gate course", gate_course),
+    ):
+        runs = []
+        for t in threads:
+            course = make(t)
+            ms = timed(lambda c=course: c.regenerate(advance=True), device, max(calls // 2, 1))
+            runs.append((t, course.generator.cpu_threads, ms))
+        base = runs[0][2]
+        text = ", ".join(f"{t}({n}) {ms:8.1f} ms x{base / ms:.2f}" for t, n, ms in runs)
+        print(f"regenerate by cpu_threads, {label}: {text}", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default=None)
@@ -259,7 +300,19 @@ def main(argv=None) -> int:
         default=None,
         help="the warm vs full localizer section (default: on with --mode gates)",
     )
+    ap.add_argument(
+        "--cpu-threads",
+        nargs="+",
+        default=["1", "auto"],
+        metavar="N",
+        help="cpu_threads values of the thread section (ints or 'auto'; default: 1 auto)",
+    )
     args = ap.parse_args(argv)
+    threads = []
+    for v in args.cpu_threads:
+        if v != "auto" and not (v.isdigit() and int(v) >= 1):
+            ap.error(f"--cpu-threads: {v!r} is neither 'auto' nor an int >= 1")
+        threads.append(v if v == "auto" else int(v))
     wp.config.log_level = wp.LOG_WARNING
     device = wp.get_device(args.device) if args.device else wp.get_preferred_device()
     E = args.E or (8192 if device.is_cuda else 1024)
@@ -272,6 +325,8 @@ def main(argv=None) -> int:
         gates_section(device, E, args.calls)
     if args.localizer if args.localizer is not None else args.mode == "gates":
         localizer_section(device, E, args.calls)
+    if not device.is_cuda:
+        threads_section(device, E, args.calls, threads)
     return 0
 
 

@@ -22,6 +22,9 @@ def test_course_benchmark_smoke():
             "8",
             "--calls",
             "1",
+            "--cpu-threads",
+            "1",
+            "2",
         ],
         capture_output=True,
         text=True,
@@ -31,3 +34,5 @@ def test_course_benchmark_smoke():
     )
     for word in ("segments", "sdf", "bake", "masked", "full"):
         assert word in out.stdout
+    threads = [line for line in out.stdout.splitlines() if "by cpu_threads" in line]
+    assert len(threads) == 2 and all("1(1)" in t and "2(2)" in t for t in threads)
