@@ -9,6 +9,7 @@ from collections.abc import Mapping
 import numpy as np
 import warp as wp
 
+from ..core.budget import AllocationBudget
 from ..core.checks import as_float, check_array, host_values, is_number
 from ..core.exec import is_capturing
 from ..core.tunable import Tunable
@@ -128,20 +129,21 @@ class Params(Mapping):
             self._index[name] = k
             values.append(np.full(num_envs, float(value), np.float32))
         host = np.concatenate(values) if values else np.zeros(1, np.float32)
-        if budget is not None:
-            budget.take(host.shape[0], wp.float32, "params")
-        self.block = wp.array(host, dtype=wp.float32, device=self._device)
+        if budget is None:
+            budget = AllocationBudget(self._device, "declare fewer dynamic fields")
+        self._budget = budget
+        self.block = budget.array(host, wp.float32, "params")
         self._arrays = {
             name: self.block[k * num_envs : (k + 1) * num_envs] for name, k in self._index.items()
         }
         n = max(len(self._specs), 1)
         bounds = [self._specs[k].device_bounds() for k in self._index] or [(0.0, 0.0, 0)]
-        self._bounds = wp.array(
-            np.array([b[:2] for b in bounds], np.float32).reshape(n, 2),
-            dtype=wp.vec2f,
-            device=self._device,
+        self._bounds = budget.array(
+            np.array([b[:2] for b in bounds], np.float32).reshape(n, 2), wp.vec2f, "param bounds"
         )
-        self._open = wp.array([b[2] for b in bounds], dtype=wp.int32, device=self._device)
+        self._open = budget.array(
+            np.array([b[2] for b in bounds], np.int32), wp.int32, "param bound flags"
+        )
 
     def spec(self, name: str) -> Tunable:
         """The :class:`~track_gen.pipeline.Tunable` (range, meaning) of ``name``."""
@@ -256,21 +258,26 @@ class Randomizers(Mapping):
         self._names = list(ranges)
         if len(self._names) > MAX_RANDOMIZED:
             raise ValueError(f"with_randomize: {len(self._names)} fields, at most {MAX_RANDOMIZED}")
-        device, E = params._device, params._num_envs
+        E = params._num_envs
         host = {}
         for name, lo_hi in ranges.items():
             host[name] = check_randomizer(params._specs, name, lo_hi)
         n = max(len(self._names), 1)
-        self.index = wp.array(
-            [params.index(k) for k in self._names] or [0], dtype=wp.int32, device=device
+        budget = params._budget
+        self.index = budget.array(
+            np.array([params.index(k) for k in self._names] or [0], np.int32),
+            wp.int32,
+            "randomized field indices",
         )
-        self.salts = wp.array(
-            [randomizer_salt(k) for k in self._names] or [0], dtype=wp.uint32, device=device
+        self.salts = budget.array(
+            np.array([randomizer_salt(k) for k in self._names] or [0], np.uint32),
+            wp.uint32,
+            "randomizer salts",
         )
-        self.ranges = wp.array(
+        self.ranges = budget.array(
             np.array([host[k] for k in self._names] or [(0.0, 0.0)], np.float32).reshape(n, 2),
-            dtype=wp.vec2f,
-            device=device,
+            wp.vec2f,
+            "randomizer ranges",
         )
         self._num_envs = E
         self._host = host

@@ -58,6 +58,7 @@ class _Buffers:
     ws: Workspace
     epoch: wp.array
     params: Params
+    randomizers: Randomizers
     regen_mask: wp.array
     no_mask: wp.array
 
@@ -75,12 +76,19 @@ class _EnvRange:
 
 
 def _allocate_buffers(
-    cfg, stages, layout: Layout, budget: AllocationBudget, result_cls, logs: list | None = None
+    cfg,
+    stages,
+    layout: Layout,
+    budget: AllocationBudget,
+    result_cls,
+    randomize,
+    logs: list | None = None,
 ):
     """The program's buffers for ``layout`` through ``budget``: the result and its staging
-    copy, the workspace, the epochs, the params, each stage's scratch (``stage.allocate``) and
-    the masks. ``AllocationBudget.plan`` runs it for one and two envs to count a construction
-    before it allocates; the program then runs it for its own layout. The seed state (two
+    copy, the workspace, the epochs, the params and the randomizers (of ``randomize``), each
+    stage's scratch (``stage.allocate``) and the masks. ``AllocationBudget.plan`` runs it for
+    one and two envs to count a construction before it allocates; the program then runs it
+    for its own layout. The seed state (two
     int32 ``[E]`` arrays) is counted here and allocated by the program. ``logs``: a list that
     receives, per stage, the arrays its ``allocate`` asked for (what the env ranges of
     ``cpu_threads`` cut)."""
@@ -105,6 +113,7 @@ def _allocate_buffers(
     for stage in stages:
         declarations += stage.dynamic_fields()
     params = Params(E, layout.device, declarations, budget)
+    randomizers = Randomizers(params, dict(randomize))
     for stage in stages:
         if logs is None:
             stage.allocate(ws)
@@ -120,6 +129,7 @@ def _allocate_buffers(
         ws=ws,
         epoch=epoch,
         params=params,
+        randomizers=randomizers,
         regen_mask=budget.zeros(E, wp.int32, "regen_mask"),
         no_mask=budget.zeros(1, wp.int32, "empty mask"),
     )
@@ -152,7 +162,9 @@ def _plan_into(budget: AllocationBudget, spec: PipelineSpec, registry, layout: L
 
     def probe(num_envs: int, probe_budget: AllocationBudget) -> None:
         probe_layout = dataclasses.replace(layout, num_envs=num_envs)
-        _allocate_buffers(cfg, plan_stages(spec, registry), probe_layout, probe_budget, result_cls)
+        _allocate_buffers(
+            cfg, plan_stages(spec, registry), probe_layout, probe_budget, result_cls, spec.randomize
+        )
 
     budget.plan(probe, layout.num_envs)
 
@@ -307,7 +319,9 @@ class Program:
         budget = AllocationBudget(device, BUDGET_HINT)
         _plan_into(budget, spec, registry, self.layout)  # every buffer counted first
         logs: list = []
-        bufs = _allocate_buffers(cfg, stages, self.layout, budget, _result_class(spec), logs)
+        bufs = _allocate_buffers(
+            cfg, stages, self.layout, budget, _result_class(spec), spec.randomize, logs
+        )
         self.result, self._ws, self._epoch = bufs.result, bufs.ws, bufs.epoch
         self.params = bufs.params
         self._regen_mask, self._no_mask = bufs.regen_mask, bufs.no_mask
@@ -320,7 +334,7 @@ class Program:
             self._host_stages += stage.host_stages()
         self.capturable = not self._host_stages
         self.params.guard = self._guard
-        self.randomizers = Randomizers(self.params, dict(spec.randomize))
+        self.randomizers = bufs.randomizers
         self._stages = [(stage, stage.param_arrays(self.params)) for stage in stages]
         self.inputs = MappingProxyType({"regen_mask": self._regen_mask, **self._ws.inputs})
         self.input_info = MappingProxyType(
