@@ -52,8 +52,9 @@ import numpy as np
 import warp as wp
 
 from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
+from track_gen.config import TRACK_GENERATORS
 from track_gen.course import Course
-from track_gen.pipeline import default_registry, presets
+from track_gen.pipeline import presets
 from track_gen.tools import DiscCollider, FrameCollision
 
 
@@ -432,7 +433,7 @@ def main(argv=None) -> int:
     if device != "cpu" and wp.get_cuda_device_count() == 0:
         print("no CUDA device (pass --device cpu for a dry run)", file=sys.stderr)
         return 2
-    names = [s for s in default_registry().samplers() if s not in ("mix", "centerline")]
+    names = list(TRACK_GENERATORS)
     ok = True
     if args.only in (None, "generators"):
         for g in names:

@@ -37,7 +37,7 @@ import numpy as np
 import warp as wp
 
 from track_gen import FailBit, GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
-from track_gen.pipeline import default_registry
+from track_gen.config import TRACK_GENERATORS
 
 CPU_E = [64, 256, 1024]
 CUDA_E = [8192]
@@ -143,8 +143,8 @@ def run_one(
 
 
 def main(argv=None) -> int:
-    # samplers a config alone can build ("mix" needs a weight table, "centerline" user data)
-    samplers = [s for s in default_registry().samplers() if s not in ("mix", "centerline")]
+    # the built-in samplers a config alone builds (mix, centerline and real_track need data)
+    samplers = list(TRACK_GENERATORS)
     parser = argparse.ArgumentParser(
         description="Time TrackGenerator.generate(advance=True) per generator and batch size."
     )

@@ -40,7 +40,7 @@ from track_gen.pipeline import default_registry  # noqa: E402
 CPU_E = 512
 CUDA_E = 4096
 # Samplers that need more than a TrackGenConfig (child samplers, a user centerline input).
-NOT_STANDALONE = ("mix", "centerline")
+NOT_STANDALONE = ("mix", "centerline", "real_track")
 GALLERY_ENVS = 16
 
 
