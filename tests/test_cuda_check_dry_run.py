@@ -1,0 +1,20 @@
+"""benchmarks/cuda_check.py, the script the first GPU session runs, passes its CPU dry run
+(every section)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_cuda_check_dry_run_on_the_cpu():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "cuda_check.py")]
+    cmd += ["--device", "cpu", "--E", "16", "--calls", "1"]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "bitwise ok" in out.stdout
