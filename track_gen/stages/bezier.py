@@ -7,6 +7,10 @@ with cubics whose handles are ``min(rad * chord, handle_clamp_frac * shorter edg
 arc-resample to ``num_points`` and scale the bounding box to ``1.44 * scale``. A loop whose
 curves cross itself falls back to the straight corner polygon, which is simple because the
 corners are angle-sorted around an interior point (the relaxation rounds it later).
+
+In a gate pipeline the kernel stops at the corners: the angle-sorted corner polygon after one
+corner-cutting round (its edge midpoints, ``emit_knots``) is the loop, scaled the same way;
+``rad``, ``edgy``, ``handle_clamp_frac`` and ``num_points_per_segment`` shape the cubics only.
 """
 
 from __future__ import annotations
@@ -23,12 +27,14 @@ from ..geometry import (
     safe_normalize,
 )
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS
+from .common import SCALE, SEGMENT_POINTS, emit_knots, knot_loop
 from .corners import GRID_FIELDS, draw_grid_corners, grid_cells
 
 wp.set_module_options({"enable_backward": False})
 
 SALT_BEZIER = wp.constant(wp.uint32(0xB321E001))
+#: Corner-cutting rounds of the gate loop (``emit_knots``).
+KNOT_ROUNDS = wp.constant(1)
 
 
 @wp.func
@@ -114,6 +120,39 @@ def _bezier_kernel(
     )  # fmt: skip
 
 
+@wp.kernel
+def _bezier_knots_kernel(
+    # inputs
+    eff_seed: wp.array(dtype=wp.int32),
+    active: wp.array(dtype=wp.int32),
+    # parameters
+    scale: wp.array(dtype=wp.float32),
+    # static
+    min_pts: int,
+    max_pts: int,
+    cells: int,
+    num_points: int,
+    # scratch
+    corners: wp.array(dtype=wp.vec2f),
+    cell_ids: wp.array(dtype=wp.int32),
+    corner_keys: wp.array(dtype=wp.float32),
+    # outputs
+    line_out: wp.array(dtype=wp.vec2f),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    st = stage_rng(eff_seed[e], SALT_BEZIER)
+    m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
+    m = wp.min(m, max_pts)
+    cb = e * max_pts
+    st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb)
+    # the sort keys are spent: they are the resampling scratch of a corner loop longer than
+    # num_points
+    emit_knots(corners, cb, m, KNOT_ROUNDS, corner_keys, cb, line_out, e * num_points,
+               num_points, EXTENT * scale[e])  # fmt: skip
+
+
 RAD = Tunable(
     "rad",
     0.4,
@@ -153,17 +192,39 @@ class SamplerBezier(Stage):
 
     def allocate(self, ws: Workspace) -> None:
         v, E = self.values, ws.layout.num_envs
-        self.cross = CrossingScratch(ws, ws.layout.num_points, self.name)
         self.cells = grid_cells(v.min_point_distance)
         self.corners = ws.zeros(E * v.max_corners, wp.vec2f, f"{self.name} corners")
         self.cell_ids = ws.zeros(E * v.max_corners, wp.int32, f"{self.name} cell ids")
         self.corner_keys = ws.zeros(E * v.max_corners, wp.float32, f"{self.name} corner angles")
+        if knot_loop(ws):  # the corners are the whole gate loop
+            return
+        self.cross = CrossingScratch(ws, ws.layout.num_points, self.name)
         n_dense = E * v.max_corners * v.num_points_per_segment
         self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
         self.dense_len = ws.zeros(n_dense, wp.float32, f"{self.name} dense segment lengths")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
+        if knot_loop(ws):
+            wp.launch(
+                _bezier_knots_kernel,
+                ws.layout.num_envs,
+                inputs=[
+                    ws.eff_seed,
+                    ws.active,
+                    params["scale"],
+                    v.min_corners,
+                    v.max_corners,
+                    self.cells,
+                    ws.layout.num_points,
+                    self.corners,
+                    self.cell_ids,
+                    self.corner_keys,
+                ],
+                outputs=[ws.line],
+                device=ws.layout.device,
+            )
+            return
         wp.launch(
             _bezier_kernel,
             ws.layout.num_envs,

@@ -23,6 +23,11 @@ drawing from its own stream ``stage_rng(eff_seed, SALT_CHECKPOINT + k)``:
 
 Loops are counter-clockwise. Crossings left in the winner are handed to the relaxation and the
 final validity gate (no clip fallback).
+
+In a gate pipeline the kernel stops at the first candidate's checkpoints (step 1, stream
+``k = 0``): their polygon after two corner-cutting rounds (``emit_knots``; the walk that
+smooths them for tracks is not run) is the loop, scaled the same way. ``turn_rate``,
+``steer_gain``, ``lookahead_frac`` and ``best_of_k`` shape the walk only.
 """
 
 from __future__ import annotations
@@ -40,12 +45,30 @@ from ..geometry import (
     wrap_angle,
 )
 from ..seeds import stage_rng
-from .common import SCALE
+from .common import SCALE, emit_knots, knot_loop
 
 wp.set_module_options({"enable_backward": False})
 
 SALT_CHECKPOINT = wp.constant(wp.uint32(0xC4EC0005))
 BIG = wp.constant(1 << 30)
+#: Corner-cutting rounds of the gate loop (``emit_knots``): two, since the checkpoints are a
+#: rougher polygon than the other samplers' knots (radii down to radius_min_frac,
+#: neighbours that swap).
+KNOT_ROUNDS = wp.constant(2)
+
+
+@wp.func
+def _draw_checkpoints(
+    st: wp.uint32, cp: wp.array(dtype=wp.vec2f), cpb: int, n_cp: int, rmin: float, ajit: float
+) -> wp.uint32:
+    """A candidate's ``n_cp`` checkpoints (step 1) into ``cp[cpb ..]``; returns the advanced
+    RNG state."""
+    cell = TWO_PI / float(n_cp)
+    for c in range(n_cp):
+        ang = cell * (float(c) + (2.0 * wp.randf(st) - 1.0) * ajit)
+        r = rmin + (1.0 - rmin) * wp.randf(st)
+        cp[cpb + c] = wp.vec2f(r * wp.cos(ang), r * wp.sin(ang))
+    return st
 
 
 @wp.func
@@ -64,11 +87,7 @@ def _walk_candidate(
     n: int,
 ):
     """Build one closed, counter-clockwise candidate loop of ``n`` points in ``buf[b ..]``."""
-    cell = TWO_PI / float(n_cp)
-    for c in range(n_cp):
-        ang = cell * (float(c) + (2.0 * wp.randf(st) - 1.0) * ajit)
-        r = rmin + (1.0 - rmin) * wp.randf(st)
-        cp[cpb + c] = wp.vec2f(r * wp.cos(ang), r * wp.sin(ang))
+    st = _draw_checkpoints(st, cp, cpb, n_cp, rmin, ajit)
     per = float(0.0)
     for c in range(n_cp):
         per += wp.length(cp[cpb + (c + 1) % n_cp] - cp[cpb + c])
@@ -170,6 +189,36 @@ def _checkpoint_kernel(
     )
 
 
+@wp.kernel
+def _checkpoint_knots_kernel(
+    # inputs
+    eff_seed: wp.array(dtype=wp.int32),
+    active: wp.array(dtype=wp.int32),
+    # parameters
+    radius_min_frac: wp.array(dtype=wp.float32),
+    angle_jitter: wp.array(dtype=wp.float32),
+    scale: wp.array(dtype=wp.float32),
+    # static
+    n_cp: int,
+    num_points: int,
+    # scratch
+    cps: wp.array(dtype=wp.vec2f),
+    cp_len: wp.array(dtype=wp.float32),
+    # outputs
+    line_out: wp.array(dtype=wp.vec2f),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    rmin = wp.clamp(radius_min_frac[e], 0.0, 0.999)
+    ajit = wp.clamp(angle_jitter[e], 0.0, 1.0)
+    cpb = e * n_cp
+    st = stage_rng(eff_seed[e], SALT_CHECKPOINT)
+    st = _draw_checkpoints(st, cps, cpb, n_cp, rmin, ajit)
+    emit_knots(cps, cpb, n_cp, KNOT_ROUNDS, cp_len, cpb, line_out, e * num_points, num_points,
+               EXTENT * scale[e])  # fmt: skip
+
+
 COUNT = Tunable(
     "count",
     12,
@@ -260,14 +309,36 @@ class SamplerCheckpoint(Stage):
 
     def allocate(self, ws: Workspace) -> None:
         v, E, n = self.values, ws.layout.num_envs, ws.layout.num_points
-        self.cross = CrossingScratch(ws, n, self.name)
         self.cps = ws.zeros(E * v.count, wp.vec2f, f"{self.name} checkpoints")
+        if knot_loop(ws):  # the checkpoints are the whole gate loop
+            self.cp_len = ws.zeros(E * v.count, wp.float32, f"{self.name} checkpoint edge lengths")
+            return
+        self.cross = CrossingScratch(ws, n, self.name)
         # two candidate loops per env: the best so far and the one being built
         self.cand = ws.zeros(E * 2 * n, wp.vec2f, f"{self.name} candidate loops")
         self.cand_len = ws.zeros(E * n, wp.float32, f"{self.name} winner segment lengths")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
+        if knot_loop(ws):
+            wp.launch(
+                _checkpoint_knots_kernel,
+                ws.layout.num_envs,
+                inputs=[
+                    ws.eff_seed,
+                    ws.active,
+                    params["radius_min_frac"],
+                    params["angle_jitter"],
+                    params["scale"],
+                    v.count,
+                    ws.layout.num_points,
+                    self.cps,
+                    self.cp_len,
+                ],
+                outputs=[ws.line],
+                device=ws.layout.device,
+            )
+            return
         wp.launch(
             _checkpoint_kernel,
             ws.layout.num_envs,

@@ -15,6 +15,10 @@ polygon, which is simple because it is star-shaped around the centroid (the rela
 a polygon later). A displaced midpoint stays on its ray from the centroid, inside its edge's
 angular wedge, so for ``d < 1`` the ``2m``-vertex polygon is star-shaped as well and the last
 fallback is only a guard (a nearly degenerate corner set).
+
+In a gate pipeline the kernel stops at the ``2m`` vertices: their polygon after one
+corner-cutting round (its edge midpoints, ``emit_knots``) is the loop, scaled the same way
+(``num_points_per_segment`` shapes the spline only).
 """
 
 from __future__ import annotations
@@ -31,12 +35,38 @@ from ..geometry import (
     resample_first_simple,
 )
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS
+from .common import SCALE, SEGMENT_POINTS, emit_knots, knot_loop
 from .corners import GRID_FIELDS, draw_grid_corners, grid_cells
 
 wp.set_module_options({"enable_backward": False})
 
 SALT_HULL = wp.constant(wp.uint32(0x40111A03))
+#: Corner-cutting rounds of the gate loop (``emit_knots``).
+KNOT_ROUNDS = wp.constant(1)
+
+
+@wp.func
+def _vertices(
+    st: wp.uint32,
+    m: int,
+    d: float,
+    corners: wp.array(dtype=wp.vec2f),
+    cb: int,
+    verts: wp.array(dtype=wp.vec2f),
+    vb: int,
+) -> wp.uint32:
+    """The ``2m``-vertex polygon into ``verts[vb ..]``: each corner, then the midpoint of its
+    outgoing edge moved along the centroid ray by ``U(-d, d)`` times its distance to the
+    centroid. Returns the advanced RNG state."""
+    cen = centroid(corners, cb, m)
+    for i in range(m):
+        c0 = corners[cb + i]
+        c1 = corners[cb + (i + 1) % m]
+        mid = 0.5 * (c0 + c1)
+        r = (2.0 * wp.randf(st) - 1.0) * d
+        verts[vb + 2 * i] = c0
+        verts[vb + 2 * i + 1] = mid + r * (mid - cen)
+    return st
 
 
 @wp.kernel
@@ -74,18 +104,10 @@ def _hull_kernel(
     m = wp.min(m, max_pts)
     cb = e * max_pts
     st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb)
-    cen = centroid(corners, cb, m)
     # augmented polygon: corner, displaced midpoint of its outgoing edge, ...
-    d = displacement[e]
     vb = e * 2 * max_pts
     nv = 2 * m
-    for i in range(m):
-        c0 = corners[cb + i]
-        c1 = corners[cb + (i + 1) % m]
-        mid = 0.5 * (c0 + c1)
-        r = (2.0 * wp.randf(st) - 1.0) * d
-        verts[vb + 2 * i] = c0
-        verts[vb + 2 * i + 1] = mid + r * (mid - cen)
+    st = _vertices(st, m, displacement[e], corners, cb, verts, vb)
     db = e * 2 * max_pts * npseg
     catmull_rom_closed(verts, vb, nv, npseg, dense, db)
     lb = e * num_points
@@ -95,6 +117,42 @@ def _hull_kernel(
         dense, db, nv * npseg, verts, vb, nv, corners, cb, m, dense_len, db,
         cross_boxes, cross_turns, sb, line_out, lb, num_points, EXTENT * scale[e],
     )  # fmt: skip
+
+
+@wp.kernel
+def _hull_knots_kernel(
+    # inputs
+    eff_seed: wp.array(dtype=wp.int32),
+    active: wp.array(dtype=wp.int32),
+    # parameters
+    displacement: wp.array(dtype=wp.float32),
+    scale: wp.array(dtype=wp.float32),
+    # static
+    min_pts: int,
+    max_pts: int,
+    cells: int,
+    num_points: int,
+    # scratch
+    corners: wp.array(dtype=wp.vec2f),
+    cell_ids: wp.array(dtype=wp.int32),
+    corner_keys: wp.array(dtype=wp.float32),
+    verts: wp.array(dtype=wp.vec2f),
+    vert_len: wp.array(dtype=wp.float32),
+    # outputs
+    line_out: wp.array(dtype=wp.vec2f),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    st = stage_rng(eff_seed[e], SALT_HULL)
+    m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
+    m = wp.min(m, max_pts)
+    cb = e * max_pts
+    st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb)
+    vb = e * 2 * max_pts
+    st = _vertices(st, m, displacement[e], corners, cb, verts, vb)
+    emit_knots(verts, vb, 2 * m, KNOT_ROUNDS, vert_len, vb, line_out, e * num_points,
+               num_points, EXTENT * scale[e])  # fmt: skip
 
 
 DISPLACEMENT = Tunable(
@@ -117,18 +175,45 @@ class SamplerHull(Stage):
 
     def allocate(self, ws: Workspace) -> None:
         v, E = self.values, ws.layout.num_envs
-        self.cross = CrossingScratch(ws, ws.layout.num_points, self.name)
         self.cells = grid_cells(v.min_point_distance)
         self.corners = ws.zeros(E * v.max_corners, wp.vec2f, f"{self.name} corners")
         self.cell_ids = ws.zeros(E * v.max_corners, wp.int32, f"{self.name} cell ids")
         self.corner_keys = ws.zeros(E * v.max_corners, wp.float32, f"{self.name} corner angles")
         self.verts = ws.zeros(E * 2 * v.max_corners, wp.vec2f, f"{self.name} vertices")
+        if knot_loop(ws):  # the vertices are the whole gate loop
+            n_verts = E * 2 * v.max_corners
+            self.vert_len = ws.zeros(n_verts, wp.float32, f"{self.name} vertex edge lengths")
+            return
+        self.cross = CrossingScratch(ws, ws.layout.num_points, self.name)
         n_dense = E * 2 * v.max_corners * v.num_points_per_segment
         self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
         self.dense_len = ws.zeros(n_dense, wp.float32, f"{self.name} dense segment lengths")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
+        if knot_loop(ws):
+            wp.launch(
+                _hull_knots_kernel,
+                ws.layout.num_envs,
+                inputs=[
+                    ws.eff_seed,
+                    ws.active,
+                    params["displacement"],
+                    params["scale"],
+                    v.min_corners,
+                    v.max_corners,
+                    self.cells,
+                    ws.layout.num_points,
+                    self.corners,
+                    self.cell_ids,
+                    self.corner_keys,
+                    self.verts,
+                    self.vert_len,
+                ],
+                outputs=[ws.line],
+                device=ws.layout.device,
+            )
+            return
         wp.launch(
             _hull_kernel,
             ws.layout.num_envs,

@@ -4,6 +4,10 @@ Per env: K knots at angles ``2*pi*(i + U(-aj, aj))/K`` (aj < 0.5 keeps them in a
 order) and radii ``max(1 + U(-rj, rj), 0.1)``; a closed centripetal Catmull-Rom spline
 through them (no cusps or loops inside a segment), arc-resampled to ``num_points`` and
 scaled so the longest bounding-box side is ``1.44 * scale``. Loops are counter-clockwise.
+
+In a gate pipeline the kernel stops at the knots: their polygon after one corner-cutting
+round (its edge midpoints, ``emit_knots``) is the loop, scaled the same way
+(``num_points_per_segment`` shapes the spline only).
 """
 
 from __future__ import annotations
@@ -15,11 +19,26 @@ from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import TWO_PI, catmull_rom_closed, resample_scaled
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS
+from .common import SCALE, SEGMENT_POINTS, emit_knots, knot_loop
 
 wp.set_module_options({"enable_backward": False})
 
 SALT_POLAR = wp.constant(wp.uint32(0x907A2002))
+#: Corner-cutting rounds of the gate loop (``emit_knots``).
+KNOT_ROUNDS = wp.constant(1)
+
+
+@wp.func
+def _draw_knots(
+    st: wp.uint32, rj: float, aj: float, k: int, knots: wp.array(dtype=wp.vec2f), kb: int
+) -> wp.uint32:
+    """The ``k`` knots at jittered angles and radii into ``knots[kb ..]``; returns the advanced
+    RNG state."""
+    for i in range(k):
+        r = wp.max(1.0 + (2.0 * wp.randf(st) - 1.0) * rj, 0.1)
+        th = TWO_PI * (float(i) + (2.0 * wp.randf(st) - 1.0) * aj) / float(k)
+        knots[kb + i] = wp.vec2f(r * wp.cos(th), r * wp.sin(th))
+    return st
 
 
 @wp.kernel
@@ -50,16 +69,42 @@ def _polar_kernel(
     rj = radial_jitter[e]
     aj = angular_jitter[e]
     kb = e * knots_k
-    for i in range(knots_k):
-        r = wp.max(1.0 + (2.0 * wp.randf(st) - 1.0) * rj, 0.1)
-        th = TWO_PI * (float(i) + (2.0 * wp.randf(st) - 1.0) * aj) / float(knots_k)
-        knots[kb + i] = wp.vec2f(r * wp.cos(th), r * wp.sin(th))
+    st = _draw_knots(st, rj, aj, knots_k, knots, kb)
     db = e * knots_k * npseg
     catmull_rom_closed(knots, kb, knots_k, npseg, dense, db)
     lb = e * num_points
     resample_scaled(
         dense, db, knots_k * npseg, dense_len, db, line_out, lb, num_points, EXTENT * scale[e]
     )
+
+
+@wp.kernel
+def _polar_knots_kernel(
+    # inputs
+    eff_seed: wp.array(dtype=wp.int32),
+    active: wp.array(dtype=wp.int32),
+    # parameters
+    radial_jitter: wp.array(dtype=wp.float32),
+    angular_jitter: wp.array(dtype=wp.float32),
+    scale: wp.array(dtype=wp.float32),
+    # static
+    knots_k: int,
+    num_points: int,
+    # scratch
+    knots: wp.array(dtype=wp.vec2f),
+    knot_len: wp.array(dtype=wp.float32),
+    # outputs
+    line_out: wp.array(dtype=wp.vec2f),
+):
+    e = wp.tid()
+    if active[e] == 0:
+        return
+    st = stage_rng(eff_seed[e], SALT_POLAR)
+    kb = e * knots_k
+    # ranges: RADIAL_JITTER, ANGULAR_JITTER (an out-of-range value is flagged PARAM_RANGE)
+    st = _draw_knots(st, radial_jitter[e], angular_jitter[e], knots_k, knots, kb)
+    emit_knots(knots, kb, knots_k, KNOT_ROUNDS, knot_len, kb, line_out, e * num_points,
+               num_points, EXTENT * scale[e])  # fmt: skip
 
 
 KNOTS = Tunable(
@@ -101,12 +146,34 @@ class SamplerPolar(Stage):
     def allocate(self, ws: Workspace) -> None:
         v, E = self.values, ws.layout.num_envs
         self.knots = ws.zeros(E * v.knots, wp.vec2f, f"{self.name} knots")
+        if knot_loop(ws):  # the knots are the whole gate loop
+            self.knot_len = ws.zeros(E * v.knots, wp.float32, f"{self.name} knot edge lengths")
+            return
         n_dense = E * v.knots * v.num_points_per_segment
         self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
         self.dense_len = ws.zeros(n_dense, wp.float32, f"{self.name} dense segment lengths")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
+        if knot_loop(ws):
+            wp.launch(
+                _polar_knots_kernel,
+                ws.layout.num_envs,
+                inputs=[
+                    ws.eff_seed,
+                    ws.active,
+                    params["radial_jitter"],
+                    params["angular_jitter"],
+                    params["scale"],
+                    v.knots,
+                    ws.layout.num_points,
+                    self.knots,
+                    self.knot_len,
+                ],
+                outputs=[ws.line],
+                device=ws.layout.device,
+            )
+            return
         wp.launch(
             _polar_kernel,
             ws.layout.num_envs,
