@@ -28,7 +28,7 @@ from ..geometry import (
 )
 from ..seeds import stage_rng
 from .common import SCALE, SEGMENT_POINTS, emit_knots, knot_loop
-from .corners import GRID_FIELDS, draw_grid_corners, draw_grid_corners_plan, grid_cells
+from .corners import GRID_FIELDS, draw_grid_corners, grid_cells
 
 wp.set_module_options({"enable_backward": False})
 
@@ -146,7 +146,7 @@ def _bezier_knots_kernel(
     m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
     m = wp.min(m, max_pts)
     cb = e * max_pts
-    st = draw_grid_corners_plan(st, m, cells, corners, cell_ids, corner_keys, cb)
+    st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb)
     # the sort keys are spent: they are the resampling scratch of a corner loop longer than
     # num_points
     emit_knots(corners, cb, m, KNOT_ROUNDS, corner_keys, cb, line_out, e * num_points,

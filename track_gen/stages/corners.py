@@ -61,15 +61,23 @@ def grid_cells(min_point_distance: float) -> int:
 
 
 @wp.func
-def _draw_cells(
+def draw_grid_corners(
     st: wp.uint32,
     m: int,
     cells: int,
     corners: wp.array(dtype=wp.vec2f),
     cell_ids: wp.array(dtype=wp.int32),
+    keys: wp.array(dtype=wp.float32),
     cb: int,
 ) -> wp.uint32:
-    """The ``m`` corners of :func:`draw_grid_corners` before the sort."""
+    """Draw ``m`` corners in distinct cells of a ``cells x cells`` grid over the unit square
+    (uniform inside their cell), sorted counter-clockwise around their centroid.
+
+    A cell already taken is redrawn up to 8 times, then the next free cell is taken (one
+    exists: the declaration guarantees ``cells * cells >= max_corners``). ``cell_ids`` and
+    ``keys`` (the corners' sort angles) are scratch rows at ``cb`` like ``corners``. Returns
+    the advanced RNG state (a Warp function advances its own copy of ``st``).
+    """
     ncell = cells * cells
     inv = 1.0 / float(cells)
     for i in range(m):
@@ -89,76 +97,5 @@ def _draw_cells(
         cx = float(cell % cells) + wp.randf(st)
         cy = float(cell // cells) + wp.randf(st)
         corners[cb + i] = wp.vec2f(cx * inv, cy * inv)
-    return st
-
-
-@wp.func
-def draw_grid_corners(
-    st: wp.uint32,
-    m: int,
-    cells: int,
-    corners: wp.array(dtype=wp.vec2f),
-    cell_ids: wp.array(dtype=wp.int32),
-    keys: wp.array(dtype=wp.float32),
-    cb: int,
-) -> wp.uint32:
-    """Draw ``m`` corners in distinct cells of a ``cells x cells`` grid over the unit square
-    (uniform inside their cell), sorted counter-clockwise around their centroid.
-
-    A cell already taken is redrawn up to 8 times, then the next free cell is taken (one
-    exists: the declaration guarantees ``cells * cells >= max_corners``). ``cell_ids`` and
-    ``keys`` (the corners' sort angles) are scratch rows at ``cb`` like ``corners``. Returns
-    the advanced RNG state (a Warp function advances its own copy of ``st``).
-    """
-    st = _draw_cells(st, m, cells, corners, cell_ids, cb)
     sort_by_angle_keyed(corners, cb, m, centroid(corners, cb, m), keys, cb)
-    return st
-
-
-@wp.func
-def pseudo_angle(d: wp.vec2f) -> float:
-    """A key in ``(-2, 2]`` strictly increasing with ``atan2(d[1], d[0])`` (the diamond
-    angle: ``dy / (|dx| + |dy|)`` per half-plane), without a transcendental function."""
-    den = wp.abs(d[0]) + wp.abs(d[1])
-    if den <= 0.0:
-        return 0.0
-    t = d[1] / den
-    if d[0] >= 0.0:
-        return t
-    if d[1] >= 0.0:
-        return 2.0 - t
-    return -2.0 - t
-
-
-@wp.func
-def draw_grid_corners_plan(
-    st: wp.uint32,
-    m: int,
-    cells: int,
-    corners: wp.array(dtype=wp.vec2f),
-    cell_ids: wp.array(dtype=wp.int32),
-    keys: wp.array(dtype=wp.float32),
-    cb: int,
-) -> wp.uint32:
-    """:func:`draw_grid_corners` sorted by :func:`pseudo_angle` instead of ``atan2`` (the
-    gate samplers: the same corners in the same counter-clockwise order, but for corners in
-    one direction from the centroid or that float32 ``atan2`` rounds to one angle, at a
-    fraction of the cost)."""
-    st = _draw_cells(st, m, cells, corners, cell_ids, cb)
-    cen = centroid(corners, cb, m)
-    for i in range(m):
-        keys[cb + i] = pseudo_angle(corners[cb + i] - cen)
-    for i in range(1, m):
-        p = corners[cb + i]
-        a = keys[cb + i]
-        j = i - 1
-        while j >= 0:
-            qa = keys[cb + j]
-            if qa <= a:
-                break
-            corners[cb + j + 1] = corners[cb + j]
-            keys[cb + j + 1] = qa
-            j -= 1
-        corners[cb + j + 1] = p
-        keys[cb + j + 1] = a
     return st

@@ -36,7 +36,7 @@ from ..geometry import (
 )
 from ..seeds import stage_rng
 from .common import SCALE, SEGMENT_POINTS, emit_knots, knot_loop
-from .corners import GRID_FIELDS, draw_grid_corners, draw_grid_corners_plan, grid_cells
+from .corners import GRID_FIELDS, draw_grid_corners, grid_cells
 
 wp.set_module_options({"enable_backward": False})
 
@@ -148,7 +148,7 @@ def _hull_knots_kernel(
     m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
     m = wp.min(m, max_pts)
     cb = e * max_pts
-    st = draw_grid_corners_plan(st, m, cells, corners, cell_ids, corner_keys, cb)
+    st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb)
     vb = e * 2 * max_pts
     st = _vertices(st, m, displacement[e], corners, cb, verts, vb)
     emit_knots(verts, vb, 2 * m, KNOT_ROUNDS, vert_len, vb, line_out, e * num_points,
