@@ -70,6 +70,7 @@ def _bezier_kernel(
     npseg: int,
     num_points: int,
     cross_nch: int,
+    knots_only: int,
     # scratch
     corners: wp.array(dtype=wp.vec2f),
     cell_ids: wp.array(dtype=wp.int32),
@@ -89,6 +90,12 @@ def _bezier_kernel(
     m = wp.min(m, max_pts)
     cb = e * max_pts
     st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb)
+    if knots_only != 0:
+        # a gate loop: the corner polygon (the spent sort keys are the resampling scratch of
+        # a corner loop longer than num_points)
+        emit_knots(corners, cb, m, KNOT_ROUNDS, corner_keys, cb, line_out, e * num_points,
+                   num_points, EXTENT * scale[e])  # fmt: skip
+        return
     # cubic segments into the dense buffer (endpoint of each segment excluded)
     pblend = wp.atan(edgy[e]) / PI + 0.5
     r = rad[e]
@@ -118,39 +125,6 @@ def _bezier_kernel(
         dense, db, m * npseg, corners, cb, 0, corners, cb, m, dense_len, db,
         cross_boxes, cross_turns, e * cross_nch, line_out, lb, num_points, EXTENT * scale[e],
     )  # fmt: skip
-
-
-@wp.kernel
-def _bezier_knots_kernel(
-    # inputs
-    eff_seed: wp.array(dtype=wp.int32),
-    active: wp.array(dtype=wp.int32),
-    # parameters
-    scale: wp.array(dtype=wp.float32),
-    # static
-    min_pts: int,
-    max_pts: int,
-    cells: int,
-    num_points: int,
-    # scratch
-    corners: wp.array(dtype=wp.vec2f),
-    cell_ids: wp.array(dtype=wp.int32),
-    corner_keys: wp.array(dtype=wp.float32),
-    # outputs
-    line_out: wp.array(dtype=wp.vec2f),
-):
-    e = wp.tid()
-    if active[e] == 0:
-        return
-    st = stage_rng(eff_seed[e], SALT_BEZIER)
-    m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
-    m = wp.min(m, max_pts)
-    cb = e * max_pts
-    st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb)
-    # the sort keys are spent: they are the resampling scratch of a corner loop longer than
-    # num_points
-    emit_knots(corners, cb, m, KNOT_ROUNDS, corner_keys, cb, line_out, e * num_points,
-               num_points, EXTENT * scale[e])  # fmt: skip
 
 
 RAD = Tunable(
@@ -196,8 +170,6 @@ class SamplerBezier(Stage):
         self.corners = ws.zeros(E * v.max_corners, wp.vec2f, f"{self.name} corners")
         self.cell_ids = ws.zeros(E * v.max_corners, wp.int32, f"{self.name} cell ids")
         self.corner_keys = ws.zeros(E * v.max_corners, wp.float32, f"{self.name} corner angles")
-        if knot_loop(ws):  # the corners are the whole gate loop
-            return
         self.cross = CrossingScratch(ws, ws.layout.num_points, self.name)
         n_dense = E * v.max_corners * v.num_points_per_segment
         self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
@@ -205,26 +177,6 @@ class SamplerBezier(Stage):
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
-        if knot_loop(ws):
-            wp.launch(
-                _bezier_knots_kernel,
-                ws.layout.num_envs,
-                inputs=[
-                    ws.eff_seed,
-                    ws.active,
-                    params["scale"],
-                    v.min_corners,
-                    v.max_corners,
-                    self.cells,
-                    ws.layout.num_points,
-                    self.corners,
-                    self.cell_ids,
-                    self.corner_keys,
-                ],
-                outputs=[ws.line],
-                device=ws.layout.device,
-            )
-            return
         wp.launch(
             _bezier_kernel,
             ws.layout.num_envs,
@@ -241,6 +193,7 @@ class SamplerBezier(Stage):
                 v.num_points_per_segment,
                 ws.layout.num_points,
                 self.cross.nch,
+                int(knot_loop(ws)),
                 self.corners,
                 self.cell_ids,
                 self.corner_keys,

@@ -147,6 +147,7 @@ def _checkpoint_kernel(
     best_of_k: int,
     num_points: int,
     nch: int,
+    knots_only: int,
     # scratch
     cps: wp.array(dtype=wp.vec2f),
     cand: wp.array(dtype=wp.vec2f),
@@ -166,6 +167,14 @@ def _checkpoint_kernel(
     gain = wp.max(steer_gain[e], 1.0e-4)
     look = wp.max(lookahead_frac[e], 1.0e-4)
     cpb = e * n_cp
+    if knots_only != 0:
+        # a gate loop: the first candidate's checkpoints (cand_len rows hold max(n, n_cp)
+        # floats: the resampling scratch of more checkpoints than num_points)
+        st = stage_rng(eff_seed[e], SALT_CHECKPOINT)
+        st = _draw_checkpoints(st, cps, cpb, n_cp, rmin, ajit)
+        emit_knots(cps, cpb, n_cp, KNOT_ROUNDS, cand_len, e * wp.max(n, n_cp), line_out,
+                   e * n, n, EXTENT * scale[e])  # fmt: skip
+        return
     sb = e * nch
     best = int(BIG)
     best_slot = int(0)
@@ -187,36 +196,6 @@ def _checkpoint_kernel(
     resample_scaled(
         cand, (2 * e + best_slot) * n, n, cand_len, lb, line_out, lb, n, EXTENT * scale[e]
     )
-
-
-@wp.kernel
-def _checkpoint_knots_kernel(
-    # inputs
-    eff_seed: wp.array(dtype=wp.int32),
-    active: wp.array(dtype=wp.int32),
-    # parameters
-    radius_min_frac: wp.array(dtype=wp.float32),
-    angle_jitter: wp.array(dtype=wp.float32),
-    scale: wp.array(dtype=wp.float32),
-    # static
-    n_cp: int,
-    num_points: int,
-    # scratch
-    cps: wp.array(dtype=wp.vec2f),
-    cp_len: wp.array(dtype=wp.float32),
-    # outputs
-    line_out: wp.array(dtype=wp.vec2f),
-):
-    e = wp.tid()
-    if active[e] == 0:
-        return
-    rmin = wp.clamp(radius_min_frac[e], 0.0, 0.999)
-    ajit = wp.clamp(angle_jitter[e], 0.0, 1.0)
-    cpb = e * n_cp
-    st = stage_rng(eff_seed[e], SALT_CHECKPOINT)
-    st = _draw_checkpoints(st, cps, cpb, n_cp, rmin, ajit)
-    emit_knots(cps, cpb, n_cp, KNOT_ROUNDS, cp_len, cpb, line_out, e * num_points, num_points,
-               EXTENT * scale[e])  # fmt: skip
 
 
 COUNT = Tunable(
@@ -310,35 +289,14 @@ class SamplerCheckpoint(Stage):
     def allocate(self, ws: Workspace) -> None:
         v, E, n = self.values, ws.layout.num_envs, ws.layout.num_points
         self.cps = ws.zeros(E * v.count, wp.vec2f, f"{self.name} checkpoints")
-        if knot_loop(ws):  # the checkpoints are the whole gate loop
-            self.cp_len = ws.zeros(E * v.count, wp.float32, f"{self.name} checkpoint edge lengths")
-            return
         self.cross = CrossingScratch(ws, n, self.name)
         # two candidate loops per env: the best so far and the one being built
         self.cand = ws.zeros(E * 2 * n, wp.vec2f, f"{self.name} candidate loops")
-        self.cand_len = ws.zeros(E * n, wp.float32, f"{self.name} winner segment lengths")
+        n_len = max(n, v.count) if knot_loop(ws) else n
+        self.cand_len = ws.zeros(E * n_len, wp.float32, f"{self.name} winner segment lengths")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
-        if knot_loop(ws):
-            wp.launch(
-                _checkpoint_knots_kernel,
-                ws.layout.num_envs,
-                inputs=[
-                    ws.eff_seed,
-                    ws.active,
-                    params["radius_min_frac"],
-                    params["angle_jitter"],
-                    params["scale"],
-                    v.count,
-                    ws.layout.num_points,
-                    self.cps,
-                    self.cp_len,
-                ],
-                outputs=[ws.line],
-                device=ws.layout.device,
-            )
-            return
         wp.launch(
             _checkpoint_kernel,
             ws.layout.num_envs,
@@ -355,6 +313,7 @@ class SamplerCheckpoint(Stage):
                 v.best_of_k,
                 ws.layout.num_points,
                 self.cross.nch,
+                int(knot_loop(ws)),
                 self.cps,
                 self.cand,
                 self.cand_len,

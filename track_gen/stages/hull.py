@@ -84,6 +84,7 @@ def _hull_kernel(
     npseg: int,
     num_points: int,
     cross_nch: int,
+    knots_only: int,
     # scratch
     corners: wp.array(dtype=wp.vec2f),
     cell_ids: wp.array(dtype=wp.int32),
@@ -108,6 +109,12 @@ def _hull_kernel(
     vb = e * 2 * max_pts
     nv = 2 * m
     st = _vertices(st, m, displacement[e], corners, cb, verts, vb)
+    if knots_only != 0:
+        # a gate loop: the 2m-vertex polygon (the dense segment lengths are the resampling
+        # scratch of a polygon longer than num_points)
+        emit_knots(verts, vb, nv, KNOT_ROUNDS, dense_len, e * 2 * max_pts * npseg, line_out,
+                   e * num_points, num_points, EXTENT * scale[e])  # fmt: skip
+        return
     db = e * 2 * max_pts * npseg
     catmull_rom_closed(verts, vb, nv, npseg, dense, db)
     lb = e * num_points
@@ -117,42 +124,6 @@ def _hull_kernel(
         dense, db, nv * npseg, verts, vb, nv, corners, cb, m, dense_len, db,
         cross_boxes, cross_turns, sb, line_out, lb, num_points, EXTENT * scale[e],
     )  # fmt: skip
-
-
-@wp.kernel
-def _hull_knots_kernel(
-    # inputs
-    eff_seed: wp.array(dtype=wp.int32),
-    active: wp.array(dtype=wp.int32),
-    # parameters
-    displacement: wp.array(dtype=wp.float32),
-    scale: wp.array(dtype=wp.float32),
-    # static
-    min_pts: int,
-    max_pts: int,
-    cells: int,
-    num_points: int,
-    # scratch
-    corners: wp.array(dtype=wp.vec2f),
-    cell_ids: wp.array(dtype=wp.int32),
-    corner_keys: wp.array(dtype=wp.float32),
-    verts: wp.array(dtype=wp.vec2f),
-    vert_len: wp.array(dtype=wp.float32),
-    # outputs
-    line_out: wp.array(dtype=wp.vec2f),
-):
-    e = wp.tid()
-    if active[e] == 0:
-        return
-    st = stage_rng(eff_seed[e], SALT_HULL)
-    m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
-    m = wp.min(m, max_pts)
-    cb = e * max_pts
-    st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb)
-    vb = e * 2 * max_pts
-    st = _vertices(st, m, displacement[e], corners, cb, verts, vb)
-    emit_knots(verts, vb, 2 * m, KNOT_ROUNDS, vert_len, vb, line_out, e * num_points,
-               num_points, EXTENT * scale[e])  # fmt: skip
 
 
 DISPLACEMENT = Tunable(
@@ -180,10 +151,6 @@ class SamplerHull(Stage):
         self.cell_ids = ws.zeros(E * v.max_corners, wp.int32, f"{self.name} cell ids")
         self.corner_keys = ws.zeros(E * v.max_corners, wp.float32, f"{self.name} corner angles")
         self.verts = ws.zeros(E * 2 * v.max_corners, wp.vec2f, f"{self.name} vertices")
-        if knot_loop(ws):  # the vertices are the whole gate loop
-            n_verts = E * 2 * v.max_corners
-            self.vert_len = ws.zeros(n_verts, wp.float32, f"{self.name} vertex edge lengths")
-            return
         self.cross = CrossingScratch(ws, ws.layout.num_points, self.name)
         n_dense = E * 2 * v.max_corners * v.num_points_per_segment
         self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
@@ -191,29 +158,6 @@ class SamplerHull(Stage):
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
-        if knot_loop(ws):
-            wp.launch(
-                _hull_knots_kernel,
-                ws.layout.num_envs,
-                inputs=[
-                    ws.eff_seed,
-                    ws.active,
-                    params["displacement"],
-                    params["scale"],
-                    v.min_corners,
-                    v.max_corners,
-                    self.cells,
-                    ws.layout.num_points,
-                    self.corners,
-                    self.cell_ids,
-                    self.corner_keys,
-                    self.verts,
-                    self.vert_len,
-                ],
-                outputs=[ws.line],
-                device=ws.layout.device,
-            )
-            return
         wp.launch(
             _hull_kernel,
             ws.layout.num_envs,
@@ -228,6 +172,7 @@ class SamplerHull(Stage):
                 v.num_points_per_segment,
                 ws.layout.num_points,
                 self.cross.nch,
+                int(knot_loop(ws)),
                 self.corners,
                 self.cell_ids,
                 self.corner_keys,

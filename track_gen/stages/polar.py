@@ -54,6 +54,7 @@ def _polar_kernel(
     knots_k: int,
     npseg: int,
     num_points: int,
+    knots_only: int,
     # scratch
     knots: wp.array(dtype=wp.vec2f),
     dense: wp.array(dtype=wp.vec2f),
@@ -71,40 +72,15 @@ def _polar_kernel(
     kb = e * knots_k
     st = _draw_knots(st, rj, aj, knots_k, knots, kb)
     db = e * knots_k * npseg
+    if knots_only != 0:  # a gate loop: the knot polygon
+        emit_knots(knots, kb, knots_k, KNOT_ROUNDS, dense_len, db, line_out, e * num_points,
+                   num_points, EXTENT * scale[e])  # fmt: skip
+        return
     catmull_rom_closed(knots, kb, knots_k, npseg, dense, db)
     lb = e * num_points
     resample_scaled(
         dense, db, knots_k * npseg, dense_len, db, line_out, lb, num_points, EXTENT * scale[e]
     )
-
-
-@wp.kernel
-def _polar_knots_kernel(
-    # inputs
-    eff_seed: wp.array(dtype=wp.int32),
-    active: wp.array(dtype=wp.int32),
-    # parameters
-    radial_jitter: wp.array(dtype=wp.float32),
-    angular_jitter: wp.array(dtype=wp.float32),
-    scale: wp.array(dtype=wp.float32),
-    # static
-    knots_k: int,
-    num_points: int,
-    # scratch
-    knots: wp.array(dtype=wp.vec2f),
-    knot_len: wp.array(dtype=wp.float32),
-    # outputs
-    line_out: wp.array(dtype=wp.vec2f),
-):
-    e = wp.tid()
-    if active[e] == 0:
-        return
-    st = stage_rng(eff_seed[e], SALT_POLAR)
-    kb = e * knots_k
-    # ranges: RADIAL_JITTER, ANGULAR_JITTER (an out-of-range value is flagged PARAM_RANGE)
-    st = _draw_knots(st, radial_jitter[e], angular_jitter[e], knots_k, knots, kb)
-    emit_knots(knots, kb, knots_k, KNOT_ROUNDS, knot_len, kb, line_out, e * num_points,
-               num_points, EXTENT * scale[e])  # fmt: skip
 
 
 KNOTS = Tunable(
@@ -146,34 +122,12 @@ class SamplerPolar(Stage):
     def allocate(self, ws: Workspace) -> None:
         v, E = self.values, ws.layout.num_envs
         self.knots = ws.zeros(E * v.knots, wp.vec2f, f"{self.name} knots")
-        if knot_loop(ws):  # the knots are the whole gate loop
-            self.knot_len = ws.zeros(E * v.knots, wp.float32, f"{self.name} knot edge lengths")
-            return
         n_dense = E * v.knots * v.num_points_per_segment
         self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
         self.dense_len = ws.zeros(n_dense, wp.float32, f"{self.name} dense segment lengths")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
-        if knot_loop(ws):
-            wp.launch(
-                _polar_knots_kernel,
-                ws.layout.num_envs,
-                inputs=[
-                    ws.eff_seed,
-                    ws.active,
-                    params["radial_jitter"],
-                    params["angular_jitter"],
-                    params["scale"],
-                    v.knots,
-                    ws.layout.num_points,
-                    self.knots,
-                    self.knot_len,
-                ],
-                outputs=[ws.line],
-                device=ws.layout.device,
-            )
-            return
         wp.launch(
             _polar_kernel,
             ws.layout.num_envs,
@@ -186,6 +140,7 @@ class SamplerPolar(Stage):
                 v.knots,
                 v.num_points_per_segment,
                 ws.layout.num_points,
+                int(knot_loop(ws)),
                 self.knots,
                 self.dense,
                 self.dense_len,
