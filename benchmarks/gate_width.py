@@ -7,8 +7,8 @@ Run from the repository root:
     PYTHONPATH=. python benchmarks/gate_width.py --num-points 256 --num-points-per-segment 30
 
 The sampler runs at the ``GateGenConfig`` defaults (gate resolution: 32 loop points, 2 per
-spline segment) unless ``--num-points`` / ``--num-points-per-segment`` are given (256 and 30
-are the track resolution the gates used before).
+spline segment; the bezier, hull, polar and checkpoint samplers write their corner-cut knot
+polygon into those rows) unless ``--num-points`` / ``--num-points-per-segment`` are given.
 
 Wide gates on a course whose gates are close together get bars that cross in plan view
 (``FailBit.CROSSING_BARS``); this prints, for each sampler and width, the fraction of a batch

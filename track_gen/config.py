@@ -94,11 +94,11 @@ TrackGenConfig = config_class(
 
 #: The sampler resolution of the gate pipeline: ``GateGenConfig``'s defaults of the shared
 #: ``num_points`` and ``num_points_per_segment`` (``TrackGenConfig`` keeps the declarations'
-#: 256 and 30). Gates need the loop's course, not a dense centerline: ~10 gates on a
-#: 32-point loop are placed within a few hundredths of a course's size of where the dense loop
-#: puts them (the checkpoint sampler, whose walk takes num_points steps, draws other courses
-#: of the same kind), and every sampler runs several times faster. A value passed to
-#: GateGenConfig wins (``num_points=256, num_points_per_segment=30``: the track resolution).
+#: 256 and 30). In a gate pipeline the bezier, hull, polar and checkpoint samplers write the
+#: corner-cut polygon of their knots (``stages/common.emit_knots``, ``docs/gates.md``, "The gate
+#: loop"): ``num_points`` is its row count (a longer knot polygon is resampled to it) and
+#: ``num_points_per_segment`` is not read. The voronoi and repulsive samplers, plugins and the
+#: ``"centerline"`` input write a ``num_points`` loop as for tracks. A value passed wins.
 GATE_RESOLUTION = MappingProxyType({NUM_POINTS.field: 32, common.SEGMENT_POINTS.field: 2})
 
 GateGenConfig = config_class(
@@ -119,10 +119,11 @@ GateGenConfig = config_class(
     ],
     base=SamplerConfig,
     doc="Configuration of a batch of drone-racing gate courses (frozen, checked).\n\n"
-    "Every SamplerConfig field (the gates are placed along the same samplers' loops), plus the "
-    "gate fields. The samplers run at gate resolution by default (``GATE_RESOLUTION``: "
-    "num_points 32, num_points_per_segment 2, where tracks use 256 and 30); pass either field "
-    "to override it.",
+    "Every SamplerConfig field (the gates are placed along loops the same samplers draw), plus "
+    "the gate fields. The samplers run at gate resolution by default (``GATE_RESOLUTION``: "
+    "num_points 32, num_points_per_segment 2, where tracks use 256 and 30; the knot samplers "
+    "write the corner-cut polygon of their knots into those rows); pass either field to "
+    "override it.",
     defaults=GATE_RESOLUTION,
     namespace={
         "family": "gates",

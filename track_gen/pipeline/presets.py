@@ -98,10 +98,11 @@ def gates_from_config(config) -> PipelineSpec:
     """The standard gate pipeline for ``config``.
 
     Stages: ``<generator>`` (the same sampler stages as tracks) -> ``gate_anchors`` ->
-    ``gate_frames`` -> ``gate_validate``. The sampler runs at ``config``'s resolution: a
-    ``GateGenConfig`` defaults to the coarse gate resolution (``GATE_RESOLUTION``: 32 loop
-    points, 2 per spline segment) unless ``num_points`` / ``num_points_per_segment`` are
-    passed.
+    ``gate_frames`` -> ``gate_validate``. In a gate pipeline the bezier, hull, polar and
+    checkpoint samplers write the corner-cut polygon of their knots (``docs/gates.md``, "The
+    gate loop"), the others a loop at ``config``'s resolution: a ``GateGenConfig`` defaults
+    to the coarse gate resolution (``GATE_RESOLUTION``: 32 loop points, 2 per spline segment)
+    unless ``num_points`` / ``num_points_per_segment`` are passed.
     """
     check_sampler_name(config, default_registry(), defer=True)
     stages = (
@@ -117,8 +118,8 @@ def gates(**config_fields) -> PipelineSpec:
     """A gate-course pipeline from :class:`~track_gen.GateGenConfig` fields.
 
     ``gate_width`` defaults to 0 (point gates): pass one, or randomize
-    ``"gate_frames.gate_width"``. The sampler runs at gate resolution unless ``num_points`` /
-    ``num_points_per_segment`` are passed (``docs/gates.md``, "Gate resolution").
+    ``"gate_frames.gate_width"``. The gates follow the sampler's knot loop or its loop at gate
+    resolution (``docs/gates.md``, "The gate loop").
 
     Example:
         ``presets.gates(num_envs=64, device="cpu", gate_width=0.1)``

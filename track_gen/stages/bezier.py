@@ -89,7 +89,7 @@ def _bezier_kernel(
     m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
     m = wp.min(m, max_pts)
     cb = e * max_pts
-    st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb)
+    st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb, 1 - knots_only)
     if knots_only != 0:
         # a gate loop: the corner polygon (the spent sort keys are the resampling scratch of
         # a corner loop longer than num_points)

@@ -61,6 +61,18 @@ def grid_cells(min_point_distance: float) -> int:
 
 
 @wp.func
+def pseudo_angle(d: wp.vec2f) -> float:
+    """A key in ``(-2, 2]`` strictly increasing with ``atan2(d[1], d[0])`` (the diamond angle,
+    ``dy / (|dx| + |dy|)`` per half-plane) without a transcendental function; 0 for ``d = 0``."""
+    t = d[1] / wp.max(wp.abs(d[0]) + wp.abs(d[1]), 1.0e-30)
+    if d[0] >= 0.0:
+        return t
+    if d[1] >= 0.0:
+        return 2.0 - t
+    return -2.0 - t
+
+
+@wp.func
 def draw_grid_corners(
     st: wp.uint32,
     m: int,
@@ -69,14 +81,18 @@ def draw_grid_corners(
     cell_ids: wp.array(dtype=wp.int32),
     keys: wp.array(dtype=wp.float32),
     cb: int,
+    exact: int,
 ) -> wp.uint32:
     """Draw ``m`` corners in distinct cells of a ``cells x cells`` grid over the unit square
     (uniform inside their cell), sorted counter-clockwise around their centroid.
 
     A cell already taken is redrawn up to 8 times, then the next free cell is taken (one
     exists: the declaration guarantees ``cells * cells >= max_corners``). ``cell_ids`` and
-    ``keys`` (the corners' sort angles) are scratch rows at ``cb`` like ``corners``. Returns
-    the advanced RNG state (a Warp function advances its own copy of ``st``).
+    ``keys`` (the corners' sort keys) are scratch rows at ``cb`` like ``corners``. ``exact``
+    1 sorts by ``atan2`` (tracks); 0 by :func:`pseudo_angle` (gate loops: the same order
+    but for corners in one direction from the centroid or that float32 ``atan2`` rounds to
+    one angle, at a third of the cost). Returns the advanced RNG state (a Warp function
+    advances its own copy of ``st``).
     """
     ncell = cells * cells
     inv = 1.0 / float(cells)
@@ -97,5 +113,24 @@ def draw_grid_corners(
         cx = float(cell % cells) + wp.randf(st)
         cy = float(cell // cells) + wp.randf(st)
         corners[cb + i] = wp.vec2f(cx * inv, cy * inv)
-    sort_by_angle_keyed(corners, cb, m, centroid(corners, cb, m), keys, cb)
+    cen = centroid(corners, cb, m)
+    if exact != 0:
+        sort_by_angle_keyed(corners, cb, m, cen, keys, cb)
+        return st
+    for i in range(m):
+        keys[cb + i] = pseudo_angle(corners[cb + i] - cen)
+    # insertion sort on the keys (stable, as sort_by_angle_keyed)
+    for i in range(1, m):
+        p = corners[cb + i]
+        a = keys[cb + i]
+        slot = cb + i  # the hole moves down past every larger key
+        while slot > cb:
+            below = keys[slot - 1]
+            if below <= a:
+                break
+            corners[slot] = corners[slot - 1]
+            keys[slot] = below
+            slot -= 1
+        corners[slot] = p
+        keys[slot] = a
     return st

@@ -21,8 +21,9 @@ length overflows) gives ``count = 0`` and ``FailBit.NONFINITE``.
 
 Cost per env: one pass over the loop (finiteness and length), one forward walk placing every
 gate (``O(num_points + K)``), ``O(K^2)`` separation pairs per round (squared distances first).
-The gate pipeline runs the sampler at gate resolution (``GateGenConfig``'s ``num_points`` and
-``num_points_per_segment`` defaults, see ``docs/gates.md``), so the loop is short.
+The gate pipeline's samplers write a short loop: the corner-cut polygon of their knots
+(bezier, hull, polar, checkpoint; ``stages/common.emit_knots``) or a loop at gate resolution
+(``GateGenConfig``'s ``num_points``; ``docs/gates.md``, "The gate loop").
 """
 
 from __future__ import annotations

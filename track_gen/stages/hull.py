@@ -104,7 +104,7 @@ def _hull_kernel(
     m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
     m = wp.min(m, max_pts)
     cb = e * max_pts
-    st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb)
+    st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb, 1 - knots_only)
     # augmented polygon: corner, displaced midpoint of its outgoing edge, ...
     vb = e * 2 * max_pts
     nv = 2 * m
