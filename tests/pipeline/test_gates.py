@@ -864,6 +864,31 @@ def test_long_knot_loops_are_resampled(device):
     assert spread >= 0.95 and in_order == 1.0
 
 
+def test_mixed_knot_loops_match_their_samplers(device):
+    """A mix of knot samplers in a gate pipeline: each env's course is the one its chosen
+    sampler alone draws for that env (the children write knot loops too)."""
+    from track_gen.engine.spec import PipelineSpec, StageSpec
+
+    n = 32
+    cfg = GateGenConfig(num_envs=n, device=device, gate_width=0.1)
+    choices = tuple((g, 1.0) for g in KNOT_SAMPLERS)
+    stages = (
+        StageSpec("mix", options={"generators": choices}),
+        StageSpec("gate_anchors"),
+        StageSpec("gate_frames"),
+        StageSpec("gate_validate"),
+    )
+    mixed = GateGenerator(PipelineSpec(config=cfg, stages=stages, family="gates"), seeds=4)
+    v = O.per_env(mixed.generate())
+    choice = mixed.diagnostics["mix.choice"].numpy()
+    assert len(set(choice.tolist())) == len(KNOT_SAMPLERS)
+    for k, g in enumerate(KNOT_SAMPLERS):
+        alone = O.per_env(make(device, seeds=4, num_envs=n, generator=g, gate_width=0.1).generate())
+        for e in np.flatnonzero(choice == k):
+            np.testing.assert_array_equal(v["position"][e], alone["position"][e])
+            np.testing.assert_array_equal(v["left"][e], alone["left"][e])
+
+
 @pytest.mark.parametrize("generator", [*KNOT_SAMPLERS, "voronoi"])
 def test_gates_spread_in_loop_order(generator, device):
     """Issue 23: consecutive gates' arc gaps within [0.5, 1.5] x L / K for >= 95% of gates,
