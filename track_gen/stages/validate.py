@@ -7,6 +7,13 @@ Checks on the final centerline (one thread per env):
 * THICKNESS: the smallest Menger radius, or half the smallest distance between beads
   farther apart in index than the band, is below ``(1 - thickness_tol) * hw``.
 
+With per-bead widths (``ws.bead_width``: real circuits, width_variation) the widths must be
+finite too, and THICKNESS is raised when a bead's curvature radius is below ``(1 - tol)``
+times its width on the inside of the bend, or when two beads farther apart in index than the
+band (``band_for`` of the env's widest half width) are closer than ``(1 - tol)`` times the
+sum of the widths they turn towards each other (each bead's side: the sign of the other's
+offset along its normal). One kernel serves both (a per-launch ``widths`` switch).
+
 Bits raised by earlier stages (TRUNCATED, DEGENERATE, NONFINITE) are kept.
 
 The turning sum, the curvature radii and the bounding boxes of chunks of CHUNK beads come
@@ -73,17 +80,31 @@ def _boxes_apart(a: wp.vec4f, b: wp.vec4f, dmin: float) -> bool:
 
 
 @wp.func
+def _facing_width(w: wp.vec2f, nrm: wp.vec3f, d: wp.vec2f) -> float:
+    """The width of the side of the bead (normal ``nrm``) that the offset ``d`` points to."""
+    if d[0] * nrm[0] + d[1] * nrm[1] > 0.0:
+        return w[0]
+    return w[1]
+
+
+@wp.func
 def _has_close_pair(
     beads: wp.array(dtype=wp.vec2f),
+    normal: wp.array(dtype=wp.vec3f),
+    bead_width: wp.array(dtype=wp.vec2f),
+    widths: int,
     base: int,
     n: int,
     band: int,
+    keep: float,
     dmin: float,
     boxes: wp.array(dtype=wp.vec4f),
     sb: int,
 ) -> bool:
-    """True when two beads more than ``band`` apart in (cyclic) index are closer than
-    ``dmin`` (``|dx| < dmin and |dy| < dmin and dx^2 + dy^2 < dmin^2``).
+    """True when two beads more than ``band`` apart in (cyclic) index are too close: closer
+    than ``dmin`` (``|dx| < dmin and |dy| < dmin and dx^2 + dy^2 < dmin^2``), or with
+    ``widths`` closer than ``keep * (w_i + w_j)`` (the widths they turn towards each other;
+    ``dmin`` then bounds every pair's limit).
 
     Beads ``i < j`` are paired when ``band < j - i < n - band``. Pairs of chunks (CHUNK
     beads each, bounding boxes in ``boxes[sb + c]``) whose boxes are at least ``dmin`` apart
@@ -115,7 +136,13 @@ def _has_close_pair(
                 for j in range(j_lo, j_hi):
                     d = beads[base + j] - xi
                     if wp.abs(d[0]) < dmin and wp.abs(d[1]) < dmin:
-                        if wp.dot(d, d) < d2min:
+                        lim2 = d2min
+                        if widths != 0:
+                            wi = _facing_width(bead_width[base + i], normal[base + i], d)
+                            wj = _facing_width(bead_width[base + j], normal[base + j], -d)
+                            lim = keep * (wi + wj)
+                            lim2 = lim * lim
+                        if wp.dot(d, d) < lim2:
                             return True
     return False
 
@@ -127,11 +154,14 @@ def _validate_kernel(
     count: wp.array(dtype=wp.int32),
     length: wp.array(dtype=wp.float32),
     beads: wp.array(dtype=wp.vec2f),
+    normal: wp.array(dtype=wp.vec3f),
+    bead_width: wp.array(dtype=wp.vec2f),
     fail: wp.array(dtype=wp.int32),
     # parameters
     turning_tol: wp.array(dtype=wp.float32),
     thickness_tol: wp.array(dtype=wp.float32),
     # static
+    widths: int,
     hw: float,
     fixed_band: int,
     n_max: int,
@@ -142,6 +172,11 @@ def _validate_kernel(
     fail_mask_out: wp.array(dtype=wp.int32),
     valid_out: wp.array(dtype=wp.int32),
 ):
+    """One pass over the beads: finiteness, turning number, curvature radius (skipped once
+    thin) and chunk boxes; the Menger curvature is geometry.menger_curvature(p_prev, p_cur,
+    p_next), with the length of edge p_prev -> p_cur carried over from the last bead. With
+    ``widths`` the radius is held against the bead's width on the inside of the bend (and
+    the widths must be finite), else against ``hw``; then the non-neighbour separation."""
     e = wp.tid()
     if active[e] == 0:
         return
@@ -152,15 +187,14 @@ def _validate_kernel(
     if n < 4:
         bits = bits | _DEGENERATE
     else:
-        floor_r = (1.0 - thickness_tol[e]) * hw
+        keep = 1.0 - thickness_tol[e]
+        floor_r = keep * hw
         thin = int(0)
-        if not wp.isfinite(floor_r):
+        if not wp.isfinite(floor_r) or not wp.isfinite(keep):
             thin = 1
-        # one pass: finiteness, turning number, curvature radius (skipped once thin) and
-        # chunk boxes; the Menger curvature is geometry.menger_curvature(p_prev, p_cur,
-        # p_next), with the length of edge p_prev -> p_cur carried over from the last bead
         probe = float(0.0)  # 0 * x is NaN exactly when x is NaN or infinite
         turn = float(0.0)
+        wmax = float(0.0)
         p_prev = beads[base + n - 1]
         p_cur = beads[base]
         d_prev = p_cur - p_prev
@@ -173,14 +207,28 @@ def _validate_kernel(
             if i1 == n:
                 i1 = 0
             p_next = beads[base + i1]
-            probe += p_cur[0] * 0.0 + p_cur[1] * 0.0
+            w = wp.vec2f(0.0, 0.0)
+            if widths != 0:
+                w = bead_width[base + i]
+                probe += p_cur[0] * 0.0 + p_cur[1] * 0.0 + w[0] * 0.0 + w[1] * 0.0
+                wmax = wp.max(wmax, wp.max(w[0], w[1]))
+            else:
+                probe += p_cur[0] * 0.0 + p_cur[1] * 0.0
             d = p_next - p_cur
             a = wp.atan2(d[1], d[0])
             turn += wrap_angle(a - a_prev)
             a_prev = a
             l_next = wp.length(d)
             if thin == 0:
-                if _menger(d_prev, l_prev, l_next, p_next - p_prev) * floor_r > 1.0:
+                ac = p_next - p_prev
+                kappa = _menger(d_prev, l_prev, l_next, ac)
+                if widths != 0:
+                    inside = w[1]
+                    if cross2(d_prev, ac) > 0.0:
+                        inside = w[0]
+                    if kappa * keep * inside > 1.0:
+                        thin = 1
+                elif kappa * floor_r > 1.0:
                     thin = 1
             lo = wp.min(lo, p_cur)
             hi = wp.max(hi, p_cur)
@@ -200,162 +248,14 @@ def _validate_kernel(
                 bits = bits | _TURNING
             # thickness: non-neighbour separation
             if thin == 0:
-                band = band_for(hw, length[e] / float(n), fixed_band, n)
-                if _has_close_pair(beads, base, n, band, 2.0 * floor_r, boxes, sb):
-                    thin = 1
-            if thin != 0:
-                bits = bits | _THICKNESS
-    fail_mask_out[e] = bits
-    valid = 0
-    if bits == 0:
-        valid = 1
-    valid_out[e] = valid
-
-
-# ---------------------------------------------------------------- per-bead widths
-# With ``ws.bead_width`` (real circuits, width_variation): NONFINITE and TURNING as above;
-# THICKNESS when a bead's curvature radius is below ``(1 - tol)`` times its width on the
-# inside of the bend, or when two beads farther apart in index than the band (``band_for`` of
-# the env's widest half width) are closer than ``(1 - tol)`` times the sum of the widths they
-# turn towards each other (each bead's side: the sign of the other's offset along its normal).
-@wp.func
-def _facing_width(w: wp.vec2f, nrm: wp.vec3f, d: wp.vec2f) -> float:
-    """The width of the side of the bead (normal ``nrm``) that the offset ``d`` points to."""
-    if d[0] * nrm[0] + d[1] * nrm[1] > 0.0:
-        return w[0]
-    return w[1]
-
-
-@wp.func
-def _too_close_widths(
-    beads: wp.array(dtype=wp.vec2f),
-    normal: wp.array(dtype=wp.vec3f),
-    bead_width: wp.array(dtype=wp.vec2f),
-    base: int,
-    n: int,
-    band: int,
-    keep: float,
-    dmax: float,
-    boxes: wp.array(dtype=wp.vec4f),
-    sb: int,
-) -> bool:
-    """True when two beads more than ``band`` apart in cyclic index are closer than
-    ``keep * (w_i + w_j)`` (the widths they turn towards each other). Chunk pairs whose
-    boxes are ``dmax`` (an upper bound of every pair's limit) apart on one axis are
-    skipped."""
-    nch = (n + CHUNK - 1) // CHUNK
-    for ci in range(nch):
-        i0 = ci * CHUNK
-        i1 = wp.min(i0 + CHUNK, n)
-        for cj in range(ci, nch):
-            if _boxes_apart(boxes[sb + ci], boxes[sb + cj], dmax):
-                continue
-            j0 = cj * CHUNK
-            j1 = wp.min(j0 + CHUNK, n)
-            for i in range(i0, i1):
-                xi = beads[base + i]
-                for j in range(wp.max(j0, i + band + 1), wp.min(j1, i + n - band)):
-                    d = beads[base + j] - xi
-                    if wp.abs(d[0]) < dmax and wp.abs(d[1]) < dmax:
-                        wi = _facing_width(bead_width[base + i], normal[base + i], d)
-                        wj = _facing_width(bead_width[base + j], normal[base + j], -d)
-                        lim = keep * (wi + wj)
-                        if wp.dot(d, d) < lim * lim:
-                            return True
-    return False
-
-
-@wp.kernel
-def _validate_widths_kernel(
-    # inputs
-    active: wp.array(dtype=wp.int32),
-    count: wp.array(dtype=wp.int32),
-    length: wp.array(dtype=wp.float32),
-    beads: wp.array(dtype=wp.vec2f),
-    normal: wp.array(dtype=wp.vec3f),
-    bead_width: wp.array(dtype=wp.vec2f),
-    fail: wp.array(dtype=wp.int32),
-    # parameters
-    turning_tol: wp.array(dtype=wp.float32),
-    thickness_tol: wp.array(dtype=wp.float32),
-    # static
-    fixed_band: int,
-    n_max: int,
-    n_chunks: int,
-    # scratch
-    boxes: wp.array(dtype=wp.vec4f),
-    # outputs
-    fail_mask_out: wp.array(dtype=wp.int32),
-    valid_out: wp.array(dtype=wp.int32),
-):
-    e = wp.tid()
-    if active[e] == 0:
-        return
-    bits = fail[e]
-    n = count[e]
-    base = e * n_max
-    sb = e * n_chunks
-    if n < 4:
-        bits = bits | _DEGENERATE
-    else:
-        keep = 1.0 - thickness_tol[e]
-        thin = int(0)
-        if not wp.isfinite(keep):
-            thin = 1
-        probe = float(0.0)  # 0 * x is NaN exactly when x is NaN or infinite
-        turn = float(0.0)
-        wmax = float(0.0)
-        p_prev = beads[base + n - 1]
-        p_cur = beads[base]
-        d_prev = p_cur - p_prev
-        a_prev = wp.atan2(d_prev[1], d_prev[0])
-        lo = p_cur
-        hi = p_cur
-        for i in range(n):
-            i1 = i + 1
-            if i1 == n:
-                i1 = 0
-            p_next = beads[base + i1]
-            w = bead_width[base + i]
-            probe += p_cur[0] * 0.0 + p_cur[1] * 0.0 + w[0] * 0.0 + w[1] * 0.0
-            wmax = wp.max(wmax, wp.max(w[0], w[1]))
-            d = p_next - p_cur
-            a = wp.atan2(d[1], d[0])
-            turn += wrap_angle(a - a_prev)
-            a_prev = a
-            if thin == 0:
-                # Menger curvature of (p_prev, p_cur, p_next) against the inside width
-                la = wp.length(d_prev)
-                lb = wp.length(d)
-                ac = p_next - p_prev
-                den = la * lb * wp.length(ac)
-                cr = cross2(d_prev, ac)
-                if den > 1.0e-20:
-                    kappa = 2.0 * wp.abs(cr) / den
-                    inside = w[1]
-                    if cr > 0.0:
-                        inside = w[0]
-                    if kappa * keep * inside > 1.0:
-                        thin = 1
-            lo = wp.min(lo, p_cur)
-            hi = wp.max(hi, p_cur)
-            if i % CHUNK == CHUNK - 1 or i == n - 1:
-                boxes[sb + i // CHUNK] = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
-                lo = p_next
-                hi = p_next
-            p_prev = p_cur
-            p_cur = p_next
-            d_prev = d
-        if not wp.isfinite(probe):
-            bits = bits | _NONFINITE
-        else:
-            if not (wp.abs(wp.abs(turn) - TWO_PI) <= turning_tol[e]):
-                bits = bits | _TURNING
-            if thin == 0:
-                band = band_for(wmax, length[e] / float(n), fixed_band, n)
-                dmax = 2.0 * keep * wmax
-                if _too_close_widths(
-                    beads, normal, bead_width, base, n, band, keep, dmax, boxes, sb
+                band_hw = hw
+                dmin = 2.0 * floor_r
+                if widths != 0:
+                    band_hw = wmax
+                    dmin = 2.0 * keep * wmax
+                band = band_for(band_hw, length[e] / float(n), fixed_band, n)
+                if _has_close_pair(
+                    beads, normal, bead_width, widths, base, n, band, keep, dmin, boxes, sb
                 ):
                     thin = 1
             if thin != 0:
@@ -365,32 +265,6 @@ def _validate_widths_kernel(
     if bits == 0:
         valid = 1
     valid_out[e] = valid
-
-
-def _launch_validate_widths(ws, params: dict, fixed_band: int, n_chunks: int, boxes) -> None:
-    """The check with ``ws.bead_width`` (``boxes``: the stage's chunk-box scratch)."""
-    lay, r = ws.layout, ws.result
-    wp.launch(
-        _validate_widths_kernel,
-        lay.num_envs,
-        inputs=[
-            ws.active,
-            r.count,
-            r.length,
-            ws.beads,
-            r.normal,
-            ws.bead_width,
-            ws.fail,
-            params["turning_tol"],
-            params["thickness_tol"],
-            int(fixed_band),
-            lay.N_max,
-            n_chunks,
-            boxes,
-        ],
-        outputs=[r.fail_mask, r.valid],
-        device=lay.device,
-    )
 
 
 TURNING_TOL = Tunable(
@@ -435,9 +309,6 @@ class ValidateTrack(Stage):
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         lay, r, v = ws.layout, ws.result, self.values
-        if ws.bead_width is not None:
-            _launch_validate_widths(ws, params, int(v.band or 0), self.n_chunks, self.boxes)
-            return
         wp.launch(
             _validate_kernel,
             lay.num_envs,
@@ -446,9 +317,12 @@ class ValidateTrack(Stage):
                 r.count,
                 r.length,
                 ws.beads,
+                r.normal,
+                ws.bead_width,
                 ws.fail,
                 params["turning_tol"],
                 params["thickness_tol"],
+                int(ws.bead_width is not None),
                 float(v.half_width),
                 int(v.band or 0),
                 lay.N_max,
