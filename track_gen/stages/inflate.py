@@ -25,7 +25,14 @@ from ..core.layout import PER_ITEM
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import NAN, cross2, safe_normalize
-from .resample_kernels import arc_target, point_on_edge, search_arc, tabulate_arc, walk_to_arc
+from .resample_kernels import (
+    arc_target,
+    edge_fraction,
+    lerp_on_edge,
+    search_arc,
+    tabulate_arc,
+    walk_to_arc,
+)
 from .widths import launch_width_borders
 
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
@@ -99,6 +106,15 @@ def _border_offset(n3: wp.vec3f, hw: float, sign: float) -> wp.vec2f:
 
 
 @wp.func
+def _inflated_count(count: wp.array(dtype=wp.int32), e: int) -> int:
+    """The env's bead count, 0 when it has fewer than 4 beads (nothing is inflated)."""
+    n = count[e]
+    if n < 4:
+        return 0
+    return n
+
+
+@wp.func
 def _write_nan_row(
     row: int,
     outer_out: wp.array(dtype=wp.vec3f),
@@ -145,18 +161,17 @@ def _inflate_kernel(
     e = wp.tid()
     if active[e] == 0:
         return
-    n = count[e]
+    n = _inflated_count(count, e)
     base = e * n_max
     ab = e * (n_max + 1)
-    if n >= 4:
+    if n > 0:
         total, _ = tabulate_arc(beads_inout, base, n, arc, ab, edge, base)
         j = int(0)
         for k in range(n):
             target = arc_target(k, total, wp.float64(n))
             j = walk_to_arc(arc, ab, n, j, target)
-            points[base + k] = point_on_edge(beads_inout, base, n, arc, ab, edge, base, j, target)
-    else:
-        n = 0
+            frac = edge_fraction(arc, ab, edge, base, j, target)
+            points[base + k] = lerp_on_edge(beads_inout, base, n, j, frac)
     area = wp.vec4d()  # centerline, +hw and -hw shoelace sums; the arc run
     c = wp.vec2f()  # bead i, i+1 and the tangent of bead i, carried along the loop
     cp = wp.vec2f()
@@ -209,8 +224,8 @@ def _inflate_arc_kernel(
     e = wp.tid()
     if active[e] == 0:
         return
-    n = count[e]
-    if n >= 4:
+    n = _inflated_count(count, e)
+    if n > 0:
         base = e * n_max
         tabulate_arc(beads, base, n, arc_out, e * (n_max + 1), edge_out, base)
 
@@ -240,15 +255,14 @@ def _inflate_emit_kernel(
     e, k = wp.tid()
     if active[e] == 0:
         return
-    n = count[e]
-    if n < 4:
-        n = 0
+    n = _inflated_count(count, e)
     base = e * n_max
     if k < n:
         ab = e * (n_max + 1)
         target = arc_target(k, arc[ab + n], wp.float64(n))
         j = search_arc(arc, ab, n, target)
-        points_out[base + k] = point_on_edge(beads, base, n, arc, ab, edge, base, j, target)
+        frac = edge_fraction(arc, ab, edge, base, j, target)
+        points_out[base + k] = lerp_on_edge(beads, base, n, j, frac)
     elif k < prev_count[e]:
         _write_nan_row(
             base + k, outer_out, center_out, inner_out, tangent_out, normal_out, arclen_out
@@ -275,8 +289,8 @@ def _inflate_frame_kernel(
     e, i = wp.tid()
     if active[e] == 0:
         return
-    n = count[e]
-    if n < 4 or i >= n:
+    n = _inflated_count(count, e)
+    if i >= n:
         return
     base = e * n_max
     c = points[base + i]
@@ -309,9 +323,7 @@ def _inflate_sum_kernel(
     e = wp.tid()
     if active[e] == 0:
         return
-    n = count[e]
-    if n < 4:
-        n = 0
+    n = _inflated_count(count, e)
     base = e * n_max
     area = wp.vec4d()
     for i in range(n):

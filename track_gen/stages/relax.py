@@ -38,15 +38,16 @@ from .relax_bead import (
     BLOCK,
     band_for,
     bead_step,
+    begin_env,
     blend,
     blend_mode,
     block_boxes,
     cache_radius,
     index_gap,
+    next_bead,
     rebuild_pairwise,
     sep_target,
-    separation_cached,
-    separation_dense,
+    separation,
     tail_position,
 )
 from .relax_items import RelaxItems
@@ -94,12 +95,8 @@ def _relax_kernel(
     sweeps_out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
-    if active[e] == 0:
-        return
-    n = count[e]
-    overflow_out[e] = 0
-    sweeps_out[e] = 0
-    if n < 4:
+    n = begin_env(active, count, e, overflow_out, sweeps_out)
+    if n == 0:
         return
     base = e * n_max
     plane = num_envs * n_max
@@ -139,16 +136,10 @@ def _relax_kernel(
         xm = work[xc + n - 1]
         xi = x0
         for i in range(n):
-            xp = x0
-            if i + 1 < n:
-                xp = work[xc + i + 1]
-            sep = wp.vec2f(0.0, 0.0)
-            if slots > 0:
-                sep = separation_cached(
-                    work, xc, xi, i, slots, cache, cache_n, cb, base, target, target2
-                )
-            else:
-                sep = separation_dense(work, xc, xi, i, n, band, target, target2)
+            xp = next_bead(work, xc, i, n, x0)
+            sep = separation(
+                work, xc, xi, i, n, band, slots, cache, cache_n, cb, base, target, target2
+            )
             step = bead_step(xm, xi, xp, sep, L0, r_min, sr, pr, br)
             if wp.dot(step, step) > converge_tol * converge_tol:
                 moved = 1
@@ -176,9 +167,7 @@ def _relax_kernel(
         xm = work[xc + n - 1]
         xi = x0
         for i in range(n):
-            xp = x0
-            if i + 1 < n:
-                xp = work[xc + i + 1]
+            xp = next_bead(work, xc, i, n, x0)
             work[xn + i] = tail_position(p, smooth_passes, xm, xi, xp, L0)
             xm = xi
             xi = xp

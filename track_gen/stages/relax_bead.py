@@ -225,11 +225,24 @@ def scan_candidates(
 
 
 @wp.func
-def separation_cached(
+def _add_push(d: wp.vec2f, target: float, target2: float, sep: wp.vec2f, hits: int):
+    """``(sep, hits)`` with the push of a neighbour at offset ``d`` added when it is closer
+    than ``target`` (and not on top of the bead)."""
+    dd = wp.dot(d, d)
+    if dd < target2 and dd > 1.0e-24:
+        dl = wp.sqrt(dd)
+        return sep + (0.5 * (target - dl) / dl) * d, hits + 1
+    return sep, hits
+
+
+@wp.func
+def separation(
     x: wp.array(dtype=wp.vec2f),
     xc: int,
     xi: wp.vec2f,
     i: int,
+    n: int,
+    band: int,
     slots: int,
     cache: wp.array(dtype=wp.int32),
     cache_n: wp.array(dtype=wp.int32),
@@ -238,46 +251,49 @@ def separation_cached(
     target: float,
     target2: float,
 ) -> wp.vec2f:
-    """Mean separation push of bead i from its cached candidates closer than ``target``."""
+    """Mean separation push of bead i from the beads closer than ``target``: its cached
+    candidates when the cache has ``slots``, else every non-band bead of the chain."""
     sep = wp.vec2f(0.0, 0.0)
     hits = int(0)
-    for c in range(cache_n[nb + i]):
-        d = xi - x[xc + cache[cb + i * slots + c]]
-        dd = wp.dot(d, d)
-        if dd < target2 and dd > 1.0e-24:
-            dl = wp.sqrt(dd)
-            sep += (0.5 * (target - dl) / dl) * d
-            hits += 1
+    if slots > 0:
+        for c in range(cache_n[nb + i]):
+            d = xi - x[xc + cache[cb + i * slots + c]]
+            sep, hits = _add_push(d, target, target2, sep, hits)
+    else:
+        for j in range(n):
+            if index_gap(i, j, n) > band:
+                sep, hits = _add_push(xi - x[xc + j], target, target2, sep, hits)
     if hits > 0:
         sep = sep / float(hits)
     return sep
 
 
 @wp.func
-def separation_dense(
-    x: wp.array(dtype=wp.vec2f),
-    xc: int,
-    xi: wp.vec2f,
-    i: int,
-    n: int,
-    band: int,
-    target: float,
-    target2: float,
-) -> wp.vec2f:
-    """Mean separation push of bead i from every non-band bead closer than ``target``."""
-    sep = wp.vec2f(0.0, 0.0)
-    hits = int(0)
-    for j in range(n):
-        if index_gap(i, j, n) > band:
-            d = xi - x[xc + j]
-            dd = wp.dot(d, d)
-            if dd < target2 and dd > 1.0e-24:
-                dl = wp.sqrt(dd)
-                sep += (0.5 * (target - dl) / dl) * d
-                hits += 1
-    if hits > 0:
-        sep = sep / float(hits)
-    return sep
+def begin_env(
+    active: wp.array(dtype=wp.int32),
+    count: wp.array(dtype=wp.int32),
+    e: int,
+    overflow_out: wp.array(dtype=wp.int32),
+    sweeps_out: wp.array(dtype=wp.int32),
+) -> int:
+    """The bead count of env ``e`` when it relaxes this call, else 0 (inactive, or fewer than
+    4 beads); an active env's diagnostics start at 0."""
+    if active[e] == 0:
+        return 0
+    overflow_out[e] = 0
+    sweeps_out[e] = 0
+    n = count[e]
+    if n < 4:
+        return 0
+    return n
+
+
+@wp.func
+def next_bead(x: wp.array(dtype=wp.vec2f), xc: int, i: int, n: int, x0: wp.vec2f) -> wp.vec2f:
+    """Bead ``i + 1`` of the closed chain ``x[xc .. xc + n)`` (``x0``: its bead 0)."""
+    if i + 1 < n:
+        return x[xc + i + 1]
+    return x0
 
 
 @wp.func

@@ -15,14 +15,14 @@ from .relax_bead import (
     BLOCK,
     band_for,
     bead_step,
+    begin_env,
     blend,
     blend_mode,
     block_box,
     cache_radius,
     scan_candidates,
     sep_target,
-    separation_cached,
-    separation_dense,
+    separation,
     tail_position,
 )
 
@@ -70,12 +70,8 @@ def _items_begin_kernel(
     state_out[e] = ENV_SKIPPED
     rot_out[e] = 0
     moved_out[e] = 0
-    if active[e] == 0:
-        return
-    n = count[e]
-    overflow_out[e] = 0
-    sweeps_out[e] = 0
-    if n < 4:
+    n = begin_env(active, count, e, overflow_out, sweeps_out)
+    if n == 0:
         return
     L0 = float(closed_length(beads, e * n_max, n)) / float(n)
     L0_out[e] = L0
@@ -212,13 +208,21 @@ def _items_sweep_kernel(
     xi = work_inout[xc + i]
     xm = work_inout[xc + (i + n - 1) % n]
     xp = work_inout[xc + (i + 1) % n]
-    sep = wp.vec2f(0.0, 0.0)
-    if slots > 0:
-        sep = separation_cached(
-            work_inout, xc, xi, i, slots, cache, cache_n, base * slots, base, target, target2
-        )
-    else:
-        sep = separation_dense(work_inout, xc, xi, i, n, band[e], target, target2)
+    sep = separation(
+        work_inout,
+        xc,
+        xi,
+        i,
+        n,
+        band[e],
+        slots,
+        cache,
+        cache_n,
+        base * slots,
+        base,
+        target,
+        target2,
+    )
     step = bead_step(xm, xi, xp, sep, L0[e], r_min, sep_relax[e], spc_relax[e], bend_relax[e])
     if wp.dot(step, step) > converge_tol * converge_tol:
         wp.atomic_max(moved_out, e, 1)
@@ -355,13 +359,14 @@ class RelaxItems:
             outputs=[stage.work],
             device=dev,
         )
+        chains = [self.state, self.rot, ws.count]  # the first inputs of the per-bead kernels
         slots = stage.slots
         for k in range(s["iters"]):
             if slots > 0 and k % s["sep_every"] == 0:
                 launch(
                     _items_boxes_kernel,
                     (E, -(-n_max // BLOCK)),
-                    inputs=[self.state, self.rot, ws.count, stage.work, n_max, E],
+                    inputs=[*chains, stage.work, n_max, E],
                     outputs=[stage.boxes],
                     device=dev,
                 )
@@ -369,9 +374,7 @@ class RelaxItems:
                     _items_scan_kernel,
                     beads_dim,
                     inputs=[
-                        self.state,
-                        self.rot,
-                        ws.count,
+                        *chains,
                         self.band,
                         stage.work,
                         stage.boxes,
@@ -389,9 +392,7 @@ class RelaxItems:
                 _items_sweep_kernel,
                 beads_dim,
                 inputs=[
-                    self.state,
-                    self.rot,
-                    ws.count,
+                    *chains,
                     self.band,
                     self.L0,
                     stage.omegas,
@@ -425,14 +426,14 @@ class RelaxItems:
             launch(
                 _items_tail_kernel,
                 beads_dim,
-                inputs=[self.state, self.rot, ws.count, self.L0, p, s["smooth_passes"], n_max, E],
+                inputs=[*chains, self.L0, p, s["smooth_passes"], n_max, E],
                 outputs=[stage.work],
                 device=dev,
             )
         launch(
             _items_copy_out_kernel,
             beads_dim,
-            inputs=[self.state, self.rot, ws.count, stage.work, n_tail % 2, n_max, E],
+            inputs=[*chains, stage.work, n_tail % 2, n_max, E],
             outputs=[ws.beads],
             device=dev,
         )

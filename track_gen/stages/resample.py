@@ -25,7 +25,14 @@ from ..engine.stage import Stage, Workspace
 from ..geometry import NAN
 from ..results import FailBit
 from .inflate import HALF_WIDTH
-from .resample_kernels import arc_target, point_on_edge, search_arc, tabulate_arc, walk_to_arc
+from .resample_kernels import (
+    arc_target,
+    edge_fraction,
+    lerp_on_edge,
+    search_arc,
+    tabulate_arc,
+    walk_to_arc,
+)
 from .widths import launch_bead_widths
 
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
@@ -108,7 +115,8 @@ def _resample_kernel(
     for k in range(n):
         target = arc_target(k, total, wp.float64(n))
         j = walk_to_arc(arc, ab, num_points, j, target)
-        beads_out[bb + k] = point_on_edge(line, lb, num_points, arc, ab, edge, lb, j, target)
+        frac = edge_fraction(arc, ab, edge, lb, j, target)
+        beads_out[bb + k] = lerp_on_edge(line, lb, num_points, j, frac)
     # rows past the previous count are NaN already (NaN from allocation on)
     for k in range(n, wp.clamp(count_inout[e], n, n_max)):
         beads_out[bb + k] = wp.vec2f(NAN, NAN)
@@ -169,7 +177,8 @@ def _resample_emit_kernel(
     ab = e * (num_points + 1)
     target = arc_target(k, arc[ab + num_points], wp.float64(n))
     j = search_arc(arc, ab, num_points, target)
-    beads_out[e * n_max + k] = point_on_edge(line, lb, num_points, arc, ab, edge, lb, j, target)
+    frac = edge_fraction(arc, ab, edge, lb, j, target)
+    beads_out[e * n_max + k] = lerp_on_edge(line, lb, num_points, j, frac)
 
 
 SPACING = Tunable(

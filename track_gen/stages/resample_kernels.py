@@ -7,7 +7,8 @@ each vertex, float32 length of each edge, accumulated in vertex order); output p
 first edge ``j`` whose end arc ``arc[j+1]`` is not below the target (the last edge when none
 is): a forward walk finds it (:func:`walk_to_arc`, one thread per env, targets in order) and
 so does a binary search (:func:`search_arc`, one thread per point), because the table never
-decreases and the targets never decrease. :func:`point_on_edge` interpolates on that edge.
+decreases and the targets never decrease. :func:`lerp_on_edge` interpolates on that edge, with
+the fraction :func:`edge_fraction`.
 
 The arithmetic is the one of ``geometry.emit_along_loop`` (float64 arc, ``acc + seg`` being
 the next table entry bitwise), so both layouts and the previous single walk give
@@ -96,27 +97,6 @@ def search_arc(arc: wp.array(dtype=wp.float64), arc_base: int, n: int, target: w
 
 
 @wp.func
-def point_on_edge(
-    src: wp.array(dtype=wp.vec2f),
-    base: int,
-    n: int,
-    arc: wp.array(dtype=wp.float64),
-    arc_base: int,
-    edge: wp.array(dtype=wp.float32),
-    edge_base: int,
-    j: int,
-    target: wp.float64,
-) -> wp.vec2f:
-    """The point at arc ``target`` on edge ``j`` of the tabulated loop (linear
-    interpolation, the fraction clamped to [0, 1])."""
-    jn = j + 1
-    if jn == n:
-        jn = 0
-    t = edge_fraction(arc, arc_base, edge, edge_base, j, target)
-    return src[base + j] + t * (src[base + jn] - src[base + j])
-
-
-@wp.func
 def edge_fraction(
     arc: wp.array(dtype=wp.float64),
     arc_base: int,
@@ -126,8 +106,20 @@ def edge_fraction(
     target: wp.float64,
 ) -> float:
     """How far along edge ``j`` of the tabulated loop the arc ``target`` lies, in [0, 1]
-    (what :func:`point_on_edge` interpolates with; other per-point data such as road widths
-    is interpolated with the same fraction)."""
+    (what :func:`lerp_on_edge` interpolates the points with, and other per-point data such
+    as road widths)."""
     seg = wp.float64(edge[edge_base + j])
     t = float((target - arc[arc_base + j]) / wp.max(seg, wp.float64(1.0e-12)))
     return wp.clamp(t, 0.0, 1.0)
+
+
+@wp.func
+def lerp_on_edge(values: wp.array(dtype=wp.vec2f), base: int, n: int, j: int, t: float) -> wp.vec2f:
+    """The value at fraction ``t`` along edge ``j -> j + 1`` of the closed loop
+    ``values[base .. base + n)`` (linear interpolation): a bead's position from the loop's
+    points, or its road widths from the points' widths."""
+    jn = j + 1
+    if jn == n:
+        jn = 0
+    v0 = values[base + j]
+    return v0 + t * (values[base + jn] - v0)

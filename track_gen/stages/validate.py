@@ -207,13 +207,11 @@ def _validate_kernel(
             if i1 == n:
                 i1 = 0
             p_next = beads[base + i1]
-            w = wp.vec2f(0.0, 0.0)
+            w = wp.vec2f(0.0, 0.0)  # without widths: finite, and wmax stays 0 (unused)
             if widths != 0:
                 w = bead_width[base + i]
-                probe += p_cur[0] * 0.0 + p_cur[1] * 0.0 + w[0] * 0.0 + w[1] * 0.0
-                wmax = wp.max(wmax, wp.max(w[0], w[1]))
-            else:
-                probe += p_cur[0] * 0.0 + p_cur[1] * 0.0
+            probe += p_cur[0] * 0.0 + p_cur[1] * 0.0 + w[0] * 0.0 + w[1] * 0.0
+            wmax = wp.max(wmax, wp.max(w[0], w[1]))
             d = p_next - p_cur
             a = wp.atan2(d[1], d[0])
             turn += wrap_angle(a - a_prev)

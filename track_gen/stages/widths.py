@@ -12,8 +12,8 @@ tracks keep their bytes):
 * ``inflate``: :func:`launch_width_borders` rewrites the borders as ``c + w_left * n`` and
   ``c - w_right * n`` (``n`` the left normal); the one with the larger absolute shoelace
   area (float64, bead order) is ``outer``, ties to the left one as with a constant width;
-* ``validate`` checks the thickness against the local widths (its width kernel, in
-  ``validate.py`` beside the constant-width one).
+* ``validate`` checks the thickness against the local widths (its kernel's ``widths``
+  switch, in ``validate.py``).
 
 :func:`allocate_widths` gives a workspace the two width buffers (once, whichever stage asks
 first). Every kernel is one thread per env (``resample``'s per bead), reads only active envs
@@ -25,7 +25,7 @@ from __future__ import annotations
 import warp as wp
 
 from ..geometry import NAN, cross2
-from .resample_kernels import arc_target, edge_fraction, search_arc
+from .resample_kernels import arc_target, edge_fraction, lerp_on_edge, search_arc
 
 wp.set_module_options({"enable_backward": False, "fuse_fp": False})
 
@@ -70,12 +70,8 @@ def _bead_widths_kernel(
     ab = e * (num_points + 1)
     target = arc_target(k, arc[ab + num_points], wp.float64(n))
     j = search_arc(arc, ab, num_points, target)
-    jn = j + 1
-    if jn == num_points:
-        jn = 0
-    t = edge_fraction(arc, ab, edge, lb, j, target)
-    w0 = line_width[lb + j]
-    bead_width_out[row] = w0 + t * (line_width[lb + jn] - w0)
+    frac = edge_fraction(arc, ab, edge, lb, j, target)
+    bead_width_out[row] = lerp_on_edge(line_width, lb, num_points, j, frac)
 
 
 def launch_bead_widths(ws, arc: wp.array, edge: wp.array) -> None:
