@@ -25,14 +25,7 @@ from ..core.layout import PER_ITEM
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import NAN, cross2, safe_normalize
-from .resample_kernels import (
-    arc_target,
-    edge_fraction,
-    lerp_on_edge,
-    search_arc,
-    tabulate_arc,
-    walk_to_arc,
-)
+from .resample_kernels import lerp_on_edge, locate, tabulate_arc
 from .widths import launch_width_borders
 
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
@@ -106,8 +99,13 @@ def _border_offset(n3: wp.vec3f, hw: float, sign: float) -> wp.vec2f:
 
 
 @wp.func
-def _inflated_count(count: wp.array(dtype=wp.int32), e: int) -> int:
-    """The env's bead count, 0 when it has fewer than 4 beads (nothing is inflated)."""
+def _inflated_count(
+    active: wp.array(dtype=wp.int32), count: wp.array(dtype=wp.int32), e: int
+) -> int:
+    """The env's bead count: -1 when it is inactive (nothing is written), 0 when it has fewer
+    than 4 beads (nothing is inflated)."""
+    if active[e] == 0:
+        return -1
     n = count[e]
     if n < 4:
         return 0
@@ -115,21 +113,38 @@ def _inflated_count(count: wp.array(dtype=wp.int32), e: int) -> int:
 
 
 @wp.func
+def _write_sums(
+    e: int,
+    n: int,
+    area: wp.vec4d,
+    length_out: wp.array(dtype=wp.float32),
+    count_out: wp.array(dtype=wp.int32),
+    winding_out: wp.array(dtype=wp.float32),
+):
+    """The env's closed length, count and winding from its sums ``area`` (centerline and
+    offset shoelace sums, arc length)."""
+    length_out[e] = float(area[3])
+    count_out[e] = n
+    winding_out[e] = _winding(area[0])
+
+
+@wp.func
 def _write_nan_row(
     row: int,
-    outer_out: wp.array(dtype=wp.vec3f),
     center_out: wp.array(dtype=wp.vec3f),
-    inner_out: wp.array(dtype=wp.vec3f),
     tangent_out: wp.array(dtype=wp.vec3f),
     normal_out: wp.array(dtype=wp.vec3f),
+    outer_out: wp.array(dtype=wp.vec3f),
+    inner_out: wp.array(dtype=wp.vec3f),
     arclen_out: wp.array(dtype=wp.float32),
 ):
+    """NaN into one row of the frame (centre, tangent, normal), the borders and the arc."""
     nan3 = wp.vec3f(NAN, NAN, NAN)
-    outer_out[row] = nan3
     center_out[row] = nan3
-    inner_out[row] = nan3
     tangent_out[row] = nan3
     normal_out[row] = nan3
+    outer_out[row] = nan3
+    inner_out[row] = nan3
     arclen_out[row] = NAN
 
 
@@ -159,18 +174,16 @@ def _inflate_kernel(
 ):
     """per_env: one thread per env (``count_inout`` holds the previous count on entry)."""
     e = wp.tid()
-    if active[e] == 0:
+    n = _inflated_count(active, count, e)
+    if n < 0:
         return
-    n = _inflated_count(count, e)
     base = e * n_max
     ab = e * (n_max + 1)
     if n > 0:
-        total, _ = tabulate_arc(beads_inout, base, n, arc, ab, edge, base)
+        tabulate_arc(beads_inout, base, n, arc, ab, edge, base)
         j = int(0)
         for k in range(n):
-            target = arc_target(k, total, wp.float64(n))
-            j = walk_to_arc(arc, ab, n, j, target)
-            frac = edge_fraction(arc, ab, edge, base, j, target)
+            j, frac = locate(arc, ab, n, edge, base, k, n, j)
             points[base + k] = lerp_on_edge(beads_inout, base, n, j, frac)
     area = wp.vec4d()  # centerline, +hw and -hw shoelace sums; the arc run
     c = wp.vec2f()  # bead i, i+1 and the tangent of bead i, carried along the loop
@@ -201,11 +214,9 @@ def _inflate_kernel(
     # rows past the previous count are NaN already
     for i in range(n, wp.clamp(count_inout[e], n, n_max)):
         _write_nan_row(
-            base + i, outer_out, center_out, inner_out, tangent_out, normal_inout, arclen_out
+            base + i, center_out, tangent_out, normal_inout, outer_out, inner_out, arclen_out
         )
-    length_out[e] = float(area[3])
-    count_inout[e] = n
-    winding_out[e] = _winding(area[0])
+    _write_sums(e, n, area, length_out, count_inout, winding_out)
 
 
 @wp.kernel
@@ -222,9 +233,7 @@ def _inflate_arc_kernel(
 ):
     """per_item, one thread per env: the arc table of the relaxed beads."""
     e = wp.tid()
-    if active[e] == 0:
-        return
-    n = _inflated_count(count, e)
+    n = _inflated_count(active, count, e)
     if n > 0:
         base = e * n_max
         tabulate_arc(beads, base, n, arc_out, e * (n_max + 1), edge_out, base)
@@ -238,35 +247,18 @@ def _inflate_emit_kernel(
     beads: wp.array(dtype=wp.vec2f),
     arc: wp.array(dtype=wp.float64),
     edge: wp.array(dtype=wp.float32),
-    prev_count: wp.array(dtype=wp.int32),
     # static
     n_max: int,
     # outputs
     points_out: wp.array(dtype=wp.vec2f),
-    outer_out: wp.array(dtype=wp.vec3f),
-    center_out: wp.array(dtype=wp.vec3f),
-    inner_out: wp.array(dtype=wp.vec3f),
-    tangent_out: wp.array(dtype=wp.vec3f),
-    normal_out: wp.array(dtype=wp.vec3f),
-    arclen_out: wp.array(dtype=wp.float32),
 ):
-    """per_item, one thread per row: the re-spaced bead k, or NaN rows between the new and
-    the previous count (``prev_count``: the staged count, rewritten later)."""
+    """per_item, one thread per row: the re-spaced bead k."""
     e, k = wp.tid()
-    if active[e] == 0:
-        return
-    n = _inflated_count(count, e)
-    base = e * n_max
+    n = _inflated_count(active, count, e)
     if k < n:
-        ab = e * (n_max + 1)
-        target = arc_target(k, arc[ab + n], wp.float64(n))
-        j = search_arc(arc, ab, n, target)
-        frac = edge_fraction(arc, ab, edge, base, j, target)
+        base = e * n_max
+        j, frac = locate(arc, e * (n_max + 1), n, edge, base, k, n, -1)
         points_out[base + k] = lerp_on_edge(beads, base, n, j, frac)
-    elif k < prev_count[e]:
-        _write_nan_row(
-            base + k, outer_out, center_out, inner_out, tangent_out, normal_out, arclen_out
-        )
 
 
 @wp.kernel
@@ -275,24 +267,35 @@ def _inflate_frame_kernel(
     active: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     points: wp.array(dtype=wp.vec2f),
+    prev_count: wp.array(dtype=wp.int32),
     # static
     hw: float,
     n_max: int,
     # outputs
-    terms_out: wp.array(dtype=wp.vec4d),
     beads_out: wp.array(dtype=wp.vec2f),
     center_out: wp.array(dtype=wp.vec3f),
     tangent_out: wp.array(dtype=wp.vec3f),
     normal_out: wp.array(dtype=wp.vec3f),
+    terms_out: wp.array(dtype=wp.vec4d),
+    outer_out: wp.array(dtype=wp.vec3f),
+    inner_out: wp.array(dtype=wp.vec3f),
+    arclen_out: wp.array(dtype=wp.float32),
 ):
-    """per_item, one thread per bead: frame of bead i and the terms of edge i -> i+1."""
+    """per_item, one thread per row: frame of bead i and the terms of edge i -> i+1, or a
+    NaN row between the new and the previous count (``prev_count``: the staged count,
+    rewritten later)."""
     e, i = wp.tid()
-    if active[e] == 0:
-        return
-    n = _inflated_count(count, e)
-    if i >= n:
+    n = _inflated_count(active, count, e)
+    if n < 0:
         return
     base = e * n_max
+    if i >= n:
+        # rows past the previous count are NaN already
+        if i < prev_count[e]:
+            _write_nan_row(
+                base + i, center_out, tangent_out, normal_out, outer_out, inner_out, arclen_out
+            )
+        return
     c = points[base + i]
     cp = points[base + _wrap(i + 1, n)]
     t = _tangent(points[base + _wrap(i - 1, n)], cp)
@@ -313,26 +316,24 @@ def _inflate_sum_kernel(
     # static
     n_max: int,
     # outputs
-    sign_out: wp.array(dtype=wp.float32),
     arclen_out: wp.array(dtype=wp.float32),
     length_out: wp.array(dtype=wp.float32),
     count_out: wp.array(dtype=wp.int32),
     winding_out: wp.array(dtype=wp.float32),
+    sign_out: wp.array(dtype=wp.float32),
 ):
     """per_item, one thread per env: the float64 sums in bead order (as per_env)."""
     e = wp.tid()
-    if active[e] == 0:
+    n = _inflated_count(active, count, e)
+    if n < 0:
         return
-    n = _inflated_count(count, e)
     base = e * n_max
     area = wp.vec4d()
     for i in range(n):
         arclen_out[base + i] = float(area[3])
         area += terms[base + i]
     sign_out[e] = _outer_sign(area[1], area[2])
-    length_out[e] = float(area[3])
-    count_out[e] = n
-    winding_out[e] = _winding(area[0])
+    _write_sums(e, n, area, length_out, count_out, winding_out)
 
 
 @wp.kernel
@@ -437,22 +438,31 @@ class Inflate(Stage):
         wp.launch(
             _inflate_emit_kernel,
             (E, n_max),
-            inputs=[ws.active, ws.count, ws.beads, self.arc, self.edge, r.count, n_max],
-            outputs=[self.points, r.outer, r.center, r.inner, r.tangent, r.normal, r.arclen],
+            inputs=[ws.active, ws.count, ws.beads, self.arc, self.edge, n_max],
+            outputs=[self.points],
             device=dev,
         )
         wp.launch(
             _inflate_frame_kernel,
             (E, n_max),
-            inputs=[ws.active, ws.count, self.points, hw, n_max],
-            outputs=[self.terms, ws.beads, r.center, r.tangent, r.normal],
+            inputs=[ws.active, ws.count, self.points, r.count, hw, n_max],
+            outputs=[
+                ws.beads,
+                r.center,
+                r.tangent,
+                r.normal,
+                self.terms,
+                r.outer,
+                r.inner,
+                r.arclen,
+            ],
             device=dev,
         )
         wp.launch(
             _inflate_sum_kernel,
             E,
             inputs=[ws.active, ws.count, self.terms, n_max],
-            outputs=[self.sign, r.arclen, r.length, r.count, r.winding],
+            outputs=[r.arclen, r.length, r.count, r.winding, self.sign],
             device=dev,
         )
         wp.launch(

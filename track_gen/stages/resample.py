@@ -25,14 +25,7 @@ from ..engine.stage import Stage, Workspace
 from ..geometry import NAN
 from ..results import FailBit
 from .inflate import HALF_WIDTH
-from .resample_kernels import (
-    arc_target,
-    edge_fraction,
-    lerp_on_edge,
-    search_arc,
-    tabulate_arc,
-    walk_to_arc,
-)
+from .resample_kernels import emit_rows_kernel, lerp_on_edge, locate, tabulate_arc
 from .widths import launch_bead_widths
 
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
@@ -47,17 +40,19 @@ _DEGENERATE = wp.constant(int(FailBit.DEGENERATE))
 @wp.func
 def _count_beads(
     line: wp.array(dtype=wp.vec2f),
-    lb: int,
+    e: int,
     num_points: int,
     spacing: float,
     n_max: int,
     arc: wp.array(dtype=wp.float64),
-    ab: int,
     edge: wp.array(dtype=wp.float32),
-):
-    """Tabulate the env's loop (``line[lb ..]``, table at ``arc[ab ..]``, ``edge[lb ..]``) and
-    choose its bead count. Returns ``(count, fail bits, perimeter)``."""
-    total, finite = tabulate_arc(line, lb, num_points, arc, ab, edge, lb)
+    fail_inout: wp.array(dtype=wp.int32),
+) -> int:
+    """Tabulate env ``e``'s loop (``line[lb ..]``, table at ``arc[ab ..]``, ``edge[lb ..]``
+    with ``lb = e * num_points``, ``ab = e * (num_points + 1)``), choose its bead count and
+    add the fail bits it raises to ``fail_inout[e]``. Returns the count."""
+    lb = e * num_points
+    total, finite = tabulate_arc(line, lb, num_points, arc, e * (num_points + 1), edge, lb)
     n = int(0)
     bits = int(0)
     if finite != 0:
@@ -80,7 +75,9 @@ def _count_beads(
         bits = bits | _NONFINITE
     if n < 4:
         bits = bits | _DEGENERATE
-    return n, bits, total
+    if bits != 0:
+        fail_inout[e] = fail_inout[e] | bits
+    return n
 
 
 @wp.kernel
@@ -92,6 +89,7 @@ def _resample_kernel(
     num_points: int,
     spacing: float,
     n_max: int,
+    walk: int,
     # scratch
     arc: wp.array(dtype=wp.float64),
     edge: wp.array(dtype=wp.float32),
@@ -100,94 +98,34 @@ def _resample_kernel(
     count_inout: wp.array(dtype=wp.int32),
     fail_inout: wp.array(dtype=wp.int32),
 ):
-    """per_env: one thread per env tabulates, counts and walks the loop (``count_inout``
-    holds the previous count on entry)."""
+    """One thread per env tabulates the loop and counts its beads; with ``walk`` (per_env)
+    it also walks the loop for the beads (``count_inout`` holds the previous count on
+    entry), else (per_item) :func:`emit_rows_kernel` places them next."""
     e = wp.tid()
     if active[e] == 0:
         return
-    lb = e * num_points
-    ab = e * (num_points + 1)
-    bb = e * n_max
-    n, bits, total = _count_beads(line, lb, num_points, spacing, n_max, arc, ab, edge)
-    if bits != 0:
-        fail_inout[e] = fail_inout[e] | bits
-    j = int(0)
-    for k in range(n):
-        target = arc_target(k, total, wp.float64(n))
-        j = walk_to_arc(arc, ab, num_points, j, target)
-        frac = edge_fraction(arc, ab, edge, lb, j, target)
-        beads_out[bb + k] = lerp_on_edge(line, lb, num_points, j, frac)
-    # rows past the previous count are NaN already (NaN from allocation on)
-    for k in range(n, wp.clamp(count_inout[e], n, n_max)):
-        beads_out[bb + k] = wp.vec2f(NAN, NAN)
+    n = _count_beads(line, e, num_points, spacing, n_max, arc, edge, fail_inout)
+    if walk != 0:
+        lb = e * num_points
+        ab = e * (num_points + 1)
+        bb = e * n_max
+        j = int(0)
+        for k in range(n):
+            j, frac = locate(arc, ab, num_points, edge, lb, k, n, j)
+            beads_out[bb + k] = lerp_on_edge(line, lb, num_points, j, frac)
+        # rows past the previous count are NaN already (NaN from allocation on)
+        for k in range(n, wp.clamp(count_inout[e], n, n_max)):
+            beads_out[bb + k] = wp.vec2f(NAN, NAN)
     count_inout[e] = n
-
-
-@wp.kernel
-def _resample_count_kernel(
-    # inputs
-    line: wp.array(dtype=wp.vec2f),
-    active: wp.array(dtype=wp.int32),
-    # static
-    num_points: int,
-    spacing: float,
-    n_max: int,
-    # outputs
-    arc_out: wp.array(dtype=wp.float64),
-    edge_out: wp.array(dtype=wp.float32),
-    count_out: wp.array(dtype=wp.int32),
-    fail_inout: wp.array(dtype=wp.int32),
-):
-    """per_item, one thread per env: the arc table and the bead count."""
-    e = wp.tid()
-    if active[e] == 0:
-        return
-    lb = e * num_points
-    n, bits, total = _count_beads(
-        line, lb, num_points, spacing, n_max, arc_out, e * (num_points + 1), edge_out
-    )
-    if bits != 0:
-        fail_inout[e] = fail_inout[e] | bits
-    count_out[e] = n
-
-
-@wp.kernel
-def _resample_emit_kernel(
-    # inputs
-    line: wp.array(dtype=wp.vec2f),
-    active: wp.array(dtype=wp.int32),
-    count: wp.array(dtype=wp.int32),
-    arc: wp.array(dtype=wp.float64),
-    edge: wp.array(dtype=wp.float32),
-    # static
-    num_points: int,
-    n_max: int,
-    # outputs
-    beads_out: wp.array(dtype=wp.vec2f),
-):
-    """per_item, one thread per bead row: bead k (NaN past the count)."""
-    e, k = wp.tid()
-    if active[e] == 0:
-        return
-    n = count[e]
-    if k >= n:
-        beads_out[e * n_max + k] = wp.vec2f(NAN, NAN)
-        return
-    lb = e * num_points
-    ab = e * (num_points + 1)
-    target = arc_target(k, arc[ab + num_points], wp.float64(n))
-    j = search_arc(arc, ab, num_points, target)
-    frac = edge_fraction(arc, ab, edge, lb, j, target)
-    beads_out[e * n_max + k] = lerp_on_edge(line, lb, num_points, j, frac)
 
 
 SPACING = Tunable(
     "spacing",
     None,
     kind="float",
+    optional=True,
     lo=1.0e-6,
     hi=1.0e6,
-    optional=True,
     unit="track units",
     doc="arc distance between output beads; None is 0.6 * half_width.",
 )
@@ -218,16 +156,26 @@ class ResampleConstantSpacing(Stage):
     def enqueue(self, ws: Workspace, params: dict) -> None:
         lay = ws.layout
         spacing = resolved_spacing(self.values.spacing, self.values.half_width)
-        if lay.kernel_layout == PER_ITEM:
+        walk = int(lay.kernel_layout != PER_ITEM)
+        wp.launch(
+            _resample_kernel,
+            lay.num_envs,
+            inputs=[
+                ws.line,
+                ws.active,
+                lay.num_points,
+                spacing,
+                lay.N_max,
+                walk,
+                self.arc,
+                self.edge,
+            ],
+            outputs=[ws.beads, ws.count, ws.fail],
+            device=lay.device,
+        )
+        if not walk:
             wp.launch(
-                _resample_count_kernel,
-                lay.num_envs,
-                inputs=[ws.line, ws.active, lay.num_points, spacing, lay.N_max],
-                outputs=[self.arc, self.edge, ws.count, ws.fail],
-                device=lay.device,
-            )
-            wp.launch(
-                _resample_emit_kernel,
+                emit_rows_kernel,
                 (lay.num_envs, lay.N_max),
                 inputs=[
                     ws.line,
@@ -239,22 +187,6 @@ class ResampleConstantSpacing(Stage):
                     lay.N_max,
                 ],
                 outputs=[ws.beads],
-                device=lay.device,
-            )
-        else:
-            wp.launch(
-                _resample_kernel,
-                lay.num_envs,
-                inputs=[
-                    ws.line,
-                    ws.active,
-                    lay.num_points,
-                    spacing,
-                    lay.N_max,
-                    self.arc,
-                    self.edge,
-                ],
-                outputs=[ws.beads, ws.count, ws.fail],
                 device=lay.device,
             )
         if ws.line_width is not None:

@@ -1,5 +1,6 @@
 """Arc-length tables and point emission shared by the resample and inflate stages, in both
-thread layouts (one thread per env, one thread per output point).
+thread layouts (one thread per env, one thread per output point), and the per-row emission
+kernel of the resample stage's per_item layout and of the bead widths.
 
 A closed polyline's arc is tabulated once per env (:func:`tabulate_arc`: float64 arc at
 each vertex, float32 length of each edge, accumulated in vertex order); output point ``k`` of
@@ -18,6 +19,8 @@ bitwise-identical points.
 from __future__ import annotations
 
 import warp as wp
+
+from ..geometry import NAN
 
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
 # on every device (CUDA would otherwise contract them differently).
@@ -123,3 +126,59 @@ def lerp_on_edge(values: wp.array(dtype=wp.vec2f), base: int, n: int, j: int, t:
         jn = 0
     v0 = values[base + j]
     return v0 + t * (values[base + jn] - v0)
+
+
+@wp.func
+def locate(
+    arc: wp.array(dtype=wp.float64),
+    arc_base: int,
+    n: int,
+    edge: wp.array(dtype=wp.float32),
+    edge_base: int,
+    k: int,
+    n_out: int,
+    j_from: int,
+):
+    """Where output point ``k`` of ``n_out`` lies on the tabulated loop of ``n`` points:
+    ``(edge j, fraction along it)`` at arc :func:`arc_target` of the perimeter
+    ``arc[arc_base + n]``. ``j_from >= 0`` walks forward from edge ``j_from``
+    (:func:`walk_to_arc`: one thread placing the points in increasing ``k``), ``j_from < 0``
+    searches the whole table (:func:`search_arc`: one thread per point); both find the same
+    edge."""
+    target = arc_target(k, arc[arc_base + n], wp.float64(n_out))
+    j = int(0)
+    if j_from >= 0:
+        j = walk_to_arc(arc, arc_base, n, j_from, target)
+    else:
+        j = search_arc(arc, arc_base, n, target)
+    return j, edge_fraction(arc, arc_base, edge, edge_base, j, target)
+
+
+@wp.kernel
+def emit_rows_kernel(
+    # inputs
+    values: wp.array(dtype=wp.vec2f),
+    active: wp.array(dtype=wp.int32),
+    count: wp.array(dtype=wp.int32),
+    arc: wp.array(dtype=wp.float64),
+    edge: wp.array(dtype=wp.float32),
+    # static
+    num_points: int,
+    n_max: int,
+    # outputs
+    rows_out: wp.array(dtype=wp.vec2f),
+):
+    """per_item, one thread per bead row: the loop's ``values`` (``[E*num_points]``: its
+    points, or their road widths) at bead k's arc position on the tabulated loop, NaN past
+    the count: the resample stage's beads, and the beads' widths (``stages/widths.py``)."""
+    e, k = wp.tid()
+    if active[e] == 0:
+        return
+    n = count[e]
+    if k >= n:
+        rows_out[e * n_max + k] = wp.vec2f(NAN, NAN)
+        return
+    lb = e * num_points
+    ab = e * (num_points + 1)
+    j, frac = locate(arc, ab, num_points, edge, lb, k, n, -1)
+    rows_out[e * n_max + k] = lerp_on_edge(values, lb, num_points, j, frac)

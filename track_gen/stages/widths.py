@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..geometry import NAN, cross2
-from .resample_kernels import arc_target, edge_fraction, lerp_on_edge, search_arc
+from ..geometry import cross2
+from .resample_kernels import emit_rows_kernel
 
 wp.set_module_options({"enable_backward": False, "fuse_fp": False})
 
@@ -44,45 +44,16 @@ def allocate_widths(ws, owner: str) -> None:
 
 
 # --------------------------------------------------------------------------- resample
-@wp.kernel
-def _bead_widths_kernel(
-    # inputs
-    active: wp.array(dtype=wp.int32),
-    count: wp.array(dtype=wp.int32),
-    arc: wp.array(dtype=wp.float64),
-    edge: wp.array(dtype=wp.float32),
-    line_width: wp.array(dtype=wp.vec2f),
-    # static
-    num_points: int,
-    n_max: int,
-    # outputs
-    bead_width_out: wp.array(dtype=wp.vec2f),
-):
-    e, k = wp.tid()
-    if active[e] == 0:
-        return
-    n = count[e]
-    row = e * n_max + k
-    if k >= n:
-        bead_width_out[row] = wp.vec2f(NAN, NAN)
-        return
-    lb = e * num_points
-    ab = e * (num_points + 1)
-    target = arc_target(k, arc[ab + num_points], wp.float64(n))
-    j = search_arc(arc, ab, num_points, target)
-    frac = edge_fraction(arc, ab, edge, lb, j, target)
-    bead_width_out[row] = lerp_on_edge(line_width, lb, num_points, j, frac)
-
-
 def launch_bead_widths(ws, arc: wp.array, edge: wp.array) -> None:
     """``ws.bead_width`` from ``ws.line_width`` with the resample stage's arc table
     (``arc`` float64 ``[E*(num_points+1)]``, ``edge`` float32 ``[E*num_points]``), after
-    the resample kernels have written ``ws.count``."""
+    the resample kernels have written ``ws.count``: one thread per bead row, the kernel that
+    places the per_item beads."""
     lay = ws.layout
     wp.launch(
-        _bead_widths_kernel,
+        emit_rows_kernel,
         (lay.num_envs, lay.N_max),
-        inputs=[ws.active, ws.count, arc, edge, ws.line_width, lay.num_points, lay.N_max],
+        inputs=[ws.line_width, ws.active, ws.count, arc, edge, lay.num_points, lay.N_max],
         outputs=[ws.bead_width],
         device=lay.device,
     )
