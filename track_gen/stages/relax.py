@@ -34,12 +34,9 @@ from ..engine.stage import Stage, Workspace
 from ..geometry import closed_length
 from .inflate import HALF_WIDTH
 from .relax_bead import (
-    BLEND_CHEBY,
     BLOCK,
     band_for,
-    bead_step,
     begin_env,
-    blend,
     blend_mode,
     block_boxes,
     cache_radius,
@@ -47,7 +44,7 @@ from .relax_bead import (
     next_bead,
     rebuild_pairwise,
     sep_target,
-    separation,
+    sweep_bead,
     tail_position,
 )
 from .relax_items import RelaxItems
@@ -137,17 +134,14 @@ def _relax_kernel(
         xi = x0
         for i in range(n):
             xp = next_bead(work, xc, i, n, x0)
-            sep = separation(
-                work, xc, xi, i, n, band, slots, cache, cache_n, cb, base, target, target2
-            )
-            step = bead_step(xm, xi, xp, sep, L0, r_min, sr, pr, br)
-            if wp.dot(step, step) > converge_tol * converge_tol:
-                moved = 1
             # a converged sweep's new iterate is never used: blending it too is harmless
-            xold = xi
-            if mode == BLEND_CHEBY:
-                xold = work[xv + i]
-            work[xn + i] = blend(mode, omega, gamma, xi + step, xi, xold)
+            xnew, step2 = sweep_bead(
+                work, xc, xv, i, n, xm, xi, xp, band, slots, cache, cache_n, cb, base,
+                target, target2, L0, r_min, sr, pr, br, mode, omega, gamma,
+            )  # fmt: skip
+            if step2 > converge_tol * converge_tol:
+                moved = 1
+            work[xn + i] = xnew
             xm = xi
             xi = xp
         sweeps_out[e] = k + 1

@@ -329,6 +329,45 @@ def bead_step(
 
 
 @wp.func
+def sweep_bead(
+    x: wp.array(dtype=wp.vec2f),
+    xc: int,
+    xv: int,
+    i: int,
+    n: int,
+    xm: wp.vec2f,
+    xi: wp.vec2f,
+    xp: wp.vec2f,
+    band: int,
+    slots: int,
+    cache: wp.array(dtype=wp.int32),
+    cache_n: wp.array(dtype=wp.int32),
+    cb: int,
+    nb: int,
+    target: float,
+    target2: float,
+    L0: float,
+    r_min: float,
+    sr: float,
+    pr: float,
+    br: float,
+    mode: int,
+    omega: float,
+    gamma: float,
+):
+    """Bead i's next iterate in a sweep and the squared length of its step: the separation
+    (:func:`separation` over the current iterate ``x[xc ..]``), spacing and bending
+    (:func:`bead_step`), blended (:func:`blend`; the previous iterate ``x[xv + i]`` is read
+    for BLEND_CHEBY only)."""
+    sep = separation(x, xc, xi, i, n, band, slots, cache, cache_n, cb, nb, target, target2)
+    step = bead_step(xm, xi, xp, sep, L0, r_min, sr, pr, br)
+    xold = xi
+    if mode == BLEND_CHEBY:
+        xold = x[xv + i]
+    return blend(mode, omega, gamma, xi + step, xi, xold), wp.dot(step, step)
+
+
+@wp.func
 def blend_mode(k: int, cheby_start: int, omega: float) -> int:
     """How sweep k's new iterate is blended: BLEND_NONE before ``cheby_start``, then
     BLEND_CHEBY (weight ``omega``) or BLEND_DAMP when ``omega`` is 1."""

@@ -11,18 +11,15 @@ import warp as wp
 
 from ..geometry import closed_length
 from .relax_bead import (
-    BLEND_CHEBY,
     BLOCK,
     band_for,
-    bead_step,
     begin_env,
-    blend,
     blend_mode,
     block_box,
     cache_radius,
     scan_candidates,
     sep_target,
-    separation,
+    sweep_bead,
     tail_position,
 )
 
@@ -208,30 +205,15 @@ def _items_sweep_kernel(
     xi = work_inout[xc + i]
     xm = work_inout[xc + (i + n - 1) % n]
     xp = work_inout[xc + (i + 1) % n]
-    sep = separation(
-        work_inout,
-        xc,
-        xi,
-        i,
-        n,
-        band[e],
-        slots,
-        cache,
-        cache_n,
-        base * slots,
-        base,
-        target,
-        target2,
-    )
-    step = bead_step(xm, xi, xp, sep, L0[e], r_min, sep_relax[e], spc_relax[e], bend_relax[e])
-    if wp.dot(step, step) > converge_tol * converge_tol:
-        wp.atomic_max(moved_out, e, 1)
     omega = omegas[k]
-    mode = blend_mode(k, cheby_start, omega)
-    xold = xi
-    if mode == BLEND_CHEBY:
-        xold = work_inout[slot_base(r, 2, plane, base) + i]
-    work_inout[slot_base(r, 1, plane, base) + i] = blend(mode, omega, gamma, xi + step, xi, xold)
+    xnew, step2 = sweep_bead(
+        work_inout, xc, slot_base(r, 2, plane, base), i, n, xm, xi, xp, band[e], slots, cache,
+        cache_n, base * slots, base, target, target2, L0[e], r_min, sep_relax[e],
+        spc_relax[e], bend_relax[e], blend_mode(k, cheby_start, omega), omega, gamma,
+    )  # fmt: skip
+    if step2 > converge_tol * converge_tol:
+        wp.atomic_max(moved_out, e, 1)
+    work_inout[slot_base(r, 1, plane, base) + i] = xnew
 
 
 @wp.kernel
