@@ -236,39 +236,6 @@ def _add_push(d: wp.vec2f, target: float, target2: float, sep: wp.vec2f, hits: i
 
 
 @wp.func
-def separation(
-    x: wp.array(dtype=wp.vec2f),
-    xc: int,
-    xi: wp.vec2f,
-    i: int,
-    n: int,
-    band: int,
-    slots: int,
-    cache: wp.array(dtype=wp.int32),
-    cache_n: wp.array(dtype=wp.int32),
-    cb: int,
-    nb: int,
-    target: float,
-    target2: float,
-) -> wp.vec2f:
-    """Mean separation push of bead i from the beads closer than ``target``: its cached
-    candidates when the cache has ``slots``, else every non-band bead of the chain."""
-    sep = wp.vec2f(0.0, 0.0)
-    hits = int(0)
-    if slots > 0:
-        for c in range(cache_n[nb + i]):
-            d = xi - x[xc + cache[cb + i * slots + c]]
-            sep, hits = _add_push(d, target, target2, sep, hits)
-    else:
-        for j in range(n):
-            if index_gap(i, j, n) > band:
-                sep, hits = _add_push(xi - x[xc + j], target, target2, sep, hits)
-    if hits > 0:
-        sep = sep / float(hits)
-    return sep
-
-
-@wp.func
 def begin_env(
     active: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
@@ -356,10 +323,22 @@ def sweep_bead(
     gamma: float,
 ):
     """Bead i's next iterate in a sweep and the squared length of its step: the separation
-    (:func:`separation` over the current iterate ``x[xc ..]``), spacing and bending
-    (:func:`bead_step`), blended (:func:`blend`; the previous iterate ``x[xv + i]`` is read
-    for BLEND_CHEBY only)."""
-    sep = separation(x, xc, xi, i, n, band, slots, cache, cache_n, cb, nb, target, target2)
+    (the mean push of the beads of the current iterate ``x[xc ..]`` closer than ``target``:
+    bead i's cached candidates when the cache has ``slots``, else every non-band bead),
+    spacing and bending (:func:`bead_step`), blended (:func:`blend`; the previous iterate
+    ``x[xv + i]`` is read for BLEND_CHEBY only)."""
+    sep = wp.vec2f(0.0, 0.0)
+    hits = int(0)
+    if slots > 0:
+        for c in range(cache_n[nb + i]):
+            d = xi - x[xc + cache[cb + i * slots + c]]
+            sep, hits = _add_push(d, target, target2, sep, hits)
+    else:
+        for j in range(n):
+            if index_gap(i, j, n) > band:
+                sep, hits = _add_push(xi - x[xc + j], target, target2, sep, hits)
+    if hits > 0:
+        sep = sep / float(hits)
     step = bead_step(xm, xi, xp, sep, L0, r_min, sr, pr, br)
     xold = xi
     if mode == BLEND_CHEBY:
