@@ -29,6 +29,26 @@ def closed_length(pts: wp.array(dtype=wp.vec2f), base: int, n: int) -> wp.float6
 
 
 @wp.func
+def arc_fraction(target: wp.float64, acc: wp.float64, seg: wp.float64) -> float:
+    """How far along an edge that starts at arc ``acc`` and is ``seg`` long the arc
+    ``target`` lies, clamped to [0, 1] (float64 arc, float32 fraction)."""
+    t = float((target - acc) / wp.max(seg, wp.float64(1.0e-12)))
+    return wp.clamp(t, 0.0, 1.0)
+
+
+@wp.func
+def lerp_on_edge(values: wp.array(dtype=wp.vec2f), base: int, n: int, j: int, t: float) -> wp.vec2f:
+    """The value at fraction ``t`` along edge ``j -> j + 1`` of the closed loop
+    ``values[base .. base + n)`` (linear interpolation): a point of the loop, or any per-point
+    data interpolated like it (road widths)."""
+    jn = j + 1
+    if jn == n:
+        jn = 0
+    v0 = values[base + j]
+    return v0 + t * (values[base + jn] - v0)
+
+
+@wp.func
 def emit_along_loop(
     src: wp.array(dtype=wp.vec2f),
     src_base: int,
@@ -53,12 +73,8 @@ def emit_along_loop(
             if jn == n_src:
                 jn = 0
             seg = wp.float64(wp.length(src[src_base + jn] - src[src_base + j]))
-        jn = j + 1
-        if jn == n_src:
-            jn = 0
-        t = float((target - acc) / wp.max(seg, wp.float64(1.0e-12)))
-        t = wp.clamp(t, 0.0, 1.0)
-        dst[dst_base + k] = src[src_base + j] + t * (src[src_base + jn] - src[src_base + j])
+        t = arc_fraction(target, acc, seg)
+        dst[dst_base + k] = lerp_on_edge(src, src_base, n_src, j, t)
 
 
 @wp.func
@@ -112,12 +128,7 @@ def resample_closed_box(
             acc += seg
             j += 1
             seg = wp.float64(seg_len[len_base + j])
-        jn = j + 1
-        if jn == n_src:
-            jn = 0
-        t = float((target - acc) / wp.max(seg, wp.float64(1.0e-12)))
-        t = wp.clamp(t, 0.0, 1.0)
-        q = src[src_base + j] + t * (src[src_base + jn] - src[src_base + j])
+        q = lerp_on_edge(src, src_base, n_src, j, arc_fraction(target, acc, seg))
         dst[dst_base + k] = q
         if k == 0:
             lo = q

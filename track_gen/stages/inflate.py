@@ -25,7 +25,8 @@ from ..core.layout import PER_ITEM
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import NAN, cross2, safe_normalize
-from .resample_kernels import lerp_on_edge, locate, tabulate_arc
+from ..geometry.polylines import lerp_on_edge
+from .resample_kernels import locate, tabulate_arc
 from .widths import launch_width_borders
 
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike

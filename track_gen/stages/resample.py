@@ -23,9 +23,10 @@ from ..core.layout import PER_ITEM
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import NAN
+from ..geometry.polylines import lerp_on_edge
 from ..results import FailBit
 from .inflate import HALF_WIDTH
-from .resample_kernels import emit_rows_kernel, lerp_on_edge, locate, tabulate_arc
+from .resample_kernels import emit_rows_kernel, locate, tabulate_arc
 from .widths import launch_bead_widths
 
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike

@@ -8,7 +8,7 @@ each vertex, float32 length of each edge, accumulated in vertex order); output p
 first edge ``j`` whose end arc ``arc[j+1]`` is not below the target (the last edge when none
 is): a forward walk finds it (:func:`walk_to_arc`, one thread per env, targets in order) and
 so does a binary search (:func:`search_arc`, one thread per point), because the table never
-decreases and the targets never decrease. :func:`lerp_on_edge` interpolates on that edge, with
+decreases and the targets never decrease. ``geometry.lerp_on_edge`` interpolates on that edge, with
 the fraction :func:`edge_fraction`.
 
 The arithmetic is the one of ``geometry.emit_along_loop`` (float64 arc, ``acc + seg`` being
@@ -21,6 +21,7 @@ from __future__ import annotations
 import warp as wp
 
 from ..geometry import NAN
+from ..geometry.polylines import arc_fraction, lerp_on_edge
 
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
 # on every device (CUDA would otherwise contract them differently).
@@ -109,23 +110,9 @@ def edge_fraction(
     target: wp.float64,
 ) -> float:
     """How far along edge ``j`` of the tabulated loop the arc ``target`` lies, in [0, 1]
-    (what :func:`lerp_on_edge` interpolates the points with, and other per-point data such
+    (what ``geometry.lerp_on_edge`` interpolates the points with, and other per-point data such
     as road widths)."""
-    seg = wp.float64(edge[edge_base + j])
-    t = float((target - arc[arc_base + j]) / wp.max(seg, wp.float64(1.0e-12)))
-    return wp.clamp(t, 0.0, 1.0)
-
-
-@wp.func
-def lerp_on_edge(values: wp.array(dtype=wp.vec2f), base: int, n: int, j: int, t: float) -> wp.vec2f:
-    """The value at fraction ``t`` along edge ``j -> j + 1`` of the closed loop
-    ``values[base .. base + n)`` (linear interpolation): a bead's position from the loop's
-    points, or its road widths from the points' widths."""
-    jn = j + 1
-    if jn == n:
-        jn = 0
-    v0 = values[base + j]
-    return v0 + t * (values[base + jn] - v0)
+    return arc_fraction(target, arc[arc_base + j], wp.float64(edge[edge_base + j]))
 
 
 @wp.func
