@@ -4,13 +4,15 @@ layouts: the ``per_env`` kernel in ``relax.py`` and the ``per_item`` kernels in
 bitwise-identical beads, diagnostics included.
 
 Every float operation of a sweep lives in a ``@wp.func`` here (separation, spacing, bending,
-Chebyshev blend, Taubin tail, the separation-cache scan of one bead).
+Chebyshev blend, Taubin tail, the candidate test of the separation-cache searches).
 
 The separation cache of bead ``i`` receives its candidates ``j`` in increasing index order,
 each one added, or replacing the list's farthest entry when the list is full and ``j`` is
-nearer (:func:`scan_candidates`). Both searches skip whole blocks of ``BLOCK`` consecutive
-beads whose bounding box lies beyond the cache radius of bead ``i`` on some axis, which changes
-how many pairs are tested, never the lists.
+nearer (:func:`cache_insert`), whether the per_env layout rebuilds every list at once
+(:func:`rebuild_pairwise`) or the per_item one scans for one bead (``relax_items.py``). Both
+searches skip whole blocks of ``BLOCK`` consecutive beads whose bounding box lies beyond the
+cache radius of bead ``i`` on some axis, which changes how many pairs are tested, never the
+lists.
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ def block_out_of_reach(box: wp.vec4f, xi: wp.vec2f, radius: float) -> bool:
 
 
 @wp.func
-def _cache_insert(
+def cache_insert(
     x: wp.array(dtype=wp.vec2f),
     xb: int,
     i: int,
@@ -144,7 +146,7 @@ def _cache_insert(
 
 
 @wp.func
-def _candidate_dd(d: wp.vec2f, radius: float) -> float:
+def candidate_dd(d: wp.vec2f, radius: float) -> float:
     """Squared length of ``d``, or -1 when ``d`` fails the box test ``|d| > radius``."""
     if wp.abs(d[0]) > radius or wp.abs(d[1]) > radius:
         return -1.0
@@ -168,8 +170,8 @@ def rebuild_pairwise(
 ) -> int:
     """Rebuild every bead's separation list of one env (``boxes``: :func:`block_boxes` of
     ``x``), testing each pair once and entering it in both lists: bead i's list still receives
-    its candidates in increasing index order, so the lists equal :func:`scan_candidates` run
-    for every bead. Returns the candidates left out."""
+    its candidates in increasing index order, so the lists equal the per_item scan
+    (``relax_items``) run for every bead. Returns the candidates left out."""
     dropped = int(0)
     r2 = radius * radius
     for i in range(n):
@@ -183,44 +185,11 @@ def rebuild_pairwise(
             b_end = wp.min((b + 1) * BLOCK, j_end)
             if not block_out_of_reach(boxes[bb + b], xi, radius):
                 for jj in range(j, b_end):
-                    dd = _candidate_dd(x[xb + jj] - xi, radius)
+                    dd = candidate_dd(x[xb + jj] - xi, radius)
                     if dd >= 0.0 and dd < r2:
-                        dropped += _cache_insert(x, xb, i, jj, dd, slots, cache, cache_n, cb, nb)
-                        dropped += _cache_insert(x, xb, jj, i, dd, slots, cache, cache_n, cb, nb)
+                        dropped += cache_insert(x, xb, i, jj, dd, slots, cache, cache_n, cb, nb)
+                        dropped += cache_insert(x, xb, jj, i, dd, slots, cache, cache_n, cb, nb)
             j = b_end
-    return dropped
-
-
-@wp.func
-def scan_candidates(
-    x: wp.array(dtype=wp.vec2f),
-    xb: int,
-    n: int,
-    i: int,
-    band: int,
-    radius: float,
-    slots: int,
-    boxes: wp.array(dtype=wp.vec4f),
-    bb: int,
-    cache: wp.array(dtype=wp.int32),
-    cache_n: wp.array(dtype=wp.int32),
-    cb: int,
-    nb: int,
-) -> int:
-    """Rebuild bead i's separation list alone: beads j outside the index band within
-    ``radius``, entered in increasing j (:func:`_cache_insert`). Returns the candidates left
-    out."""
-    cache_n[nb + i] = 0
-    xi = x[xb + i]
-    r2 = radius * radius
-    dropped = int(0)
-    for b in range((n + BLOCK - 1) // BLOCK):
-        if not block_out_of_reach(boxes[bb + b], xi, radius):
-            for j in range(b * BLOCK, wp.min((b + 1) * BLOCK, n)):
-                if index_gap(i, j, n) > band:
-                    dd = _candidate_dd(x[xb + j] - xi, radius)
-                    if dd >= 0.0 and dd < r2:
-                        dropped += _cache_insert(x, xb, i, j, dd, slots, cache, cache_n, cb, nb)
     return dropped
 
 

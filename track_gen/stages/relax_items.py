@@ -16,8 +16,11 @@ from .relax_bead import (
     begin_env,
     blend_mode,
     block_box,
+    block_out_of_reach,
+    cache_insert,
     cache_radius,
-    scan_candidates,
+    candidate_dd,
+    index_gap,
     sep_target,
     sweep_bead,
     tail_position,
@@ -142,22 +145,24 @@ def _items_scan_kernel(
     base = e * n_max
     xc = slot_base(rot[e], 0, num_envs * n_max, base)
     bb = e * ((n_max + BLOCK - 1) // BLOCK)
+    # bead i's separation list alone: beads j outside the index band within the cache
+    # radius, entered in increasing j (cache_insert), blocks beyond the radius skipped
     radius = cache_radius(hw, margin, skin)
-    dropped = scan_candidates(
-        work,
-        xc,
-        n,
-        i,
-        band[e],
-        radius,
-        slots,
-        boxes,
-        bb,
-        cache_out,
-        cache_n_out,
-        base * slots,
-        base,
-    )
+    r2 = radius * radius
+    cb = base * slots
+    b_i = band[e]
+    xi = work[xc + i]
+    cache_n_out[base + i] = 0
+    dropped = int(0)
+    for b in range((n + BLOCK - 1) // BLOCK):
+        if not block_out_of_reach(boxes[bb + b], xi, radius):
+            for j in range(b * BLOCK, wp.min((b + 1) * BLOCK, n)):
+                if index_gap(i, j, n) > b_i:
+                    dd = candidate_dd(work[xc + j] - xi, radius)
+                    if dd >= 0.0 and dd < r2:
+                        dropped += cache_insert(
+                            work, xc, i, j, dd, slots, cache_out, cache_n_out, cb, base
+                        )
     if dropped > 0:
         wp.atomic_add(overflow_inout, e, dropped)
 
