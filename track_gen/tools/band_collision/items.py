@@ -23,14 +23,17 @@ from __future__ import annotations
 import warp as wp
 
 from ..shared import make_box as _make_box
-from .kernels import _CHUNK, _NAN, _corner, _Hit, _inner, _outer, _write_none
+from .kernels import _corner, _Hit, _write_none
 from .segments import (
+    _band,
+    _chunk_bounds,
     _first_chunk,
     _in_band,
     _no_hit,
     _scan_box,
     _scan_point,
     _seed_quad,
+    _strip_row,
     _write_answer,
 )
 
@@ -58,13 +61,8 @@ def _strip_bead_kernel(
     e, i = wp.tid()
     if mask[e] == 0:
         return
-    n = beads[e]
-    v = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
-    if i < n:
-        pi = inner[e * n_max + i]
-        po = outer[e * n_max + i]
-        v = wp.vec4f(pi[0], pi[1], po[0], po[1])
-    strip_out[e * n_max + i] = v
+    row = e * n_max + i
+    strip_out[row] = _strip_row(inner, outer, row, i, beads[e])
 
 
 @wp.kernel
@@ -82,20 +80,7 @@ def _strip_chunk_kernel(
     e, c = wp.tid()
     if mask[e] == 0:
         return
-    n = beads[e]
-    base = e * n_max
-    bb = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
-    if c < (n + _CHUNK - 1) // _CHUNK:
-        a0 = c * _CHUNK
-        a1 = wp.min(a0 + _CHUNK, n)
-        lo = _inner(strip[base + a0])
-        hi = lo
-        for k in range(a0, a1 + 1):
-            sk = strip[base + k % n]
-            lo = wp.min(lo, wp.min(_inner(sk), _outer(sk)))
-            hi = wp.max(hi, wp.max(_inner(sk), _outer(sk)))
-        bb = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
-    chunk_box_out[e * nch + c] = bb
+    chunk_box_out[e * nch + c] = _chunk_bounds(strip, e * n_max, beads[e], c)
 
 
 @wp.kernel
@@ -127,20 +112,18 @@ def _segments_parts_kernel(
     bx = _make_box(position[row], orientation[row], half_extents[row])
     if bx.ok == 0:
         return
-    base = e * n_max
-    cb = e * nch
-    nc = (n + _CHUNK - 1) // _CHUNK
-    first = _first_chunk(chunk_box, cb, nc, bx.p - bx.ext, bx.p + bx.ext)
-    seed = _seed_quad(strip, base, n, first, bx.p)
+    band = _band(strip, chunk_box, e, n_max, nch, n)
+    first = _first_chunk(band, bx.p - bx.ext, bx.p + bx.ext)
+    seed = _seed_quad(band, first, bx.p)
     if part == _BOX_PART:
-        box_hit_out[row] = _scan_box(strip, base, n, chunk_box, cb, bx, first, seed)
+        box_hit_out[row] = _scan_box(band, bx, first, seed)
         return
     c = _corner(bx, part)
-    ins = _in_band(strip, base, n, chunk_box, cb, c, seed)
+    ins = _in_band(band, c, seed)
     inside_out[4 * row + part] = ins
     ch = _no_hit()
     if ins == 0:
-        ch = _scan_point(strip, base, n, chunk_box, cb, c, seed, -1.0)
+        ch = _scan_point(band, c, seed, -1.0)
     corner_hit_out[4 * row + part] = ch
 
 

@@ -141,8 +141,8 @@ def band_beads_kernel(
     # outputs
     beads_out: wp.array(dtype=wp.int32),
 ):
-    """:func:`_band_beads` of every masked env (one thread per env): the per-env decision the
-    ``per_item`` refresh kernels read."""
+    """:func:`_band_beads` of every masked env (one thread per env): the per-env decision
+    every refresh reads next (both methods, both layouts)."""
     e = wp.tid()
     if mask[e] == 0:
         return

@@ -1,7 +1,8 @@
 """SDF bake kernels of the band collider (see :mod:`track_gen.tools.band_collision`).
 
-The narrow-band bake in two thread layouts (the query is in
-:mod:`~track_gen.tools.band_collision.sdf_query`):
+The narrow-band bake in two thread layouts, after ``kernels.band_beads_kernel`` and the
+per-env frame (:func:`_sdf_frame_kernel`); the query is in
+:mod:`~track_gen.tools.band_collision.sdf_query`:
 
 * ``per_env``: ``tools.shared.fill_grid_kernel`` (one thread per grid row, shared
   with the height-field bake) clears the grid, then :func:`_sdf_raster_kernel` (one thread
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..shared import band_beads as _band_beads
 from ..shared import border_box, square_grid
 from ..shared import next_bead as _next
 from ..shared import row_cross as _row_cross
@@ -44,26 +44,21 @@ _EMPTY_RECT = wp.constant(wp.vec4i(1 << 30, 1 << 30, -1, -1))
 def _sdf_frame_kernel(
     # inputs
     mask: wp.array(dtype=wp.int32),
+    beads: wp.array(dtype=wp.int32),
     inner: wp.array(dtype=wp.vec3f),
     outer: wp.array(dtype=wp.vec3f),
-    count: wp.array(dtype=wp.int32),
-    valid: wp.array(dtype=wp.int32),
-    center: wp.array(dtype=wp.vec3f),
     # static
-    use_center: int,
     n_max: int,
     res: int,
     padding: float,
     # outputs
-    beads_out: wp.array(dtype=wp.int32),
     frame_out: wp.array(dtype=wp.vec4f),
     aabb_out: wp.array(dtype=wp.vec4f),
 ):
     e = wp.tid()
     if mask[e] == 0:
         return
-    n = _band_beads(count, valid, inner, outer, center, use_center, e, n_max)
-    beads_out[e] = n
+    n = beads[e]
     if n == 0:
         nan4 = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
         frame_out[e] = nan4

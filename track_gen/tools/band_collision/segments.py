@@ -1,8 +1,8 @@
 """``per_env`` kernels of the band collider's ``"segments"`` method (see
-:mod:`track_gen.tools.band_collision`): the refresh packs each env's borders into one
-``(inner.xy, outer.xy)`` row per bead and bounds every chunk of ``CHUNK_QUADS`` quads (one
-thread per env); the query tests each box exactly against the border segments the chunk boxes
-do not prune (one thread per box).
+:mod:`track_gen.tools.band_collision`): the refresh (after ``kernels.band_beads_kernel``)
+packs each env's borders into one ``(inner.xy, outer.xy)`` row per bead and bounds every
+chunk of ``CHUNK_QUADS`` quads (one thread per env); the query tests each box exactly
+against the border segments the chunk boxes do not prune (one thread per box).
 
 The scans and the answer (:func:`_scan_box`, :func:`_scan_point`, :func:`_in_band`,
 :func:`_write_answer`) are shared with the ``per_item`` kernels of
@@ -14,7 +14,6 @@ from __future__ import annotations
 import warp as wp
 
 from ..shared import Box as _Box
-from ..shared import band_beads as _band_beads
 from ..shared import make_box as _make_box
 from ..shared import next_bead as _next
 from .kernels import (
@@ -35,6 +34,10 @@ from .kernels import (
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
 # on every device (CUDA would otherwise contract them differently).
 wp.set_module_options({"enable_backward": False, "fuse_fp": False})
+
+#: What :func:`_scan` measures the borders against: a solid box, or a point.
+_SCAN_BOX = wp.constant(0)
+_SCAN_POINT = wp.constant(1)
 
 
 @wp.func
@@ -67,53 +70,98 @@ def _inward_normal(
     return nrm / wp.max(wp.length(nrm), 1.0e-30)
 
 
+@wp.func
+def _chunks(n: int) -> int:
+    """Chunks of ``CHUNK_QUADS`` quads covering an env's ``n`` quads."""
+    return (n + _CHUNK - 1) // _CHUNK
+
+
+@wp.struct
+class _Band:
+    """One env's packed band as the query reads it (see :func:`_band`)."""
+
+    strip: wp.array(dtype=wp.vec4f)  # [E*N_max]: (inner.xy, outer.xy) per bead
+    chunk_box: wp.array(dtype=wp.vec4f)  # [E*nch]: (x0, y0, x1, y1) per chunk
+    base: int  # the env's first strip row (e * N_max)
+    cb: int  # the env's first chunk row (e * nch)
+    n: int  # the env's beads
+
+
+@wp.func
+def _band(
+    strip: wp.array(dtype=wp.vec4f),
+    chunk_box: wp.array(dtype=wp.vec4f),
+    e: int,
+    n_max: int,
+    nch: int,
+    n: int,
+) -> _Band:
+    """Env ``e``'s rows of the strip and the chunk boxes, with its ``n`` beads."""
+    band = _Band()
+    band.strip = strip
+    band.chunk_box = chunk_box
+    band.base = e * n_max
+    band.cb = e * nch
+    band.n = n
+    return band
+
+
+@wp.func
+def _strip_row(
+    inner: wp.array(dtype=wp.vec3f), outer: wp.array(dtype=wp.vec3f), row: int, i: int, n: int
+) -> wp.vec4f:
+    """The strip row of bead ``i`` (at ``row`` of the borders): ``(inner.xy, outer.xy)``,
+    NaN past the env's ``n`` beads."""
+    v = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
+    if i < n:
+        pi = inner[row]
+        po = outer[row]
+        v = wp.vec4f(pi[0], pi[1], po[0], po[1])
+    return v
+
+
+@wp.func
+def _chunk_bounds(strip: wp.array(dtype=wp.vec4f), base: int, n: int, c: int) -> wp.vec4f:
+    """Bounding box ``(x0, y0, x1, y1)`` of the quads of chunk ``c`` (both borders, the
+    chunk's closing bead included); NaN past the env's chunks."""
+    bb = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
+    if c < _chunks(n):
+        a0 = c * _CHUNK
+        a1 = wp.min(a0 + _CHUNK, n)
+        lo = _inner(strip[base + a0])
+        hi = lo
+        for k in range(a0, a1 + 1):
+            sk = strip[base + k % n]
+            lo = wp.min(lo, wp.min(_inner(sk), _outer(sk)))
+            hi = wp.max(hi, wp.max(_inner(sk), _outer(sk)))
+        bb = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
+    return bb
+
+
 @wp.kernel
 def _strip_kernel(
     # inputs
     mask: wp.array(dtype=wp.int32),
     inner: wp.array(dtype=wp.vec3f),
     outer: wp.array(dtype=wp.vec3f),
-    count: wp.array(dtype=wp.int32),
-    valid: wp.array(dtype=wp.int32),
-    center: wp.array(dtype=wp.vec3f),
+    beads: wp.array(dtype=wp.int32),
     # static
-    use_center: int,
     n_max: int,
     nch: int,
     # outputs
-    beads_out: wp.array(dtype=wp.int32),
     strip_inout: wp.array(dtype=wp.vec4f),
     chunk_box_out: wp.array(dtype=wp.vec4f),
 ):
     e = wp.tid()
     if mask[e] == 0:
         return
-    n = _band_beads(count, valid, inner, outer, center, use_center, e, n_max)
+    n = beads[e]
     base = e * n_max
     cb = e * nch
-    nan4 = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
-    beads_out[e] = n
     for i in range(n_max):
-        v = nan4
-        if i < n:
-            pi = inner[base + i]
-            po = outer[base + i]
-            v = wp.vec4f(pi[0], pi[1], po[0], po[1])
-        strip_inout[base + i] = v
-    nc = (n + _CHUNK - 1) // _CHUNK
+        strip_inout[base + i] = _strip_row(inner, outer, base + i, i, n)
     for c in range(nch):
-        bb = nan4
-        if c < nc:
-            a0 = c * _CHUNK
-            a1 = wp.min(a0 + _CHUNK, n)
-            lo = _inner(strip_inout[base + a0])
-            hi = lo
-            for k in range(a0, a1 + 1):
-                sk = strip_inout[base + k % n]
-                lo = wp.min(lo, wp.min(_inner(sk), _outer(sk)))
-                hi = wp.max(hi, wp.max(_inner(sk), _outer(sk)))
-            bb = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
-        chunk_box_out[cb + c] = bb
+        chunk_box_out[cb + c] = _chunk_bounds(strip_inout, base, n, c)
 
 
 @wp.func
@@ -203,14 +251,12 @@ def _visit_seg_box(
 
 
 @wp.func
-def _first_chunk(
-    chunk_box: wp.array(dtype=wp.vec4f), cb: int, nc: int, lo: wp.vec2f, hi: wp.vec2f
-) -> int:
+def _first_chunk(band: _Band, lo: wp.vec2f, hi: wp.vec2f) -> int:
     """The chunk whose bounding box is nearest to the box [lo, hi] (first of ties)."""
     first = int(0)
     lb_min = float(_BIG)
-    for c in range(nc):
-        g = _gap2(lo, hi, chunk_box[cb + c])
+    for c in range(_chunks(band.n)):
+        g = _gap2(lo, hi, band.chunk_box[band.cb + c])
         if g < lb_min:
             lb_min = g
             first = c
@@ -218,80 +264,19 @@ def _first_chunk(
 
 
 @wp.func
-def _seed_quad(
-    strip: wp.array(dtype=wp.vec4f),
-    base: int,
-    n: int,
-    c: int,
-    p: wp.vec2f,
-) -> int:
+def _seed_quad(band: _Band, c: int, p: wp.vec2f) -> int:
     """The bead of chunk c whose radial edge midpoint is nearest to p (a search start)."""
     a0 = c * _CHUNK
-    a1 = wp.min(a0 + _CHUNK, n)
+    a1 = wp.min(a0 + _CHUNK, band.n)
     seed = a0
     best = float(_BIG)
     for i in range(a0, a1):
-        si = strip[base + i]
+        si = band.strip[band.base + i]
         d2 = wp.length_sq(0.5 * (_inner(si) + _outer(si)) - p)
         if d2 < best:
             best = d2
             seed = i
     return seed
-
-
-@wp.func
-def _scan_box(
-    strip: wp.array(dtype=wp.vec4f),
-    base: int,
-    n: int,
-    chunk_box: wp.array(dtype=wp.vec4f),
-    cb: int,
-    bx: _Box,
-    first: int,
-    seed: int,
-) -> _Hit:
-    """Closest pair between the solid box and both borders (d2 = 0: a border meets the box).
-
-    The segments around ``seed`` go first (a tight bound), then chunk ``first``, then every
-    other chunk whose bounding box is nearer than the best pair so far."""
-    blo = bx.p - bx.ext
-    bhi = bx.p + bx.ext
-    nc = (n + _CHUNK - 1) // _CHUNK
-    hit = _Hit()
-    hit.d2 = _BIG
-    hit.border = -1
-    hit.seg = -1
-    for s in range(2):
-        i = (seed + n - 1 + s) % n
-        si = strip[base + i]
-        sj = strip[base + _next(i, n)]
-        hit = _visit_seg_box(hit, bx, blo, bhi, _inner(si), _inner(sj), 0, i)
-        hit = _visit_seg_box(hit, bx, blo, bhi, _outer(si), _outer(sj), 1, i)
-    for k in range(-1, nc):
-        c = first
-        if k >= 0:
-            c = k
-        if k >= 0 and k == first:
-            continue
-        if hit.d2 <= 0.0:
-            break
-        if _gap2(blo, bhi, chunk_box[cb + c]) >= hit.d2:
-            continue
-        a0 = c * _CHUNK
-        a1 = wp.min(a0 + _CHUNK, n)
-        sa = strip[base + a0]
-        ia = _inner(sa)
-        oa = _outer(sa)
-        for i in range(a0, a1):
-            j = _next(i, n)
-            sb = strip[base + j]
-            ib = _inner(sb)
-            ob = _outer(sb)
-            hit = _visit_seg_box(hit, bx, blo, bhi, ia, ib, 0, i)
-            hit = _visit_seg_box(hit, bx, blo, bhi, oa, ob, 1, i)
-            ia = ib
-            oa = ob
-    return hit
 
 
 @wp.func
@@ -308,32 +293,53 @@ def _visit_point(hit: _Hit, p: wp.vec2f, va: wp.vec2f, vb: wp.vec2f, border: int
 
 
 @wp.func
-def _scan_point(
-    strip: wp.array(dtype=wp.vec4f),
-    base: int,
-    n: int,
-    chunk_box: wp.array(dtype=wp.vec4f),
-    cb: int,
-    p: wp.vec2f,
+def _visit_quad(
+    hit: _Hit,
+    mode: int,
+    bx: _Box,
+    blo: wp.vec2f,
+    bhi: wp.vec2f,
+    band: _Band,
+    i: int,
+) -> _Hit:
+    """Update ``hit`` with both border segments ``i -> i+1`` (inner, then outer) against the
+    solid box ``bx`` (``mode == _SCAN_BOX``, world bounds ``[blo, bhi]``) or the point
+    ``bx.p`` (``_SCAN_POINT``)."""
+    si = band.strip[band.base + i]
+    sj = band.strip[band.base + _next(i, band.n)]
+    if mode == _SCAN_BOX:
+        r = _visit_seg_box(hit, bx, blo, bhi, _inner(si), _inner(sj), 0, i)
+        return _visit_seg_box(r, bx, blo, bhi, _outer(si), _outer(sj), 1, i)
+    r = _visit_point(hit, bx.p, _inner(si), _inner(sj), 0, i)
+    return _visit_point(r, bx.p, _outer(si), _outer(sj), 1, i)
+
+
+@wp.func
+def _scan(
+    band: _Band,
+    mode: int,
+    bx: _Box,
+    blo: wp.vec2f,
+    bhi: wp.vec2f,
+    first: int,
     seed: int,
+    seeds: int,
     stop: float,
 ) -> _Hit:
-    """Closest border point to p: the segments around ``seed`` first, then the chunks
-    nearest first, pruned by their bounding boxes. Gives up (returning an upper bound) once
-    the squared distance drops to ``stop`` or below."""
-    nc = (n + _CHUNK - 1) // _CHUNK
+    """Closest pair between the borders and the box or point of :func:`_visit_quad`: the
+    ``seeds`` segments from ``seed - 1`` go first (a tight bound), then chunk ``first``, then
+    every other chunk whose bounding box is nearer than the best pair so far. Gives up
+    (returning an upper bound) once the squared distance drops to ``stop`` or below."""
+    n = band.n
+    nc = _chunks(n)
     hit = _Hit()
     hit.d2 = _BIG
-    hit.b = p
+    if mode == _SCAN_POINT:
+        hit.b = bx.p
     hit.border = -1
     hit.seg = -1
-    for s in range(3):
-        i = (seed + n - 1 + s) % n
-        si = strip[base + i]
-        sj = strip[base + _next(i, n)]
-        hit = _visit_point(hit, p, _inner(si), _inner(sj), 0, i)
-        hit = _visit_point(hit, p, _outer(si), _outer(sj), 1, i)
-    first = _first_chunk(chunk_box, cb, nc, p, p)
+    for s in range(seeds):
+        hit = _visit_quad(hit, mode, bx, blo, bhi, band, (seed + n - 1 + s) % n)
     for k in range(-1, nc):
         c = first
         if k >= 0:
@@ -342,72 +348,56 @@ def _scan_point(
             continue
         if hit.d2 <= stop:
             break
-        if _gap2(p, p, chunk_box[cb + c]) >= hit.d2:
+        if _gap2(blo, bhi, band.chunk_box[band.cb + c]) >= hit.d2:
             continue
         a0 = c * _CHUNK
-        a1 = wp.min(a0 + _CHUNK, n)
-        sa = strip[base + a0]
-        ia = _inner(sa)
-        oa = _outer(sa)
-        for i in range(a0, a1):
-            j = _next(i, n)
-            sb = strip[base + j]
-            ib = _inner(sb)
-            ob = _outer(sb)
-            hit = _visit_point(hit, p, ia, ib, 0, i)
-            hit = _visit_point(hit, p, oa, ob, 1, i)
-            ia = ib
-            oa = ob
+        for i in range(a0, wp.min(a0 + _CHUNK, n)):
+            hit = _visit_quad(hit, mode, bx, blo, bhi, band, i)
     return hit
 
 
 @wp.func
-def _quad_has(
-    strip: wp.array(dtype=wp.vec4f),
-    base: int,
-    n: int,
-    i: int,
-    p: wp.vec2f,
-) -> int:
-    si = strip[base + i]
-    sj = strip[base + _next(i, n)]
+def _scan_box(band: _Band, bx: _Box, first: int, seed: int) -> _Hit:
+    """Closest pair between the solid box and both borders (d2 = 0: a border meets the box);
+    :func:`_scan` from the two segments around ``seed``."""
+    blo = bx.p - bx.ext
+    bhi = bx.p + bx.ext
+    return _scan(band, _SCAN_BOX, bx, blo, bhi, first, seed, 2, 0.0)
+
+
+@wp.func
+def _scan_point(band: _Band, p: wp.vec2f, seed: int, stop: float) -> _Hit:
+    """Closest border point to p: :func:`_scan` from the three segments around ``seed``,
+    the nearest chunk first, stopping at ``stop``."""
+    pt = _Box()
+    pt.p = p
+    first = _first_chunk(band, p, p)
+    return _scan(band, _SCAN_POINT, pt, p, p, first, seed, 3, stop)
+
+
+@wp.func
+def _quad_has(band: _Band, i: int, p: wp.vec2f) -> int:
+    si = band.strip[band.base + i]
+    sj = band.strip[band.base + _next(i, band.n)]
     return _in_quad(p, _inner(si), _outer(si), _outer(sj), _inner(sj))
 
 
 @wp.func
-def _in_band(
-    strip: wp.array(dtype=wp.vec4f),
-    base: int,
-    n: int,
-    chunk_box: wp.array(dtype=wp.vec4f),
-    cb: int,
-    p: wp.vec2f,
-    seed: int,
-) -> int:
+def _in_band(band: _Band, p: wp.vec2f, seed: int) -> int:
     """1 when p lies in some quad of the band: the quads around ``seed`` first, then every
     quad of the chunks whose bounding box holds p."""
+    n = band.n
     for s in range(3):
-        if _quad_has(strip, base, n, (seed + n - 1 + s) % n, p) == 1:
+        if _quad_has(band, (seed + n - 1 + s) % n, p) == 1:
             return 1
-    nc = (n + _CHUNK - 1) // _CHUNK
-    for c in range(nc):
-        bb = chunk_box[cb + c]
+    for c in range(_chunks(n)):
+        bb = band.chunk_box[band.cb + c]
         if p[0] < bb[0] or p[0] > bb[2] or p[1] < bb[1] or p[1] > bb[3]:
             continue
         a0 = c * _CHUNK
-        a1 = wp.min(a0 + _CHUNK, n)
-        sa = strip[base + a0]
-        ia = _inner(sa)
-        oa = _outer(sa)
-        for i in range(a0, a1):
-            j = _next(i, n)
-            sb = strip[base + j]
-            ib = _inner(sb)
-            ob = _outer(sb)
-            if _in_quad(p, ia, oa, ob, ib) == 1:
+        for i in range(a0, wp.min(a0 + _CHUNK, n)):
+            if _quad_has(band, i, p) == 1:
                 return 1
-            ia = ib
-            oa = ob
     return 0
 
 
@@ -491,22 +481,20 @@ def _segments_query_kernel(
     if bx.ok == 0:
         _write_none(tid, 0, oob_out, distance_out, nearest_out, normal_out, boundary_out)
         return
-    base = e * n_max
-    cb = e * nch
-    nc = (n + _CHUNK - 1) // _CHUNK
-    first = _first_chunk(chunk_box, cb, nc, bx.p - bx.ext, bx.p + bx.ext)
-    seed = _seed_quad(strip, base, n, first, bx.p)
-    hit = _scan_box(strip, base, n, chunk_box, cb, bx, first, seed)
+    band = _band(strip, chunk_box, e, n_max, nch, n)
+    first = _first_chunk(band, bx.p - bx.ext, bx.p + bx.ext)
+    seed = _seed_quad(band, first, bx.p)
+    hit = _scan_box(band, bx, first, seed)
     inside = int(0)  # bit k: corner k is inside the band
     for k in range(4):
-        inside = inside | (_in_band(strip, base, n, chunk_box, cb, _corner(bx, k), seed) << k)
+        inside = inside | (_in_band(band, _corner(bx, k), seed) << k)
     deep = _no_hit()
     if not (inside == 15 and hit.d2 > 0.0):
         for k in range(4):
             if (inside >> k) & 1 == 0:
                 # a corner nearer to the border than the deepest so far cannot be the deepest
                 c = _corner(bx, k)
-                ch = _scan_point(strip, base, n, chunk_box, cb, c, seed, deep.d2)
+                ch = _scan_point(band, c, seed, deep.d2)
                 if ch.d2 > deep.d2:
                     deep = ch
     _write_answer(
@@ -515,7 +503,7 @@ def _segments_query_kernel(
         hit,
         deep,
         strip,
-        base,
+        band.base,
         n,
         oob_out,
         distance_out,

@@ -193,6 +193,15 @@ class BandCollider:
             mask = self._all
         else:
             check_mask(mask, self.num_envs, self.device)
+        t = self.track
+        wp.launch(
+            band_beads_kernel,
+            self.num_envs,
+            inputs=[mask, t.count, t.valid, t.inner, t.outer, t.center]
+            + [0 if self.clearance is None else 1, t.N_max],
+            outputs=[self.beads],
+            device=self.device,
+        )
         if self.method == "segments":
             self._refresh_segments(mask)
         else:
@@ -201,24 +210,15 @@ class BandCollider:
     def _refresh_segments(self, mask: wp.array) -> None:
         t, E, dev = self.track, self.num_envs, self.device
         n_max, nch = t.N_max, self._nch
-        use_center = 0 if self.clearance is None else 1
         if self.kernel_layout != PER_ITEM:
             wp.launch(
                 _strip_kernel,
                 E,
-                inputs=[mask, t.inner, t.outer, t.count, t.valid, t.center, use_center]
-                + [n_max, nch],
-                outputs=[self.beads, self.strip, self.chunk_box],
+                inputs=[mask, t.inner, t.outer, self.beads, n_max, nch],
+                outputs=[self.strip, self.chunk_box],
                 device=dev,
             )
             return
-        wp.launch(
-            band_beads_kernel,
-            E,
-            inputs=[mask, t.count, t.valid, t.inner, t.outer, t.center, use_center, n_max],
-            outputs=[self.beads],
-            device=dev,
-        )
         wp.launch(
             _strip_bead_kernel,
             (E, n_max),
@@ -241,9 +241,8 @@ class BandCollider:
         wp.launch(
             _sdf_frame_kernel,
             E,
-            inputs=[mask, t.inner, t.outer, t.count, t.valid, t.center]
-            + [0 if self.clearance is None else 1, n_max, res, pad],
-            outputs=[self.beads, self.sdf_frame, self.sdf_aabb],
+            inputs=[mask, self.beads, t.inner, t.outer, n_max, res, pad],
+            outputs=[self.sdf_frame, self.sdf_aabb],
             device=dev,
         )
         if self.kernel_layout != PER_ITEM:
