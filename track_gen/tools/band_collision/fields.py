@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from ...core.tunable import Tunable
+from ..fields import distance, grid_resolution
+
+_SURFACES = ("tools.BandCollision", "tools.BandCollider", "course.CourseConfig")
 
 METHOD = Tunable(
     "method",
@@ -26,42 +29,30 @@ MAX_BOXES = Tunable(
     hi=1024,
     unit="boxes",
     doc="boxes per env B (inputs are [E*B]).",
-    surfaces=("tools.BandCollision", "tools.BandCollider", "course.CourseConfig"),
+    surfaces=_SURFACES,
 )
 
 
-SDF_RESOLUTION = Tunable(
+SDF_RESOLUTION = grid_resolution(
     "sdf_resolution",
-    128,
-    lo=8,
-    hi=4096,
-    unit="texels",
     doc="texels per side of each env's SDF grid (sdf only).",
-    surfaces=("tools.BandCollision", "tools.BandCollider", "course.CourseConfig"),
+    surfaces=_SURFACES,
 )
 
 
-SDF_PADDING = Tunable(
+SDF_PADDING = distance(
     "sdf_padding",
     None,
-    kind="float",
-    lo=0.0,
-    hi=1.0e6,
     optional=True,
-    unit="track units",
     doc="margin around the borders' bounding box; None is 10% of its larger extent (sdf only).",
     surfaces=("tools.BandCollider",),
 )
 
 
-CLEARANCE = Tunable(
+CLEARANCE = distance(
     "clearance",
     None,
-    kind="float",
-    lo=0.0,
-    hi=1.0e6,
     optional=True,
-    unit="track units",
     doc="how far a box centre may be above or below the road surface (elevated tracks); "
     "farther is off the road (oob = 1). None: heights are not checked (height NaN).",
     surfaces=("tools.BandCollision", "tools.BandCollider"),

@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 from ...core.tunable import Tunable
+from ..fields import arc_spacing
+
+_SURFACES = (
+    "tools.Checkpoints",
+    "tools.CheckpointPlacer",
+    "course.Course.track",
+    "course.CourseConfig",
+)
 
 # ---------------------------------------------------------------------------------- fields
-SPACING = Tunable(
-    "spacing",
-    None,
-    kind="float",
-    lo=1.0e-6,
-    hi=1.0e6,
-    unit="track units",
+SPACING = arc_spacing(
     doc="arc distance between checkpoints (no default: Checkpoints, CheckpointPlacer, "
     "Course.track and CourseConfig require it).",
-    surfaces=(
-        "tools.Checkpoints",
-        "tools.CheckpointPlacer",
-        "course.Course.track",
-        "course.CourseConfig",
-    ),
+    surfaces=_SURFACES,
     aliases={
         "Course.track": "checkpoint_spacing",
         "CourseConfig": "checkpoint_spacing",
@@ -37,10 +34,5 @@ MAX_CHECKPOINTS = Tunable(
     optional=True,
     unit="checkpoints",
     doc="per-env checkpoint capacity; None ('auto') derives it from the longest loop.",
-    surfaces=(
-        "tools.Checkpoints",
-        "tools.CheckpointPlacer",
-        "course.Course.track",
-        "course.CourseConfig",
-    ),
+    surfaces=_SURFACES,
 )

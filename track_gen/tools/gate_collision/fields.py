@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from ...core.tunable import Tunable
+from ..fields import distance
 
-POST_RADIUS = Tunable(
+_FRAME_SURFACES = ("tools.FrameCollision", "tools.FrameCollider", "course.CourseConfig")
+
+POST_RADIUS = distance(
     "post_radius",
     None,
-    kind="float",
-    lo=0.0,
-    lo_open=True,
-    hi=1.0e6,
+    positive=True,
     optional=True,
-    unit="track units",
     doc="radius of each gate post (a vertical cylinder through a bar end); None: no post "
     "collision (DiscCollider and DiscCollision need a number).",
     surfaces=(
@@ -25,15 +23,12 @@ POST_RADIUS = Tunable(
 )
 
 
-FRAME_THICKNESS = Tunable(
+FRAME_THICKNESS = distance(
     "frame_thickness",
     0.01,
-    lo=0.0,
-    lo_open=True,
-    hi=1.0e6,
-    unit="track units",
+    positive=True,
     doc="width of each frame member in the gate plane, outside the square opening.",
-    surfaces=("tools.FrameCollision", "tools.FrameCollider", "course.CourseConfig"),
+    surfaces=_FRAME_SURFACES,
     aliases={
         "FrameCollision": "thickness",
         "FrameCollider": "thickness",
@@ -42,14 +37,11 @@ FRAME_THICKNESS = Tunable(
 )
 
 
-FRAME_DEPTH = Tunable(
+FRAME_DEPTH = distance(
     "frame_depth",
     0.01,
-    lo=0.0,
-    hi=1.0e6,
-    unit="track units",
     doc="extent of each frame member along the gate's forward axis (0: flat members).",
-    surfaces=("tools.FrameCollision", "tools.FrameCollider", "course.CourseConfig"),
+    surfaces=_FRAME_SURFACES,
     aliases={
         "FrameCollision": "depth",
         "FrameCollider": "depth",
@@ -58,13 +50,10 @@ FRAME_DEPTH = Tunable(
 )
 
 
-AGENT_RADIUS = Tunable(
+AGENT_RADIUS = distance(
     "agent_radius",
     0.0,
-    lo=0.0,
-    hi=1.0e6,
-    unit="track units",
     doc="radius of the sphere tested against the gate frames (0: a point).",
-    surfaces=("tools.FrameCollision", "tools.FrameCollider", "course.CourseConfig"),
+    surfaces=_FRAME_SURFACES,
     aliases={"CourseConfig": "frame_collision"},
 )

@@ -3,27 +3,20 @@
 from __future__ import annotations
 
 from ...core.tunable import Tunable
+from ..fields import distance, grid_resolution
 
-RESOLUTION = Tunable(
+RESOLUTION = grid_resolution(
     "resolution",
-    128,
-    lo=8,
-    hi=4096,
-    unit="texels",
     doc="texels per side of each env's grid.",
     surfaces=("tools.HeightFieldBake", "tools.HeightFieldBaker", "course.CourseConfig"),
     aliases={"CourseConfig": "heightfield_resolution"},
 )
 
 
-MARGIN = Tunable(
+MARGIN = distance(
     "margin",
     None,
-    kind="float",
-    lo=0.0,
-    hi=1.0e6,
     optional=True,
-    unit="track units",
     doc="margin around the borders' bounding box; None is 10% of its larger side.",
     surfaces=("tools.HeightFieldBake", "tools.HeightFieldBaker"),
 )
@@ -42,15 +35,11 @@ FILL = Tunable(
 )
 
 
-SIZE_HI = Tunable(
+SIZE_HI = distance(
     "size_hi",
     None,
-    kind="float",
-    lo=0.0,
-    hi=1.0e6,
-    lo_open=True,
+    positive=True,
     optional=True,
-    unit="track units",
     doc="the largest course scale a curriculum will reach (for the resolution check); None "
     "reads it from the generator.",
     surfaces=("tools.HeightFieldBake", "tools.BandCollision"),

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from ...core.tunable import Tunable
+from ..fields import arc_spacing, distance
+
+_SURFACES = ("tools.Props", "tools.PropPlacer")
 
 # ---------------------------------------------------------------------------------- fields
 KIND = Tunable(
@@ -12,19 +15,13 @@ KIND = Tunable(
     choices=("cone", "wall"),
     doc="what a prop is: an upright "
     "cone on a border point, or a wall segment between two consecutive border points.",
-    surfaces=("tools.Props", "tools.PropPlacer"),
+    surfaces=_SURFACES,
 )
 
 
-SPACING = Tunable(
-    "spacing",
-    None,
-    kind="float",
-    lo=1.0e-6,
-    hi=1.0e6,
-    unit="track units",
+SPACING = arc_spacing(
     doc="target 3D arc distance between consecutive props along a border (required).",
-    surfaces=("tools.Props", "tools.PropPlacer"),
+    surfaces=_SURFACES,
 )
 
 
@@ -34,7 +31,7 @@ SIDE = Tunable(
     kind="choice",
     choices=("both", "inner", "outer"),
     doc="the borders that get props (both: the inner border's rows first).",
-    surfaces=("tools.Props", "tools.PropPlacer"),
+    surfaces=_SURFACES,
 )
 
 
@@ -48,56 +45,19 @@ MAX_PROPS = Tunable(
     unit="props",
     doc="per-env prop capacity (all borders together); None ('auto') derives it from a bound "
     "on the border length.",
-    surfaces=("tools.Props", "tools.PropPlacer"),
+    surfaces=_SURFACES,
 )
 
 
-CONE_DIAMETER = Tunable(
-    "cone_diameter",
-    0.04,
-    lo=0.0,
-    hi=1.0e6,
-    lo_open=True,
-    unit="track units",
-    doc="base diameter of a cone (scale x and y).",
-    surfaces=("tools.Props", "tools.PropPlacer"),
-)
+def _size(name: str, default: float, doc: str) -> Tunable:
+    """A prop's size (a positive distance)."""
+    return distance(name, default, positive=True, doc=doc, surfaces=_SURFACES)
 
 
-CONE_HEIGHT = Tunable(
-    "cone_height",
-    0.06,
-    lo=0.0,
-    hi=1.0e6,
-    lo_open=True,
-    unit="track units",
-    doc="height of a cone (scale z).",
-    surfaces=("tools.Props", "tools.PropPlacer"),
-)
-
-
-WALL_THICKNESS = Tunable(
-    "wall_thickness",
-    0.02,
-    lo=0.0,
-    hi=1.0e6,
-    lo_open=True,
-    unit="track units",
-    doc="thickness of a wall across the border (scale y).",
-    surfaces=("tools.Props", "tools.PropPlacer"),
-)
-
-
-WALL_HEIGHT = Tunable(
-    "wall_height",
-    0.05,
-    lo=0.0,
-    hi=1.0e6,
-    lo_open=True,
-    unit="track units",
-    doc="height of a wall (scale z).",
-    surfaces=("tools.Props", "tools.PropPlacer"),
-)
+CONE_DIAMETER = _size("cone_diameter", 0.04, "base diameter of a cone (scale x and y).")
+CONE_HEIGHT = _size("cone_height", 0.06, "height of a cone (scale z).")
+WALL_THICKNESS = _size("wall_thickness", 0.02, "thickness of a wall across the border (scale y).")
+WALL_HEIGHT = _size("wall_height", 0.05, "height of a wall (scale z).")
 
 
 _SIZE_FIELDS = (CONE_DIAMETER, CONE_HEIGHT, WALL_THICKNESS, WALL_HEIGHT)

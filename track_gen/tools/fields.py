@@ -1,0 +1,50 @@
+"""The Tunable ranges several tools declare fields with: one home for each kind of value.
+
+Each helper returns one field's :class:`~track_gen.core.tunable.Tunable`; the tool's own
+``fields.py`` names it and gives its doc and surfaces (and aliases where a spec keyword
+differs), so a range, a unit or a default is written once however many tools use it.
+"""
+
+from __future__ import annotations
+
+from ..core.tunable import Tunable
+
+#: Largest distance a tool's field accepts, track units.
+DISTANCE_HI = 1.0e6
+
+
+def distance(
+    name: str, default, *, positive: bool = False, optional: bool = False, **declaration
+) -> Tunable:
+    """A distance in track units: ``[0, DISTANCE_HI]``, or ``(0, DISTANCE_HI]`` when
+    ``positive``; ``optional``: None is allowed (the tool derives the value)."""
+    return Tunable(
+        name,
+        default,
+        kind="float",
+        lo=0.0,
+        hi=DISTANCE_HI,
+        lo_open=positive,
+        optional=optional,
+        unit="track units",
+        **declaration,
+    )
+
+
+def arc_spacing(**declaration) -> Tunable:
+    """``spacing``: the required arc distance between consecutive placed items along a loop,
+    ``[1e-6, DISTANCE_HI]`` track units."""
+    return Tunable(
+        "spacing",
+        None,
+        kind="float",
+        lo=1.0e-6,
+        hi=DISTANCE_HI,
+        unit="track units",
+        **declaration,
+    )
+
+
+def grid_resolution(name: str, **declaration) -> Tunable:
+    """Texels per side of each env's square grid (a bake): 128 by default, ``[8, 4096]``."""
+    return Tunable(name, 128, lo=8, hi=4096, unit="texels", **declaration)
