@@ -53,27 +53,31 @@ def _left_axis(t: wp.vec3f) -> wp.vec3f:
     return wp.vec3f(0.0, 1.0, 0.0)
 
 
+@wp.struct
+class _Fix:
+    """One env's answer (``seg = -1``: none, every other field NaN)."""
+
+    seg: int  # segment index of the closest point
+    s: float  # arc length of the closest point
+    off: float  # signed lateral offset along the left axis
+    off_up: float  # signed offset along the up axis
+    dist: float  # distance to the closest point
+    q: wp.vec3f  # closest point
+    t: wp.vec3f  # unit tangent of the segment
+
+
 @wp.func
-def _write_none(
-    e: int,
-    memory_inout: wp.array(dtype=wp.int32),
-    s_out: wp.array(dtype=wp.float32),
-    n_out: wp.array(dtype=wp.float32),
-    n_up_out: wp.array(dtype=wp.float32),
-    distance_out: wp.array(dtype=wp.float32),
-    segment_out: wp.array(dtype=wp.int32),
-    closest_out: wp.array(dtype=wp.vec3f),
-    tangent_out: wp.array(dtype=wp.vec3f),
-):
+def _no_fix() -> _Fix:
     nan3 = wp.vec3f(_NAN, _NAN, _NAN)
-    memory_inout[e] = -1
-    s_out[e] = _NAN
-    n_out[e] = _NAN
-    n_up_out[e] = _NAN
-    distance_out[e] = _NAN
-    segment_out[e] = -1
-    closest_out[e] = nan3
-    tangent_out[e] = nan3
+    f = _Fix()
+    f.seg = -1
+    f.s = _NAN
+    f.off = _NAN
+    f.off_up = _NAN
+    f.dist = _NAN
+    f.q = nan3
+    f.t = nan3
+    return f
 
 
 @wp.func
@@ -103,6 +107,80 @@ def _nearest_segment(
     return best, best_d2, best_u, best_j
 
 
+@wp.func
+def _locate(
+    p: wp.vec3f,
+    center: wp.array(dtype=wp.vec3f),
+    arclen: wp.array(dtype=wp.float32),
+    base: int,
+    n: int,
+    valid: int,
+    total: float,
+    last: int,
+    window: int,
+) -> _Fix:
+    """The answer for position ``p`` on the line whose ``n`` beads start at ``base``
+    (``valid``, closed length ``total``); ``last``: the env's previous segment (-1: none),
+    searched around first when ``window > 0``."""
+    line_ok = wp.isfinite(total) and total > 0.0
+    if valid == 0 or n < 2 or not _finite3(p) or not line_ok:
+        return _no_fix()
+    p = clamp3(p)  # core/extents.py: a finite position beyond COORD_LIMIT is clamped
+    best = int(-1)
+    best_d2 = float(_INF)
+    best_u = float(0.0)
+    full = int(1)
+    span = 2 * window + 1
+    if window > 0 and span < n and last >= 0 and last < n:
+        # warm: segments last-W .. last+W (mod n) only
+        start = last - window
+        if start < 0:
+            start = start + n
+        best, best_d2, best_u, best_j = _nearest_segment(p, center, base, n, start, span)
+        if best_j > 0 and best_j < span - 1:
+            bound = float(window) * total / float(n)
+            if wp.sqrt(best_d2) <= bound:
+                full = 0
+    if full != 0:
+        best, best_d2, best_u, best_j = _nearest_segment(p, center, base, n, 0, n)
+    if best < 0:
+        # every segment is degenerate or non-finite
+        return _no_fix()
+    nxt = _next(best, n)
+    a = center[base + best]
+    d = center[base + nxt] - a
+    q = a + best_u * d
+    t = wp.normalize(d)
+    left = _left_axis(t)
+    up = wp.normalize(wp.cross(t, left))
+    a0 = arclen[base + best]
+    a1 = total
+    if nxt != 0:
+        a1 = arclen[base + nxt]
+    s = a0 + best_u * (a1 - a0)
+    s = s - total * wp.floor(s / total)
+    if s >= total or s < 0.0:
+        s = 0.0  # float rounding at the seam
+    rel = p - q
+    off = wp.dot(rel, left)
+    off_up = wp.dot(rel, up)
+    dist = wp.length(rel)
+    answered = wp.isfinite(s) and wp.isfinite(off) and wp.isfinite(off_up)
+    if not (answered and wp.isfinite(dist) and _finite3(q) and _finite3(t)):
+        # line data out of any usable range (a non-finite arclen, coordinates near the
+        # float32 maximum): no answer rather than a non-finite one
+        return _no_fix()
+    f = _Fix()
+    f.seg = best
+    f.s = s
+    f.off = off
+    f.off_up = off_up
+    f.dist = dist
+    f.q = q
+    f.t = t
+    return f
+
+
 @wp.kernel
 def _locate_kernel(
     # inputs
@@ -127,99 +205,16 @@ def _locate_kernel(
 ):
     e = wp.tid()
     n = wp.clamp(count[e], 0, n_max)
-    p = position[e]
-    total = length[e]
-    line_ok = wp.isfinite(total) and total > 0.0
-    if valid[e] == 0 or n < 2 or not _finite3(p) or not line_ok:
-        _write_none(
-            e,
-            memory_inout,
-            s_out,
-            n_out,
-            n_up_out,
-            distance_out,
-            segment_out,
-            closest_out,
-            tangent_out,
-        )
-        return
-    p = clamp3(p)  # core/extents.py: a finite position beyond COORD_LIMIT is clamped
-    base = e * n_max
-    best = int(-1)
-    best_d2 = float(_INF)
-    best_u = float(0.0)
-    full = int(1)
     last = memory_inout[e]
-    span = 2 * window + 1
-    if window > 0 and span < n and last >= 0 and last < n:
-        # warm: segments last-W .. last+W (mod n) only
-        start = last - window
-        if start < 0:
-            start = start + n
-        best, best_d2, best_u, best_j = _nearest_segment(p, center, base, n, start, span)
-        if best_j > 0 and best_j < span - 1:
-            bound = float(window) * length[e] / float(n)
-            if wp.sqrt(best_d2) <= bound:
-                full = 0
-    if full != 0:
-        best, best_d2, best_u, best_j = _nearest_segment(p, center, base, n, 0, n)
-    if best < 0:
-        # every segment is degenerate or non-finite
-        _write_none(
-            e,
-            memory_inout,
-            s_out,
-            n_out,
-            n_up_out,
-            distance_out,
-            segment_out,
-            closest_out,
-            tangent_out,
-        )
-        return
-    nxt = _next(best, n)
-    a = center[base + best]
-    d = center[base + nxt] - a
-    q = a + best_u * d
-    t = wp.normalize(d)
-    left = _left_axis(t)
-    up = wp.normalize(wp.cross(t, left))
-    a0 = arclen[base + best]
-    a1 = total
-    if nxt != 0:
-        a1 = arclen[base + nxt]
-    s = a0 + best_u * (a1 - a0)
-    s = s - total * wp.floor(s / total)
-    if s >= total or s < 0.0:
-        s = 0.0  # float rounding at the seam
-    rel = p - q
-    off = wp.dot(rel, left)
-    off_up = wp.dot(rel, up)
-    dist = wp.length(rel)
-    answered = wp.isfinite(s) and wp.isfinite(off) and wp.isfinite(off_up)
-    if not (answered and wp.isfinite(dist) and _finite3(q) and _finite3(t)):
-        # line data out of any usable range (a non-finite arclen, coordinates near the
-        # float32 maximum): no answer rather than a non-finite one
-        _write_none(
-            e,
-            memory_inout,
-            s_out,
-            n_out,
-            n_up_out,
-            distance_out,
-            segment_out,
-            closest_out,
-            tangent_out,
-        )
-        return
-    memory_inout[e] = best
-    s_out[e] = s
-    n_out[e] = off
-    n_up_out[e] = off_up
-    distance_out[e] = dist
-    segment_out[e] = best
-    closest_out[e] = q
-    tangent_out[e] = t
+    f = _locate(position[e], center, arclen, e * n_max, n, valid[e], length[e], last, window)
+    memory_inout[e] = f.seg
+    s_out[e] = f.s
+    n_out[e] = f.off
+    n_up_out[e] = f.off_up
+    distance_out[e] = f.dist
+    segment_out[e] = f.seg
+    closest_out[e] = f.q
+    tangent_out[e] = f.t
 
 
 @wp.kernel
