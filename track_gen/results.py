@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
 import warp as wp
 
@@ -68,6 +69,41 @@ def _merge_bits(bits: wp.int32, extra: wp.int32, valid: wp.int32):
     return m, v
 
 
+@wp.func
+def _commit_rows(
+    src: wp.array(dtype=Any), base: int, rows: int, n_max: int, pad: Any, dst: wp.array(dtype=Any)
+):
+    """Rows ``base .. base + n_max`` of ``dst``: the first ``rows`` copied from ``src``, the
+    rest written ``pad`` without reading them (a stale or poisoned row cannot survive a
+    regeneration)."""
+    for i in range(rows):
+        dst[base + i] = src[base + i]
+    for i in range(rows, n_max):
+        dst[base + i] = pad
+
+
+@wp.func
+def _commit_env(
+    e: int,
+    fail: wp.array(dtype=wp.int32),
+    epoch: wp.array(dtype=wp.int32),
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    fail_mask: wp.array(dtype=wp.int32),
+    count_out: wp.array(dtype=wp.int32),
+    valid_out: wp.array(dtype=wp.int32),
+    fail_mask_out: wp.array(dtype=wp.int32),
+    generation_out: wp.array(dtype=wp.int32),
+):
+    """Env ``e``'s count, its fail bits merged with ``fail`` (and the validity they leave) and
+    its generation ``epoch[e]``."""
+    count_out[e] = count[e]
+    m, v = _merge_bits(fail_mask[e], fail[e], valid[e])
+    fail_mask_out[e] = m
+    valid_out[e] = v
+    generation_out[e] = epoch[e]
+
+
 @wp.kernel
 def _commit_track_kernel(
     # inputs
@@ -105,31 +141,19 @@ def _commit_track_kernel(
     if active[e] == 0:
         return
     base = e * n_max
-    # every row is rewritten (a stale or poisoned row cannot survive a regeneration): the
-    # real rows are copied, the padding written NaN without reading it
     rows = wp.clamp(count[e], 0, n_max)
-    for i in range(rows):
-        outer_out[base + i] = outer[base + i]
-        center_out[base + i] = center[base + i]
-        inner_out[base + i] = inner[base + i]
-        tangent_out[base + i] = tangent[base + i]
-        normal_out[base + i] = normal[base + i]
-        arclen_out[base + i] = arclen[base + i]
     nan3 = wp.vec3f(_NAN, _NAN, _NAN)
-    for i in range(rows, n_max):
-        outer_out[base + i] = nan3
-        center_out[base + i] = nan3
-        inner_out[base + i] = nan3
-        tangent_out[base + i] = nan3
-        normal_out[base + i] = nan3
-        arclen_out[base + i] = _NAN
+    _commit_rows(outer, base, rows, n_max, nan3, outer_out)
+    _commit_rows(center, base, rows, n_max, nan3, center_out)
+    _commit_rows(inner, base, rows, n_max, nan3, inner_out)
+    _commit_rows(tangent, base, rows, n_max, nan3, tangent_out)
+    _commit_rows(normal, base, rows, n_max, nan3, normal_out)
+    _commit_rows(arclen, base, rows, n_max, _NAN, arclen_out)
     length_out[e] = length[e]
-    count_out[e] = count[e]
-    m, v = _merge_bits(fail_mask[e], fail[e], valid[e])
-    fail_mask_out[e] = m
-    valid_out[e] = v
     winding_out[e] = winding[e]
-    generation_out[e] = epoch[e]
+    _commit_env(
+        e, fail, epoch, count, valid, fail_mask, count_out, valid_out, fail_mask_out, generation_out
+    )
 
 
 @wp.kernel
@@ -167,30 +191,20 @@ def _commit_gates_kernel(
     if active[e] == 0:
         return
     base = e * max_gates
-    # every row is rewritten: the real rows copied, the padding written NaN
     rows = wp.clamp(count[e], 0, max_gates)
-    for i in range(rows):
-        position_out[base + i] = position[base + i]
-        tangent_out[base + i] = tangent[base + i]
-        forward_out[base + i] = forward[base + i]
-        orientation_out[base + i] = orientation[base + i]
-        half_size_out[base + i] = half_size[base + i]
-        left_out[base + i] = left[base + i]
-        right_out[base + i] = right[base + i]
     nan3 = wp.vec3f(_NAN, _NAN, _NAN)
-    for i in range(rows, max_gates):
-        position_out[base + i] = nan3
-        tangent_out[base + i] = nan3
-        forward_out[base + i] = nan3
-        orientation_out[base + i] = wp.quatf(_NAN, _NAN, _NAN, _NAN)
-        half_size_out[base + i] = _NAN
-        left_out[base + i] = nan3
-        right_out[base + i] = nan3
-    count_out[e] = count[e]
-    m, v = _merge_bits(fail_mask[e], fail[e], valid[e])
-    fail_mask_out[e] = m
-    valid_out[e] = v
-    generation_out[e] = epoch[e]
+    _commit_rows(position, base, rows, max_gates, nan3, position_out)
+    _commit_rows(tangent, base, rows, max_gates, nan3, tangent_out)
+    _commit_rows(forward, base, rows, max_gates, nan3, forward_out)
+    _commit_rows(
+        orientation, base, rows, max_gates, wp.quatf(_NAN, _NAN, _NAN, _NAN), orientation_out
+    )
+    _commit_rows(half_size, base, rows, max_gates, _NAN, half_size_out)
+    _commit_rows(left, base, rows, max_gates, nan3, left_out)
+    _commit_rows(right, base, rows, max_gates, nan3, right_out)
+    _commit_env(
+        e, fail, epoch, count, valid, fail_mask, count_out, valid_out, fail_mask_out, generation_out
+    )
 
 
 @dataclass
@@ -265,37 +279,8 @@ class Track(RowBatch):
         wp.launch(
             _commit_track_kernel,
             E,
-            inputs=[
-                active,
-                fail,
-                epoch,
-                staged.outer,
-                staged.center,
-                staged.inner,
-                staged.tangent,
-                staged.normal,
-                staged.arclen,
-                staged.length,
-                staged.count,
-                staged.valid,
-                staged.fail_mask,
-                staged.winding,
-                self.N_max,
-            ],
-            outputs=[
-                self.outer,
-                self.center,
-                self.inner,
-                self.tangent,
-                self.normal,
-                self.arclen,
-                self.length,
-                self.count,
-                self.valid,
-                self.fail_mask,
-                self.winding,
-                self.generation,
-            ],
+            inputs=[active, fail, epoch, *staged.arrays(exclude=("generation",)), self.N_max],
+            outputs=self.arrays(),
             device=self.count.device,
         )
 
@@ -373,35 +358,8 @@ class GateSequence(RowBatch):
         wp.launch(
             _commit_gates_kernel,
             self.num_envs,
-            inputs=[
-                active,
-                fail,
-                epoch,
-                staged.position,
-                staged.tangent,
-                staged.forward,
-                staged.orientation,
-                staged.half_size,
-                staged.left,
-                staged.right,
-                staged.count,
-                staged.valid,
-                staged.fail_mask,
-                self.max_gates,
-            ],
-            outputs=[
-                self.position,
-                self.tangent,
-                self.forward,
-                self.orientation,
-                self.half_size,
-                self.left,
-                self.right,
-                self.count,
-                self.valid,
-                self.fail_mask,
-                self.generation,
-            ],
+            inputs=[active, fail, epoch, *staged.arrays(exclude=("generation",)), self.max_gates],
+            outputs=self.arrays(),
             device=self.count.device,
         )
 

@@ -1,5 +1,6 @@
 """One base for per-env row batches (:class:`RowBatch`): the results whose arrays are flat
-``[E*M]`` rows (env ``e`` owns rows ``e*M .. e*M + M - 1``) and ``[E]`` per-env values."""
+``[E*M]`` rows (env ``e`` owns rows ``e*M .. e*M + M - 1``) and ``[E]`` per-env values;
+:class:`BoxRowBatch` for the per-box answers of the colliders."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import warp as wp
 
 from .checks import check_choice
 
-__all__ = ["RowBatch"]
+__all__ = ["BoxRowBatch", "RowBatch"]
 
 
 class RowBatch:
@@ -61,6 +62,11 @@ class RowBatch:
         """The device every array of the batch lives on."""
         return self._first(self._row_arrays + self._env_arrays).device
 
+    def arrays(self, exclude: tuple[str, ...] = ()) -> list[wp.array | None]:
+        """The row arrays, then the env arrays, in their declared order, less the names in
+        ``exclude``: the slice of a kernel's launch list that reads or writes the batch."""
+        return [getattr(self, n) for n in self._row_arrays + self._env_arrays if n not in exclude]
+
     def clone(self):
         """A detached deep copy (allocates: call it outside your graph)."""
         copies = {
@@ -103,3 +109,17 @@ class RowBatch:
             return out.reshape((self.num_envs, self.rows_per_env, *out.shape[1:]))
         arr = getattr(self, name)
         return None if arr is None else arr.numpy()
+
+
+class BoxRowBatch(RowBatch):
+    """A row batch of per-box answers (box ``b`` of env ``e`` at row ``e*B + b``) with no env
+    arrays: the allocating collider sets ``_boxes_per_env`` to ``B``."""
+
+    _stride_field = "_boxes_per_env"
+    _boxes_per_env = 0  # set by allocate (not a dataclass field)
+
+    @property
+    def max_boxes(self) -> int:
+        """Boxes per env ``B`` (the row stride; 0 for a batch built by hand: the whole batch
+        is then one env's rows)."""
+        return self._boxes_per_env
