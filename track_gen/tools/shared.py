@@ -3,17 +3,33 @@
 The box of the band and gate collisions (:func:`make_box`), the band's bead decision
 (:func:`band_beads`), the even-odd rule's edge helpers (:func:`slope`, :func:`row_cross`) and
 the square grid the SDF bake and the height-field bake share (:func:`border_box`,
-:func:`square_grid`, :func:`fill_grid_kernel`): one home, below every folder that calls them.
+:func:`square_grid`, :func:`fill_grid_kernel`), and the host side of the utilities' masks
+(:func:`mask_or`, :func:`optional_input`): one home, below every folder that calls them.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
+from ..core.checks import check_mask
 from ..core.extents import clamp2, clamp_coord, in_range3, scaled_quat
 from ..geometry import finite, xy  # re-exported for the tools
 
 wp.set_module_options({"enable_backward": False})
+
+
+def mask_or(mask: wp.array | None, default: wp.array, num_envs: int, device) -> wp.array:
+    """The mask a utility's launch reads: ``mask`` once checked (a contiguous ``[num_envs]``
+    int32 array on ``device``), or ``default`` (the utility's all-envs mask) for None."""
+    check_mask(mask, num_envs, device)
+    return default if mask is None else mask
+
+
+def optional_input(array: wp.array | None, empty: wp.array) -> list:
+    """The two kernel arguments of an optional int32 array (a mask, a validity): ``[array,
+    1]``, or ``[empty, 0]`` for None (the kernel reads the array only when the flag is 1)."""
+    return [empty, 0] if array is None else [array, 1]
+
 
 #: Larger than any distance the tools compute (a finite "infinity" for float32 folds).
 BIG = wp.constant(3.0e38)

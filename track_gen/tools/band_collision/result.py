@@ -8,11 +8,11 @@ from dataclasses import dataclass
 import warp as wp
 
 from ...core.budget import AllocationBudget
-from ...core.rows import RowBatch
+from ...core.rows import BoxRowBatch
 
 
 @dataclass
-class BandContact(RowBatch):
+class BandContact(BoxRowBatch):
     """Per-box answers of :meth:`BandCollider.query` (box ``b`` of env ``e`` at row
     ``e*B + b``, ``B = max_boxes``). The collider returns the same instance on every query and
     overwrites it; :meth:`clone` takes a snapshot. Distances are in track units.
@@ -47,14 +47,6 @@ class BandContact(RowBatch):
     height: wp.array | None = None
 
     _row_arrays = ("oob", "distance", "nearest", "normal", "boundary", "height")
-    _stride_field = "_boxes_per_env"
-    _boxes_per_env = 0  # set by allocate (not a dataclass field)
-
-    @property
-    def max_boxes(self) -> int:
-        """Boxes per env ``B`` (the row stride; 0 for a batch built by hand: the whole batch
-        is then one env's rows)."""
-        return self._boxes_per_env
 
     @staticmethod
     def buffers(rows: int, height: bool = False) -> list[tuple[int, type]]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import warp as wp
 
 from ...core.budget import AllocationBudget
-from ...core.checks import check_array, check_mask
+from ...core.checks import check_array
 from ...core.exec import require_not_capturing
 from ...core.layout import KERNEL_LAYOUT, PER_ITEM, resolve_kernel_layout
 from ...results import Track
-from ..shared import fill_grid_kernel
+from ..shared import fill_grid_kernel, mask_or
 from .fields import CLEARANCE, MAX_BOXES, METHOD, SDF_PADDING, SDF_RESOLUTION
 from .items import (
     QUERY_PARTS,
@@ -189,10 +189,7 @@ class BandCollider:
         ``mask`` is a contiguous ``[E]`` int32 array on the track's device, read by pointer
         (a recorded refresh reads its current contents). Unmasked envs' derived data stay
         bitwise unchanged. Allocation-free; call it after every regeneration."""
-        if mask is None:
-            mask = self._all
-        else:
-            check_mask(mask, self.num_envs, self.device)
+        mask = mask_or(mask, self._all, self.num_envs, self.device)
         t = self.track
         wp.launch(
             band_beads_kernel,
@@ -326,8 +323,9 @@ class BandCollider:
         check_array("orientation", orientation, wp.quatf, rows, dev, slot)
         check_array("half_extents", half_extents, wp.vec2f, rows, dev, slot)
         t, c, B = self.track, self.contact, self.max_boxes
-        outs = [c.oob, c.distance, c.nearest, c.normal, c.boundary]
+        outs = c.arrays(exclude=("height",))  # the height kernel writes it
         boxes = [position, orientation, half_extents]
+        segments = [self.beads, self.strip, self.chunk_box, *boxes, t.N_max, self._nch, B]
 
         def record(kernel, dim, inputs, outputs):
             return wp.launch(
@@ -353,36 +351,13 @@ class BandCollider:
                 )
             ]
         elif self.kernel_layout != PER_ITEM:
-            launches = [
-                record(
-                    _segments_query_kernel,
-                    rows,
-                    [
-                        self.beads,
-                        self.strip,
-                        self.chunk_box,
-                        *boxes,
-                        t.N_max,
-                        self._nch,
-                        B,
-                    ],
-                    outs,
-                )
-            ]
+            launches = [record(_segments_query_kernel, rows, segments, outs)]
         else:
             launches = [
                 record(
                     _segments_parts_kernel,
                     (rows, QUERY_PARTS),
-                    [
-                        self.beads,
-                        self.strip,
-                        self.chunk_box,
-                        *boxes,
-                        t.N_max,
-                        self._nch,
-                        B,
-                    ],
+                    segments,
                     [self._box_hit, self._corner_inside, self._corner_hit],
                 ),
                 record(

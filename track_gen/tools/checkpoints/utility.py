@@ -10,6 +10,7 @@ from ...core.budget import AllocationBudget
 from ...core.checks import check_float, check_mask
 from ...core.exec import require_not_capturing
 from ...results import Track
+from ..shared import optional_input
 from .fields import MAX_CHECKPOINTS, SPACING
 from .kernels import _sample_kernel
 from .result import CheckpointSet
@@ -142,22 +143,12 @@ class CheckpointPlacer:
                 t.length,
                 t.count,
                 t.valid,
-                self._no_mask if mask is None else mask,
-                0 if mask is None else 1,
+                *optional_input(mask, self._no_mask),
                 self._n_max,
                 self.spacing,
                 self.max_checkpoints,
             ],
-            outputs=[
-                cs.position,
-                cs.left,
-                cs.right,
-                cs.tangent,
-                cs.up_half,
-                cs.count,
-                self.clipped,
-                self.step,
-            ],
+            outputs=[*cs.arrays(), self.step],  # cs.truncated is self.clipped
             device=self.device,
         )
         return cs

@@ -8,6 +8,7 @@ from ...core.budget import AllocationBudget
 from ...core.checks import check_array, check_mask
 from ...core.exec import require_not_capturing
 from ...results import GateSequence
+from ..shared import optional_input
 from .fields import SAMPLES_PER_GATE
 from .kernels import _build_kernel
 from .result import CourseLine
@@ -106,12 +107,11 @@ class CourseLineBuilder:
                 g.tangent,
                 g.count,
                 g.valid,
-                self._no_mask if mask is None else mask,
-                0 if mask is None else 1,
+                *optional_input(mask, self._no_mask),
                 self._max_gates,
                 self.samples_per_gate,
             ],
-            outputs=[ln.center, ln.tangent, ln.normal, ln.arclen, ln.length, ln.count],
+            outputs=ln.arrays(exclude=("valid",)),  # valid: the gates' (aliased)
             device=self.device,
         )
         return ln

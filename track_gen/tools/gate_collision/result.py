@@ -7,11 +7,11 @@ from dataclasses import dataclass
 import warp as wp
 
 from ...core.budget import AllocationBudget
-from ...core.rows import RowBatch
+from ...core.rows import BoxRowBatch, RowBatch
 
 
 @dataclass
-class DiscContact(RowBatch):
+class DiscContact(BoxRowBatch):
     """Per-box answers of :meth:`DiscCollider.query` (box ``b`` of env ``e`` at row
     ``e*B + b``, ``B = max_boxes``). The collider returns the same instance on every query and
     overwrites it; :meth:`clone` takes a snapshot. Plan view (x, y), track units.
@@ -34,14 +34,6 @@ class DiscContact(RowBatch):
     nearest: wp.array
 
     _row_arrays = ("hit", "post", "distance", "nearest")
-    _stride_field = "_boxes_per_env"
-    _boxes_per_env = 0  # set by allocate (not a dataclass field)
-
-    @property
-    def max_boxes(self) -> int:
-        """Boxes per env ``B`` (the row stride; 0 for a batch built by hand: the whole batch
-        is then one env's rows)."""
-        return self._boxes_per_env
 
     @staticmethod
     def buffers(rows: int) -> list[tuple[int, type]]:

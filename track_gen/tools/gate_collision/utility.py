@@ -5,10 +5,11 @@ from __future__ import annotations
 import warp as wp
 
 from ...core.budget import AllocationBudget
-from ...core.checks import check_array, check_mask
+from ...core.checks import check_array
 from ...core.exec import require_not_capturing
 from ...results import GateSequence
 from ..band_collision import MAX_BOXES
+from ..shared import mask_or
 from .fields import AGENT_RADIUS, FRAME_DEPTH, FRAME_THICKNESS, POST_RADIUS
 from .kernels import (
     _disc_query_kernel,
@@ -116,10 +117,7 @@ class DiscCollider:
 
         ``mask`` is a contiguous ``[E]`` int32 array on the gates' device, read by pointer.
         Unmasked envs' posts stay bitwise unchanged. One launch, allocation-free."""
-        if mask is None:
-            mask = self._all
-        else:
-            check_mask(mask, self.num_envs, self.device)
+        mask = mask_or(mask, self._all, self.num_envs, self.device)
         s = self.gates
         wp.launch(
             _posts_kernel,
@@ -170,7 +168,7 @@ class DiscCollider:
                 self.max_boxes,
                 self.radius,
             ],
-            outputs=[c.hit, c.post, c.distance, c.nearest],
+            outputs=c.arrays(),
             device=dev,
         )
         return c
@@ -233,10 +231,7 @@ class FrameCollider:
 
         ``mask`` is a contiguous ``[E]`` int32 array on the gates' device, read by pointer.
         Unmasked envs' frames stay bitwise unchanged. One launch, allocation-free."""
-        if mask is None:
-            mask = self._all
-        else:
-            check_mask(mask, self.num_envs, self.device)
+        mask = mask_or(mask, self._all, self.num_envs, self.device)
         s = self.gates
         wp.launch(
             _frames_kernel,
@@ -275,7 +270,7 @@ class FrameCollider:
                 self.depth,
                 self.agent_radius,
             ],
-            outputs=[c.hit, c.gate, c.member, c.distance, c.nearest, c.normal],
+            outputs=c.arrays(),
             device=dev,
         )
         return c

@@ -10,11 +10,10 @@ import warnings
 import warp as wp
 
 from ...core.budget import AllocationBudget
-from ...core.checks import check_mask
 from ...core.exec import require_not_capturing
 from ...core.extents import EXTENT
 from ...results import Track
-from ..shared import fill_grid_kernel
+from ..shared import fill_grid_kernel, mask_or
 from .fields import FILL, MARGIN, RESOLUTION, SIZE_HI
 from .kernels import _frame_kernel, _raster_kernel
 from .result import HeightField
@@ -97,9 +96,7 @@ class HeightFieldBaker:
         recorded bake reads its current contents). Unmasked envs stay bitwise unchanged.
         Three launches, no allocation, no host synchronization: call it after every
         regeneration with the same mask."""
-        check_mask(mask, self.num_envs, self.device)
-        if mask is None:
-            mask = self._all
+        mask = mask_or(mask, self._all, self.num_envs, self.device)
         t, f, E, res, dev = self.track, self.field, self.num_envs, self.resolution, self.device
         margin = -1.0 if self.margin is None else self.margin
         fill = 0.0 if self.fill is None else self.fill

@@ -6,10 +6,11 @@ import numpy as np
 import warp as wp
 
 from ...core.budget import AllocationBudget
-from ...core.checks import check_array, check_float, check_mask
+from ...core.checks import check_array, check_float
 from ...core.exec import require_not_capturing
 from ...results import GateSequence, Track
 from ..course_line import CourseLine
+from ..shared import mask_or
 from .fields import WARM_WINDOW
 from .kernels import (
     _curvature_at_kernel,
@@ -121,13 +122,12 @@ class TrackLocalizer:
         ``mask`` is a contiguous ``[E]`` int32 array on the line's device, read by pointer.
         Unmasked envs' curvature and memory stay bitwise unchanged (an all-zero mask is an
         exact no-op). One launch, allocation-free; call it after every regeneration."""
-        check_mask(mask, self.num_envs, self.device)
+        mask = mask_or(mask, self._all, self.num_envs, self.device)
         line = self.line
         wp.launch(
             _curvature_kernel,
             (self.num_envs, self.N_max),
-            inputs=[self._all if mask is None else mask, line.center, line.count, line.valid]
-            + [self.N_max],
+            inputs=[mask, line.center, line.count, line.valid, self.N_max],
             outputs=[self.curvature, self.memory],
             device=self.device,
         )
@@ -135,11 +135,10 @@ class TrackLocalizer:
     def reset(self, mask: wp.array | None = None) -> None:
         """Forget the warm memory of the envs with ``mask[e] != 0`` (None: all): their next
         locate is a full search. Nothing else changes (the frame keeps its last answer)."""
-        check_mask(mask, self.num_envs, self.device)
         wp.launch(
             _reset_kernel,
             self.num_envs,
-            inputs=[self._all if mask is None else mask],
+            inputs=[mask_or(mask, self._all, self.num_envs, self.device)],
             outputs=[self.memory],
             device=self.device,
         )
@@ -157,16 +156,7 @@ class TrackLocalizer:
             self.num_envs,
             inputs=[position, line.center, line.arclen, line.length, line.count, line.valid]
             + [self.N_max, self.warm_window or 0],
-            outputs=[
-                self.memory,
-                f.s,
-                f.n,
-                f.n_up,
-                f.distance,
-                f.segment,
-                f.closest,
-                f.tangent,
-            ],
+            outputs=[self.memory, *f.arrays()],
             device=self.device,
         )
         return f

@@ -8,6 +8,7 @@ from ...core.budget import AllocationBudget
 from ...core.checks import check_array, check_mask
 from ...core.exec import require_not_capturing
 from ..checkpoints import CheckpointSet
+from ..shared import optional_input
 from .kernels import _reset_kernel, _update_kernel
 from .result import ProgressEvents
 
@@ -80,6 +81,11 @@ class ProgressTracker:
     def num_envs(self) -> int:
         return self.events.passed.shape[0]
 
+    def _state(self) -> list[wp.array]:
+        """What the update and the reset write, in their kernels' output order: the previous
+        positions, then every array of :attr:`events`."""
+        return [self._prev, *self.events.arrays()]
+
     def _check_position(self, position) -> None:
         check_array("position", position, wp.vec3f, self.num_envs, self.device, "one agent per env")
 
@@ -112,31 +118,17 @@ class ProgressTracker:
         return self.events
 
     def _record_update(self, position: wp.array):
-        cs, ev = self.checkpoints, self.events
+        cs = self.checkpoints
         return wp.launch(
             _update_kernel,
             self.num_envs,
             inputs=[
                 position,
-                cs.position,
-                cs.left,
-                cs.right,
-                cs.tangent,
-                cs.up_half,
-                cs.count,
-                self._no_array if self.valid is None else self.valid,
-                0 if self.valid is None else 1,
+                *cs.arrays(exclude=("truncated",)),
+                *optional_input(self.valid, self._no_array),
                 self._cap,
             ],
-            outputs=[
-                self._prev,
-                ev.passed,
-                ev.wrong_way,
-                ev.laps,
-                ev.progress,
-                ev.next_index,
-                ev.dist_to_next,
-            ],
+            outputs=self._state(),
             device=self.device,
             record_cmd=True,
         )
@@ -147,19 +139,10 @@ class ProgressTracker:
         a reset or teleport never counts a crossing. Unmasked envs stay bitwise unchanged.
         """
         check_mask(mask, self.num_envs, self.device)
-        ev = self.events
         wp.launch(
             _reset_kernel,
             self.num_envs,
-            inputs=[self._no_array if mask is None else mask, 0 if mask is None else 1],
-            outputs=[
-                self._prev,
-                ev.passed,
-                ev.wrong_way,
-                ev.laps,
-                ev.progress,
-                ev.next_index,
-                ev.dist_to_next,
-            ],
+            inputs=optional_input(mask, self._no_array),
+            outputs=self._state(),
             device=self.device,
         )

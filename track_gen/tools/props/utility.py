@@ -10,6 +10,7 @@ from ...core.budget import AllocationBudget
 from ...core.checks import check_float, check_mask
 from ...core.exec import require_not_capturing
 from ...results import Track
+from ..shared import optional_input
 from .fields import (
     _SIZE_FIELDS,
     CONE_DIAMETER,
@@ -158,8 +159,7 @@ class PropPlacer:
                 t.outer,
                 t.count,
                 t.valid,
-                self._no_mask if mask is None else mask,
-                0 if mask is None else 1,
+                *optional_input(mask, self._no_mask),
                 self._n_max,
                 wp.float64(self.spacing),
                 self.max_props,
@@ -168,7 +168,7 @@ class PropPlacer:
                 kind,
                 wp.vec4f(*self.sizes),
             ],
-            outputs=[ps.position, ps.orientation, ps.scale, ps.side, ps.count, ps.truncated],
+            outputs=ps.arrays(),
             device=self.device,
         )
         return ps
