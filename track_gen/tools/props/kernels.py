@@ -142,22 +142,26 @@ def _place_border(
     first = wp.vec3f(0.0, 0.0, 0.0)
     prev = wp.vec3f(0.0, 0.0, 0.0)
     prev_dir = wp.vec3f(0.0, 0.0, 0.0)
-    for k in range(n):
-        s = wp.float64(k) * total / wp.float64(n)
-        while i < nb - 1 and a + seg <= s:
-            a += seg
-            i += 1
-            j = i + 1
-            if j == nb:
-                j = 0
-            p0 = pts[base + i]
-            p1 = pts[base + j]
-            seg = wp.float64(wp.length(p1 - p0))
-        t = float(0.0)
-        if seg > wp.float64(0.0):
-            t = float(wp.clamp((s - a) / seg, wp.float64(0.0), wp.float64(1.0)))
-        p = p0 + t * (p1 - p0)
-        dseg = p1 - p0
+    # k == n: no new prop, the loop closes (a wall's last segment ends on prop 0)
+    for k in range(n + 1):
+        p = first
+        dseg = prev_dir
+        if k < n:
+            s = wp.float64(k) * total / wp.float64(n)
+            while i < nb - 1 and a + seg <= s:
+                a += seg
+                i += 1
+                j = i + 1
+                if j == nb:
+                    j = 0
+                p0 = pts[base + i]
+                p1 = pts[base + j]
+                seg = wp.float64(wp.length(p1 - p0))
+            t = float(0.0)
+            if seg > wp.float64(0.0):
+                t = float(wp.clamp((s - a) / seg, wp.float64(0.0), wp.float64(1.0)))
+            p = p0 + t * (p1 - p0)
+            dseg = p1 - p0
         if kind == _WALL:
             if k == 0:
                 first = p
@@ -177,25 +181,11 @@ def _place_border(
                 )
             prev = p
             prev_dir = dseg
-        else:
+        elif k < n:
             position_out[row0 + k] = p
             orientation_out[row0 + k] = _pose(dseg, 0)
             scale_out[row0 + k] = wp.vec3f(size[0], size[0], size[1])
             side_out[row0 + k] = side
-    if kind == _WALL and n > 0:
-        _write_wall(
-            prev,
-            first,
-            prev_dir,
-            row0 + n - 1,
-            side,
-            size[2],
-            size[3],
-            position_out,
-            orientation_out,
-            scale_out,
-            side_out,
-        )
 
 
 @wp.kernel
