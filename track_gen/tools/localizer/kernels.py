@@ -11,6 +11,7 @@ import warp as wp
 
 from ...core.extents import clamp3
 from ...geometry import finite3 as _finite3
+from ...geometry.arcs import bead_at_arc as _bead_at_arc
 
 wp.set_module_options({"enable_backward": False})
 
@@ -67,17 +68,24 @@ class _Fix:
 
 
 @wp.func
+def _fix(
+    seg: int, s: float, off: float, off_up: float, dist: float, q: wp.vec3f, t: wp.vec3f
+) -> _Fix:
+    f = _Fix()
+    f.seg = seg
+    f.s = s
+    f.off = off
+    f.off_up = off_up
+    f.dist = dist
+    f.q = q
+    f.t = t
+    return f
+
+
+@wp.func
 def _no_fix() -> _Fix:
     nan3 = wp.vec3f(_NAN, _NAN, _NAN)
-    f = _Fix()
-    f.seg = -1
-    f.s = _NAN
-    f.off = _NAN
-    f.off_up = _NAN
-    f.dist = _NAN
-    f.q = nan3
-    f.t = nan3
-    return f
+    return _fix(-1, _NAN, _NAN, _NAN, _NAN, nan3, nan3)
 
 
 @wp.func
@@ -170,15 +178,7 @@ def _locate(
         # line data out of any usable range (a non-finite arclen, coordinates near the
         # float32 maximum): no answer rather than a non-finite one
         return _no_fix()
-    f = _Fix()
-    f.seg = best
-    f.s = s
-    f.off = off
-    f.off_up = off_up
-    f.dist = dist
-    f.q = q
-    f.t = t
-    return f
+    return _fix(best, s, off, off_up, dist, q, t)
 
 
 @wp.kernel
@@ -297,15 +297,7 @@ def _curvature_at_kernel(
     if q >= total or q < 0.0:
         q = 0.0
     base = e * n_max
-    # the last bead i with arclen[i] <= q (bead 0 when none)
-    lo = int(0)
-    hi = n - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if arclen[base + mid] <= q:
-            lo = mid
-        else:
-            hi = mid - 1
+    lo = _bead_at_arc(arclen, base, n, q)  # the last bead i with arclen[i] <= q (0: none)
     nxt = _next(lo, n)
     a0 = arclen[base + lo]
     a1 = total
