@@ -1,17 +1,19 @@
 """Plan-view helpers shared by the tools' folders (``@wp.func`` and one kernel).
 
 The box of the band and gate collisions (:func:`make_box`), the band's bead decision
-(:func:`band_beads`), the even-odd rule's edge helpers (:func:`slope`, :func:`row_cross`) and
+(:func:`band_beads`), the even-odd rule's edge helpers (:func:`slope`, :func:`row_cross`,
+:func:`quad_row_crosses`, :func:`crosses_right_of`) and
 the square grid the SDF bake and the height-field bake share (:func:`border_box`,
-:func:`square_grid`, :func:`fill_grid_kernel`), and the host side of the utilities' masks
-(:func:`mask_or`, :func:`optional_input`): one home, below every folder that calls them.
+:func:`square_grid`, :func:`fill_grid_kernel`), and the utilities' masks (:func:`mask_or`,
+:func:`optional_input` on the host, :func:`switched_off` on the device): one home, below
+every folder that calls them.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from ..core.checks import check_mask
+from ..core.checks import check_array, check_mask
 from ..core.extents import clamp2, clamp_coord, in_range3, scaled_quat
 from ..geometry import finite, xy  # re-exported for the tools
 
@@ -25,6 +27,30 @@ def mask_or(mask: wp.array | None, default: wp.array, num_envs: int, device) -> 
     return default if mask is None else mask
 
 
+def check_rows(what: str, batch, rows_of: dict, envs_of: dict, kind: str) -> tuple[int, int]:
+    """Check a row batch a utility reads (``what`` names it in errors, ``kind`` is the class
+    it should be): every array of ``rows_of`` (``[E*M]``) and ``envs_of`` (``[E]``, ``E`` the
+    first one's length), by name and dtype, is a ``wp.array`` on the first row array's device,
+    and that array's rows are a positive multiple of ``E``. Returns ``(E, rows)``."""
+    for name in (*rows_of, *envs_of):
+        if not isinstance(getattr(batch, name), wp.array):
+            raise TypeError(f"{what}.{name} must be a wp.array")
+    first = getattr(batch, next(iter(rows_of)))
+    env = getattr(batch, next(iter(envs_of)))
+    E = env.shape[0] if env.ndim == 1 else 0
+    rows = first.shape[0]
+    if E < 1 or rows == 0 or rows % E != 0:
+        raise ValueError(
+            f"{what}.{next(iter(rows_of))} has {rows} rows for {E} envs: expected a positive "
+            f"multiple of E (a {kind})"
+        )
+    for name, dtype in envs_of.items():
+        check_array(f"{what}.{name}", getattr(batch, name), dtype, E, first.device)
+    for name, dtype in rows_of.items():
+        check_array(f"{what}.{name}", getattr(batch, name), dtype, rows, first.device)
+    return E, rows
+
+
 def optional_input(array: wp.array | None, empty: wp.array) -> list:
     """The two kernel arguments of an optional int32 array (a mask, a validity): ``[array,
     1]``, or ``[empty, 0]`` for None (the kernel reads the array only when the flag is 1)."""
@@ -33,6 +59,17 @@ def optional_input(array: wp.array | None, empty: wp.array) -> list:
 
 #: Larger than any distance the tools compute (a finite "infinity" for float32 folds).
 BIG = wp.constant(3.0e38)
+
+
+@wp.func
+def switched_off(flags: wp.array(dtype=wp.int32), use: int, e: int) -> bool:
+    """Whether env ``e`` is off in an optional int32 array (a mask, a validity): ``use`` set
+    and ``flags[e] == 0``; ``flags`` is not read when ``use`` is 0 (the device side of
+    :func:`optional_input`, whose empty array has one row)."""
+    if use != 0:
+        if flags[e] == 0:
+            return True
+    return False
 
 
 @wp.struct
@@ -169,6 +206,39 @@ def row_cross(y: float, u: wp.vec2f, v: wp.vec2f, k: float) -> float:
     if above_u != above_v:
         return u[0] + (y - u[1]) * k
     return -BIG
+
+
+@wp.func
+def quad_row_crosses(
+    y: float,
+    a: wp.vec2f,
+    b: wp.vec2f,
+    c: wp.vec2f,
+    d: wp.vec2f,
+    kab: float,
+    kbc: float,
+    kdc: float,
+    kda: float,
+) -> wp.vec4f:
+    """Where row ``y`` crosses the edges ``a -> b``, ``b -> c``, ``d -> c`` and ``d -> a`` of
+    the quad ``(a, b, c, d)`` (their slopes ``k``), as the even-odd quad test sees them
+    (:func:`row_cross`; ``-BIG``: no crossing)."""
+    return wp.vec4f(
+        row_cross(y, a, b, kab),
+        row_cross(y, b, c, kbc),
+        row_cross(y, d, c, kdc),
+        row_cross(y, d, a, kda),
+    )
+
+
+@wp.func
+def crosses_right_of(x: float, crosses: wp.vec4f) -> int:
+    """How many of a row's quad crossings lie right of ``x`` (odd: ``x`` is in the quad)."""
+    flips = int(0)
+    for k in range(4):
+        if x < crosses[k]:
+            flips += 1
+    return flips
 
 
 @wp.kernel

@@ -23,8 +23,9 @@ from __future__ import annotations
 import warp as wp
 
 from ..shared import border_box, square_grid
+from ..shared import crosses_right_of as _crosses_right_of
 from ..shared import next_bead as _next
-from ..shared import row_cross as _row_cross
+from ..shared import quad_row_crosses as _quad_row_crosses
 from ..shared import slope as _slope
 from ..shared import xy as _xy
 from .kernels import _BAND, _BIG, _CHUNK, _NAN, _chord
@@ -111,10 +112,7 @@ class _Row:
 
     c0: int
     c1: int
-    xa: float
-    xb: float
-    xc: float
-    xd: float
+    x: wp.vec4f  # shared.quad_row_crosses
 
 
 @wp.func
@@ -205,10 +203,7 @@ def _raster_row(q: _Quad, r: int, fr: wp.vec4f, res: int) -> _Row:
         w.c0 = wp.max(int(wp.ceil((span[0] - x0) * inv - 0.5 - eps)), 0)
         w.c1 = wp.min(int(wp.floor((span[1] - x0) * inv - 0.5 + eps)), res - 1)
     # where the row meets the quad's edges, as _in_quad sees them (bitwise)
-    w.xa = _row_cross(yc, q.a, q.b, q.kab)
-    w.xb = _row_cross(yc, q.b, q.c, q.kbc)
-    w.xc = _row_cross(yc, q.d, q.c, q.kdc)
-    w.xd = _row_cross(yc, q.d, q.a, q.kda)
+    w.x = _quad_row_crosses(yc, q.a, q.b, q.c, q.d, q.kab, q.kbc, q.kdc, q.kda)
     return w
 
 
@@ -231,16 +226,7 @@ def _texel_merge(q: _Quad, w: _Row, r: int, col: int, fr: wp.vec4f, texel: wp.ve
     bd = int(0)
     if do < di:
         bd = 1
-    flips = int(0)
-    if px < w.xa:
-        flips += 1
-    if px < w.xb:
-        flips += 1
-    if px < w.xc:
-        flips += 1
-    if px < w.xd:
-        flips += 1
-    ins = flips % 2
+    ins = _crosses_right_of(px, w.x) % 2
     cur = texel[0]
     cid = int(texel[1])
     aa = float(_BIG)

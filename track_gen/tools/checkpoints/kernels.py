@@ -5,6 +5,8 @@ from __future__ import annotations
 import warp as wp
 
 from ...core.extents import in_range3
+from ...geometry.arcs import bead_at_arc as _bead_at_arc
+from ..shared import switched_off as _switched_off
 
 wp.set_module_options({"enable_backward": False})
 
@@ -52,9 +54,8 @@ def _sample_kernel(
     step_out: wp.array(dtype=wp.float32),
 ):
     e = wp.tid()
-    if use_mask != 0:
-        if mask[e] == 0:
-            return
+    if _switched_off(mask, use_mask, e):
+        return
     nb = bead_count[e]
     total = length[e]
     base = e * n_max
@@ -82,14 +83,7 @@ def _sample_kernel(
         if k < n:
             s = float(k) * step
             # largest bead i with arclen[i] <= s (arclen[0] = 0 <= s)
-            lo = int(0)
-            hi = nb - 1
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if arclen[base + mid] <= s:
-                    lo = mid
-                else:
-                    hi = mid - 1
+            lo = _bead_at_arc(arclen, base, nb, s)
             j = lo + 1
             a1 = total
             if j == nb:

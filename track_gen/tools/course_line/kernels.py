@@ -5,6 +5,7 @@ from __future__ import annotations
 import warp as wp
 
 from ...core.extents import in_range3
+from ..shared import switched_off as _switched_off
 
 wp.set_module_options({"enable_backward": False})
 
@@ -52,9 +53,8 @@ def _build_kernel(
     count_out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
-    if use_mask != 0:
-        if mask[e] == 0:
-            return
+    if _switched_off(mask, use_mask, e):
+        return
     cap = max_gates * samples
     gb = e * max_gates
     base = e * cap

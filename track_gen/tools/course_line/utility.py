@@ -5,10 +5,10 @@ from __future__ import annotations
 import warp as wp
 
 from ...core.budget import AllocationBudget
-from ...core.checks import check_array, check_mask
+from ...core.checks import check_mask
 from ...core.exec import require_not_capturing
 from ...results import GateSequence
-from ..shared import optional_input
+from ..shared import check_rows, optional_input
 from .fields import SAMPLES_PER_GATE
 from .kernels import _build_kernel
 from .result import CourseLine
@@ -47,21 +47,10 @@ class CourseLineBuilder:
                 f"got {type(gates).__name__}; a Track has its own centerline"
             )
         K = SAMPLES_PER_GATE.check(samples_per_gate, "CourseLineBuilder samples_per_gate")
-        for name in ("position", "tangent", "count", "valid"):
-            if not isinstance(getattr(gates, name), wp.array):
-                raise TypeError(f"gates.{name} must be a wp.array")
-        E = gates.count.shape[0] if gates.count.ndim == 1 else 0
+        rows_of = {"position": wp.vec3f, "tangent": wp.vec3f}
+        envs_of = {"count": wp.int32, "valid": wp.int32}
+        E, rows = check_rows("gates", gates, rows_of, envs_of, "GateSequence")
         device = gates.position.device
-        rows = gates.position.shape[0]
-        if E < 1 or rows == 0 or rows % E != 0:
-            raise ValueError(
-                f"gates.position has {rows} rows for {E} envs: expected a positive multiple of "
-                "E (a GateSequence)"
-            )
-        check_array("gates.count", gates.count, wp.int32, E, device)
-        check_array("gates.valid", gates.valid, wp.int32, E, device)
-        check_array("gates.position", gates.position, wp.vec3f, rows, device)
-        check_array("gates.tangent", gates.tangent, wp.vec3f, rows, device)
         require_not_capturing(device, "CourseLineBuilder construction")
         max_gates = rows // E
         hint = f"lower max_gates ({max_gates}) or samples_per_gate ({K})"

@@ -15,8 +15,9 @@ import warp as wp
 
 from ..shared import band_beads as _band_beads
 from ..shared import border_box, square_grid
+from ..shared import crosses_right_of as _crosses_right_of
 from ..shared import next_bead as _next
-from ..shared import row_cross as _row_cross
+from ..shared import quad_row_crosses as _quad_row_crosses
 from ..shared import slope as _slope
 from ..shared import xy as _xy
 
@@ -197,24 +198,13 @@ def _raster_kernel(
         kda = _slope(d, a)
         for r in range(r0, r1 + 1):
             yc = y0 + (float(r) + 0.5) * cell
-            xa = _row_cross(yc, a, b, kab)
-            xb = _row_cross(yc, b, c, kbc)
-            xc = _row_cross(yc, d, c, kdc)
-            xd = _row_cross(yc, d, a, kda)
+            xs = _quad_row_crosses(yc, a, b, c, d, kab, kbc, kdc, kda)
             lo = float(_BIG)
             hi = float(-_BIG)
-            if xa > -_BIG:
-                lo = wp.min(lo, xa)
-                hi = wp.max(hi, xa)
-            if xb > -_BIG:
-                lo = wp.min(lo, xb)
-                hi = wp.max(hi, xb)
-            if xc > -_BIG:
-                lo = wp.min(lo, xc)
-                hi = wp.max(hi, xc)
-            if xd > -_BIG:
-                lo = wp.min(lo, xd)
-                hi = wp.max(hi, xd)
+            for k in range(4):
+                if xs[k] > -_BIG:
+                    lo = wp.min(lo, xs[k])
+                    hi = wp.max(hi, xs[k])
             if lo >= hi:
                 continue
             c0 = wp.max(int(wp.ceil((lo - x0) * inv - 0.5 - eps)), 0)
@@ -222,16 +212,7 @@ def _raster_kernel(
             row = gb + r * res
             for col in range(c0, c1 + 1):
                 px = x0 + (float(col) + 0.5) * cell
-                flips = int(0)
-                if px < xa:
-                    flips += 1
-                if px < xb:
-                    flips += 1
-                if px < xc:
-                    flips += 1
-                if px < xd:
-                    flips += 1
-                if flips % 2 == 0:
+                if _crosses_right_of(px, xs) % 2 == 0:
                     continue
                 uv = _quad_coords(wp.vec2f(px, yc), a, b, c, d)
                 zl = pa[2] + uv[1] * (pd[2] - pa[2])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warp as wp
 
 from ...core.extents import clamp3, in_range3
+from ..shared import switched_off as _switched_off
 
 wp.set_module_options({"enable_backward": False})
 
@@ -40,9 +41,8 @@ def _update_kernel(
     live = int(0)
     if n > 0:
         live = 1
-    if use_valid != 0:
-        if valid[e] == 0:
-            live = 0
+    if _switched_off(valid, use_valid, e):
+        live = 0
     passed_out[e] = 0
     wrong_way_out[e] = 0
     if live == 0:
@@ -122,9 +122,8 @@ def _reset_kernel(
     dist_out: wp.array(dtype=wp.float32),
 ):
     e = wp.tid()
-    if use_mask != 0:
-        if mask[e] == 0:
-            return
+    if _switched_off(mask, use_mask, e):
+        return
     prev_out[e] = wp.vec3f(_NAN, _NAN, _NAN)
     passed_out[e] = 0
     wrong_way_out[e] = 0

@@ -8,7 +8,7 @@ from ...core.budget import AllocationBudget
 from ...core.checks import check_array, check_mask
 from ...core.exec import require_not_capturing
 from ..checkpoints import CheckpointSet
-from ..shared import optional_input
+from ..shared import check_rows, optional_input
 from .kernels import _reset_kernel, _update_kernel
 from .result import ProgressEvents
 
@@ -44,21 +44,10 @@ class ProgressTracker:
                 f"{type(checkpoints).__name__}"
             )
         cs = checkpoints
-        for name in ("position", "left", "right", "tangent", "up_half", "count"):
-            if not isinstance(getattr(cs, name), wp.array):
-                raise TypeError(f"checkpoints.{name} must be a wp.array")
-        E = cs.count.shape[0] if cs.count.ndim == 1 else 0
+        v3 = wp.vec3f
+        rows_of = {"position": v3, "left": v3, "right": v3, "tangent": v3, "up_half": wp.float32}
+        E, rows = check_rows("checkpoints", cs, rows_of, {"count": wp.int32}, "CheckpointSet")
         device = cs.position.device
-        rows = cs.position.shape[0]
-        if E < 1 or rows == 0 or rows % E != 0:
-            raise ValueError(
-                f"checkpoints.position has {rows} rows for {E} envs: expected a positive "
-                "multiple of E (a CheckpointSet)"
-            )
-        check_array("checkpoints.count", cs.count, wp.int32, E, device)
-        for name in ("position", "left", "right", "tangent", "up_half"):
-            dtype = wp.float32 if name == "up_half" else wp.vec3f
-            check_array(f"checkpoints.{name}", getattr(cs, name), dtype, rows, device)
         if valid is not None:
             check_array(
                 "valid", valid, wp.int32, E, device, "pass the generator's result.valid or None"

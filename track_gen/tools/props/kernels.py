@@ -7,6 +7,7 @@ import enum
 import warp as wp
 
 from ...core.extents import in_range3
+from ..shared import switched_off as _switched_off
 
 wp.set_module_options({"enable_backward": False})
 
@@ -214,9 +215,8 @@ def _place_kernel(
     truncated_out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
-    if use_mask != 0:
-        if mask[e] == 0:
-            return
+    if _switched_off(mask, use_mask, e):
+        return
     nb = bead_count[e]
     base = e * n_max
     out = e * cap
