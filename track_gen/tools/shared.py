@@ -1,12 +1,12 @@
-"""Plan-view helpers shared by the tools' folders (``@wp.func`` and one kernel).
+"""Plan-view helpers shared by the tools' folders (``@wp.func``, one kernel, host checks).
 
 The box of the band and gate collisions (:func:`make_box`), the band's bead decision
 (:func:`band_beads`), the even-odd rule's edge helpers (:func:`slope`, :func:`row_cross`,
-:func:`quad_row_crosses`, :func:`crosses_right_of`) and
-the square grid the SDF bake and the height-field bake share (:func:`border_box`,
-:func:`square_grid`, :func:`fill_grid_kernel`), and the utilities' masks (:func:`mask_or`,
-:func:`optional_input` on the host, :func:`switched_off` on the device): one home, below
-every folder that calls them.
+:func:`quad_row_crosses`, :func:`crosses_right_of`), the square grid the SDF bake and the
+height-field bake share (:func:`border_box`, :func:`square_grid`, :func:`fill_grid_kernel`),
+the components' source check (:func:`generator_result`), the utilities' input checks
+(:func:`check_rows`) and masks (:func:`mask_or`, :func:`optional_input` on the host,
+:func:`switched_off` on the device): one home, below every folder that calls them.
 """
 
 from __future__ import annotations
@@ -16,8 +16,25 @@ import warp as wp
 from ..core.checks import check_array, check_mask
 from ..core.extents import clamp2, clamp_coord, in_range3, scaled_quat
 from ..geometry import finite, xy  # re-exported for the tools
+from ..results import GateSequence, Track
 
 wp.set_module_options({"enable_backward": False})
+
+
+_FAMILY = {Track: "track", GateSequence: "gate"}
+
+
+def generator_result(ctx, kind: type, component: str, why: str):
+    """The course generator's result, a ``kind`` (:class:`~track_gen.Track` or
+    :class:`~track_gen.GateSequence`); else a TypeError: ``component`` needs that generator,
+    ``why`` (what the other family does instead)."""
+    result = ctx.generator.result
+    if not isinstance(result, kind):
+        raise TypeError(
+            f"{component} needs a {_FAMILY[kind]} generator (its result a {kind.__name__}), got "
+            f"a {type(result).__name__}: {why}"
+        )
+    return result
 
 
 def mask_or(mask: wp.array | None, default: wp.array, num_envs: int, device) -> wp.array:

@@ -10,6 +10,7 @@ import warp as wp
 from ...core.component import Component, buffer_bytes
 from ...core.ranges import EnvSplit
 from ...results import GateSequence
+from ..shared import generator_result
 from .fields import MAX_CHECKPOINTS, SPACING
 from .result import CheckpointSet
 from .utility import CheckpointPlacer, capacity_for
@@ -134,13 +135,8 @@ class GateCheckpoints(Component):
     families = ("gates",)
 
     def attach(self, ctx) -> None:
-        result = ctx.generator.result
-        if not isinstance(result, GateSequence):
-            raise TypeError(
-                "GateCheckpoints needs a gate generator (its result a GateSequence), got a "
-                f"{type(result).__name__}: a track course places its checkpoints with "
-                "tools.Checkpoints(spacing)"
-            )
+        why = "a track course places its checkpoints with tools.Checkpoints(spacing)"
+        result = generator_result(ctx, GateSequence, "GateCheckpoints", why)
         self.result = CheckpointSet.from_gates(result)
 
     def planned_bytes(self, layout, config) -> int:

@@ -7,19 +7,14 @@ import warp as wp
 from ...core.component import Component, InputSpec, buffer_bytes
 from ...results import GateSequence
 from ..band_collision import MAX_BOXES, box_inputs
+from ..shared import generator_result
 from .fields import AGENT_RADIUS, FRAME_DEPTH, FRAME_THICKNESS
 from .utility import DiscCollider, FrameCollider, _radius
 
 
 def _needs_gates(ctx, component: str) -> GateSequence:
-    result = ctx.generator.result
-    if not isinstance(result, GateSequence):
-        raise TypeError(
-            f"{component} needs a gate generator (its result a GateSequence), got a "
-            f"{type(result).__name__}: a track course collides with its road band, "
-            "tools.BandCollision()"
-        )
-    return result
+    why = "a track course collides with its road band, tools.BandCollision()"
+    return generator_result(ctx, GateSequence, component, why)
 
 
 class DiscCollision(Component):

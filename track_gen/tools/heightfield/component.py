@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...core.component import Component, buffer_bytes
 from ...core.ranges import EnvSplit
 from ...results import Track
+from ..shared import generator_result
 from .fields import FILL, MARGIN, RESOLUTION, SIZE_HI
 from .utility import HeightFieldBaker, check_grid_resolution
 
@@ -46,12 +47,8 @@ class HeightFieldBake(Component):
         self.fill = FILL.check(fill, "HeightFieldBake fill")
 
     def attach(self, ctx) -> None:
-        track = ctx.generator.result
-        if not isinstance(track, Track):
-            raise TypeError(
-                f"HeightFieldBake needs a track generator (its result a Track), got a "
-                f"{type(track).__name__}: a gate course has no road surface"
-            )
+        why = "a gate course has no road surface"
+        track = generator_result(ctx, Track, "HeightFieldBake", why)
         check_grid_resolution(
             f"HeightFieldBake(resolution={self.resolution})",
             ctx.generator,

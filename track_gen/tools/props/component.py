@@ -10,6 +10,7 @@ from ...core.component import Component, buffer_bytes
 from ...core.ranges import EnvSplit
 from ...results import Track
 from ..checkpoints import construction_result
+from ..shared import generator_result
 from .fields import (
     _SIZE_FIELDS,
     CONE_DIAMETER,
@@ -116,12 +117,7 @@ class Props(Component):
         }
 
     def attach(self, ctx) -> None:
-        track = ctx.generator.result
-        if not isinstance(track, Track):
-            raise TypeError(
-                f"Props needs a track generator (its result a Track), got a "
-                f"{type(track).__name__}: props stand on road borders"
-            )
+        track = generator_result(ctx, Track, "Props", "props stand on road borders")
         bound = None
         if self.max_props is None:
             cfg = getattr(ctx.generator, "config", None)
