@@ -5,6 +5,7 @@ from __future__ import annotations
 import warp as wp
 
 from ...core.extents import clamp3, in_range3
+from ...geometry import finite3 as _finite3
 from ..shared import switched_off as _switched_off
 
 wp.set_module_options({"enable_backward": False})
@@ -55,12 +56,12 @@ def _update_kernel(
         g = 0  # regenerated without a reset
     base = e * cap
     p1 = position[e]
-    finite = wp.isfinite(p1[0]) and wp.isfinite(p1[1]) and wp.isfinite(p1[2])
+    finite = _finite3(p1)  # inline (wp.isfinite calls into the runtime on the CPU)
     if finite:
         p1 = clamp3(p1)  # core/extents.py: the crossing test and the distance stay finite
     p0 = prev_inout[e]
     step = int(0)  # +1 forward pass, -1 wrong way
-    if wp.isfinite(p0[0]) and wp.isfinite(p0[1]) and wp.isfinite(p0[2]):
+    if _finite3(p0):
         left = cp_left[base + g]
         right = cp_right[base + g]
         nrm = cp_tangent[base + g]
