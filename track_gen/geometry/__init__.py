@@ -10,12 +10,15 @@
 - :mod:`.crossings`: the one crossing counter :func:`count_crossings` (with
   :func:`has_self_crossing` on top of it), its scratch :class:`CrossingScratch` and the
   segment test :func:`segments_cross`.
+- :mod:`.arcs`: :func:`bead_at_arc`, the binary search of an arc position in a row of
+  cumulative arc lengths.
 
 Each ``@wp.func`` is defined once here and imported from ``track_gen.geometry``.
 """
 
 from __future__ import annotations
 
+from .arcs import bead_at_arc
 from .crossings import (
     CHUNK,
     TURN_TOL,
@@ -27,11 +30,13 @@ from .crossings import (
 )
 from .polylines import (
     all_finite,
+    arc_fraction,
     bbox_normalize,
     bbox_scale,
     centroid,
     closed_length,
     emit_along_loop,
+    lerp_on_edge,
     menger_curvature,
     resample_closed,
     resample_closed_box,
@@ -57,6 +62,9 @@ from .vectors import (
 )
 
 __all__ = [
+    "arc_fraction",
+    "bead_at_arc",
+    "lerp_on_edge",
     "CHUNK",
     "FLOAT32_MAX",
     "HALF_PI",
