@@ -85,6 +85,10 @@ def _cut(value, num_envs: int, lo: int, hi: int, seen: dict):
             out = value[lo:hi]
     elif isinstance(value, RowBatch):
         out = value.env_range(lo, hi)
+    elif isinstance(value, (list, tuple)):  # a list of scratch arrays, say
+        out = type(value)(_cut(v, num_envs, lo, hi, seen) for v in value)
+    elif isinstance(value, dict):
+        out = {k: _cut(v, num_envs, lo, hi, seen) for k, v in value.items()}
     seen[id(value)] = out
     return out
 
@@ -92,8 +96,8 @@ def _cut(value, num_envs: int, lo: int, hi: int, seen: dict):
 def range_view(obj, num_envs: int, lo: int, hi: int):
     """A shallow copy of ``obj`` cut to envs ``[lo, hi)``: every ``wp.array`` attribute
     whose length is a multiple of ``num_envs`` (env-major rows) is the matching slice, a
-    :class:`~track_gen.core.rows.RowBatch` attribute its :meth:`~RowBatch.env_range`, and
-    ``num_envs`` is ``hi - lo``; anything else is shared. For the course tools, whose every
+    :class:`~track_gen.core.rows.RowBatch` attribute its :meth:`~RowBatch.env_range` (in
+    lists, tuples and dicts too), and ``num_envs`` is ``hi - lo``; anything else is shared. For the course tools, whose every
     per-env buffer is env-major; arrays share memory with ``obj``."""
     view = copy.copy(obj)
     seen: dict = {}
