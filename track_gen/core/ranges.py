@@ -97,8 +97,9 @@ def range_view(obj, num_envs: int, lo: int, hi: int):
     """A shallow copy of ``obj`` cut to envs ``[lo, hi)``: every ``wp.array`` attribute
     whose length is a multiple of ``num_envs`` (env-major rows) is the matching slice, a
     :class:`~track_gen.core.rows.RowBatch` attribute its :meth:`~RowBatch.env_range` (in
-    lists, tuples and dicts too), and ``num_envs`` is ``hi - lo``; anything else is shared. For the course tools, whose every
-    per-env buffer is env-major; arrays share memory with ``obj``."""
+    lists, tuples and dicts too), and ``num_envs`` is ``hi - lo``; anything else is
+    shared. For the course tools, whose every per-env buffer is env-major; arrays share
+    memory with ``obj``."""
     view = copy.copy(obj)
     seen: dict = {}
     for name, value in vars(obj).items():
