@@ -40,6 +40,7 @@ from .heightfield import (
 from .localizer import Localizer, TrackFrame, TrackLocalizer
 from .progress import Progress, ProgressEvents, ProgressTracker
 from .props import PropKind, PropPlacer, Props, PropSet, PropSide
+from .racing_line import RacingLine, RacingLinePlanner, RacingLineSet
 
 __all__ = [
     "BandCollider",
@@ -76,6 +77,9 @@ __all__ = [
     "PropSet",
     "PropSide",
     "Props",
+    "RacingLine",
+    "RacingLinePlanner",
+    "RacingLineSet",
     "TrackFrame",
     "TrackLocalizer",
     "check_component",

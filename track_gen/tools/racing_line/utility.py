@@ -1,0 +1,188 @@
+"""The racing line planner utility."""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ...core.budget import AllocationBudget
+from ...core.checks import check_mask
+from ...core.exec import require_not_capturing
+from ...results import Track
+from .fields import (
+    A_LAT,
+    A_LON,
+    ITERATIONS,
+    KAPPA_ITERATIONS,
+    KAPPA_MAX,
+    LINEARISATIONS,
+    V_MAX,
+    VEHICLE_WIDTH,
+)
+from .kernels import _plan_kernel
+from .result import RacingLineSet
+
+#: float64 scratch arrays ``[E*N_max]`` of the planner (see :func:`_plan_kernel`).
+_SCRATCH64 = "wt lo hi d0 d1 d2 g m0 m1 m2 l0 l1 l2 r1 r2 x y lam best z2 u2".split()
+
+
+def check_settings(
+    owner: str,
+    vehicle_width,
+    a_lat,
+    a_lon,
+    v_max,
+    kappa_max,
+    iterations,
+    linearisations,
+    kappa_iterations,
+) -> dict:
+    """Every setting checked against its Tunable (TypeError / ValueError naming
+    ``owner.<name>``, the value and the range), as a dict."""
+    out = {}
+    for tunable, value in (
+        (VEHICLE_WIDTH, vehicle_width),
+        (A_LAT, a_lat),
+        (A_LON, a_lon),
+        (V_MAX, v_max),
+        (KAPPA_MAX, kappa_max),
+        (ITERATIONS, iterations),
+        (LINEARISATIONS, linearisations),
+        (KAPPA_ITERATIONS, kappa_iterations),
+    ):
+        if value is None and not tunable.optional:
+            raise TypeError(
+                f"{owner}.{tunable.name} is required ({tunable.unit}): pass a float "
+                f"{tunable.range_text()}"
+            )
+        out[tunable.name] = tunable.check(value, f"{owner}.{tunable.name}")
+    return out
+
+
+class RacingLinePlanner:
+    """Minimum-curvature racing lines, speed profiles and par lap times of a
+    :class:`~track_gen.Track` batch (``docs/racing-line.md`` has the formulation).
+
+    Per env (one thread each), on the committed track's beads: the offsets ``a_i`` along the
+    normal that minimise the summed squared second difference of the closed line
+    ``c_i + a_i n_i`` (weighted to ``sum kappa^2 ds``) within
+    ``-(width_right - vehicle_width/2) <= a_i <= width_left - vehicle_width/2`` (the widths:
+    the borders' distances along the normal), solved by ``iterations`` primal-dual
+    active-set iterations (each one O(N) cyclic pentadiagonal factorization; the best
+    feasible iterate is kept, so the line's objective is never above the centre line's when
+    the centre line is feasible), ``linearisations`` times around the last line, then with
+    ``kappa_max`` ``kappa_iterations`` ADMM iterations; then the point-mass speed profile
+    and the lap time. Fixed counts: the work does not depend on the data.
+
+    Args:
+        track: the generator's :class:`~track_gen.Track` (read live by pointer: call
+            :meth:`plan` after every regeneration, with the same mask).
+        vehicle_width, a_lat, a_lon, v_max, kappa_max, iterations, linearisations,
+            kappa_iterations: see ``fields.py`` (keyword-only after ``vehicle_width``).
+
+    Attributes:
+        line: the :class:`RacingLineSet` (allocated once).
+
+    Construction checks every argument before anything is allocated or launched, allocates
+    (outside any capture) and plans every env; :meth:`plan` is one launch, allocation-free and
+    capturable.
+    """
+
+    def __init__(
+        self,
+        track: Track,
+        vehicle_width: float,
+        *,
+        a_lat: float,
+        a_lon: float,
+        v_max: float,
+        kappa_max: float | None = None,
+        iterations: int = ITERATIONS.default,
+        linearisations: int = LINEARISATIONS.default,
+        kappa_iterations: int = KAPPA_ITERATIONS.default,
+    ):
+        for name in ("center", "normal", "inner", "outer", "count", "valid"):
+            if not isinstance(getattr(track, name, None), wp.array):
+                raise TypeError(
+                    f"RacingLinePlanner(track): track must be a Track (a TrackGenerator's "
+                    f"result), got {type(track).__name__} without a wp.array {name!r}"
+                )
+        settings = check_settings(
+            "RacingLinePlanner",
+            vehicle_width,
+            a_lat,
+            a_lon,
+            v_max,
+            kappa_max,
+            iterations,
+            linearisations,
+            kappa_iterations,
+        )
+        self.__dict__.update(settings)
+        device = track.center.device
+        require_not_capturing(device, "RacingLinePlanner construction")
+        E = track.count.shape[0]
+        n_max = track.center.shape[0] // E
+        hint = f"lower num_envs ({E}) or N_max ({n_max})"
+        precheck = AllocationBudget(device, hint)
+        for count, dtype in self.buffers(E, n_max):
+            precheck.take(count, dtype, "the racing line planner")
+        budget = AllocationBudget(device, hint)
+        self.track = track
+        self.device = device
+        self._n_max = n_max
+        self.line = RacingLineSet.allocate(E, n_max, device, budget)
+        rows = E * n_max
+        self._scratch = [budget.zeros(rows, wp.float64, "racing line scratch") for _ in _SCRATCH64]
+        self._act = budget.zeros(rows, wp.int32, "racing line active set")
+        self._no_mask = budget.zeros(1, wp.int32, "empty mask")
+        self.plan()
+
+    @staticmethod
+    def buffers(num_envs: int, n_max: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a planner allocates (its :class:`RacingLineSet`,
+        the float64 and int32 scratch and an empty mask)."""
+        rows = num_envs * n_max
+        scratch = [(rows, wp.float64)] * len(_SCRATCH64) + [(rows, wp.int32), (1, wp.int32)]
+        return RacingLineSet.buffers(num_envs, n_max) + scratch
+
+    @property
+    def num_envs(self) -> int:
+        return self.line.num_envs
+
+    def plan(self, mask: wp.array | None = None) -> RacingLineSet:
+        """Plan the lines of the envs with ``mask[e] != 0`` (None: every env) and return
+        :attr:`line` (the same instance every call).
+
+        ``mask`` is a contiguous ``[E]`` int32 array on the track's device; unmasked envs stay
+        bitwise unchanged. One launch, no allocation, no host sync.
+        """
+        check_mask(mask, self.num_envs, self.device)
+        t, ln = self.track, self.line
+        wp.launch(
+            _plan_kernel,
+            self.num_envs,
+            inputs=[
+                t.center,
+                t.normal,
+                t.inner,
+                t.outer,
+                t.count,
+                t.valid,
+                self._no_mask if mask is None else mask,
+                0 if mask is None else 1,
+                self._n_max,
+                0.5 * self.vehicle_width,
+                self.a_lat,
+                self.a_lon,
+                self.v_max,
+                0.0 if self.kappa_max is None else self.kappa_max,
+                self.iterations,
+                self.linearisations,
+                self.kappa_iterations,
+                *self._scratch,
+                self._act,
+            ],
+            outputs=[ln.offset, ln.position, ln.curvature, ln.speed, ln.lap_time, ln.length],
+            device=self.device,
+        )
+        return ln
