@@ -247,24 +247,43 @@ def _objective(
 
 
 @wp.func
-def _kappa_row(
+def _kappa_centre(
+    center: wp.array(dtype=wp.vec3f),
     normal: wp.array(dtype=wp.vec3f),
     row: int,
     i: int,
     n: int,
+    origin: wp.vec2d,
+    h: wp.float64,
+    wt: wp.array(dtype=wp.float64),
+    base: int,
+) -> wp.float64:
+    """The centre line's signed curvature at bead ``i`` (units ``1/h``):
+    ``(h/ds_i)^2 n_i . (c_{i-1} - 2 c_i + c_{i+1})``."""
+    w = wt[base + _wrap(i, n)]
+    return w * w * wp.dot(_nrm(normal, row, i, n), _second(center, row, i, n, origin, h))
+
+
+@wp.func
+def _kappa_row(
+    center: wp.array(dtype=wp.vec3f),
+    normal: wp.array(dtype=wp.vec3f),
+    row: int,
+    i: int,
+    n: int,
+    origin: wp.vec2d,
+    h: wp.float64,
     wt: wp.array(dtype=wp.float64),
     base: int,
 ) -> wp.vec3d:
-    """Coefficients of ``x_{i-1}, x_i, x_{i+1}`` in the linearised curvature (units ``1/h``)
-    ``k_i = (h/ds_i)^2 n_i . d_i`` of bead ``i``."""
+    """Coefficients of ``x_{i-1}, x_i, x_{i+1}`` in the linearised curvature of the offset
+    line (units ``1/h``): ``kappa_i ~ k0_i + (h/ds_i)^2 (x_{i-1} - 2 x_i + x_{i+1}) +
+    k0_i^2 x_i`` (``k0``: :func:`_kappa_centre`; an offset toward the centre of curvature
+    tightens the bend)."""
     w = wt[base + _wrap(i, n)]
     k = w * w
-    ni = _nrm(normal, row, i, n)
-    return wp.vec3d(
-        k * wp.dot(ni, _nrm(normal, row, i - 1, n)),
-        -_TWO * k,
-        k * wp.dot(ni, _nrm(normal, row, i + 1, n)),
-    )
+    q = _kappa_centre(center, normal, row, i, n, origin, h, wt, base)
+    return wp.vec3d(k, -_TWO * k + q * q, k)
 
 
 @wp.func
@@ -300,9 +319,9 @@ def _hband(
         a2 = sp * wp.dot(nj, n2)
         a0 += _RIDGE * a0
         if with_kappa != 0:
-            km = _kappa_row(normal, row, j - 1, n, wt, base)
-            k0 = _kappa_row(normal, row, j, n, wt, base)
-            kp = _kappa_row(normal, row, j + 1, n, wt, base)
+            km = _kappa_row(center, normal, row, j - 1, n, origin, h, wt, base)
+            k0 = _kappa_row(center, normal, row, j, n, origin, h, wt, base)
+            kp = _kappa_row(center, normal, row, j + 1, n, origin, h, wt, base)
             a0 += _RHO * (_ONE + km[2] * km[2] + k0[1] * k0[1] + kp[0] * kp[0])
             a1 += _RHO * (k0[1] * k0[2] + kp[0] * kp[1])
             a2 += _RHO * (kp[0] * kp[2])
@@ -559,12 +578,8 @@ def _plan_kernel(
             _factor(m0, m1, m2, base, n, l0, l1, l2, r1, r2)
             for i in range(n):
                 lam[base + i] = _ZERO
-                kr = _kappa_row(normal, row, i, n, wt, base)
-                kb = (
-                    wt[base + i]
-                    * wt[base + i]
-                    * wp.dot(_nrm(normal, row, i, n), _second(center, row, i, n, origin, h))
-                )
+                kr = _kappa_row(center, normal, row, i, n, origin, h, wt, base)
+                kb = _kappa_centre(center, normal, row, i, n, origin, h, wt, base)
                 kx = (
                     kr[0] * best[base + _wrap(i - 1, n)]
                     + kr[1] * best[base + i]
@@ -574,9 +589,9 @@ def _plan_kernel(
                 u2[base + i] = _ZERO
             for _it in range(kappa_iterations):
                 for j in range(n):
-                    km = _kappa_row(normal, row, j - 1, n, wt, base)
-                    k0 = _kappa_row(normal, row, j, n, wt, base)
-                    kp = _kappa_row(normal, row, j + 1, n, wt, base)
+                    km = _kappa_row(center, normal, row, j - 1, n, origin, h, wt, base)
+                    k0 = _kappa_row(center, normal, row, j, n, origin, h, wt, base)
+                    kp = _kappa_row(center, normal, row, j + 1, n, origin, h, wt, base)
                     jm = base + _wrap(j - 1, n)
                     jp = base + _wrap(j + 1, n)
                     ktv = (
@@ -587,12 +602,8 @@ def _plan_kernel(
                     y[base + j] = -g[base + j] + _RHO * (best[base + j] - lam[base + j] + ktv)
                 _solve(l0, l1, l2, r1, r2, base, n, y)
                 for i in range(n):
-                    kr = _kappa_row(normal, row, i, n, wt, base)
-                    kb = (
-                        wt[base + i]
-                        * wt[base + i]
-                        * wp.dot(_nrm(normal, row, i, n), _second(center, row, i, n, origin, h))
-                    )
+                    kr = _kappa_row(center, normal, row, i, n, origin, h, wt, base)
+                    kb = _kappa_centre(center, normal, row, i, n, origin, h, wt, base)
                     kx = (
                         kr[0] * y[base + _wrap(i - 1, n)]
                         + kr[1] * y[base + i]
