@@ -225,7 +225,7 @@ def test_hand_made_loops(device):
     loops = [circle(), ellipse(), stadium()]
     track = make_track(loops, device)
     vw = 0.1
-    planner = tools.RacingLinePlanner(track, vw, **LIMITS)
+    planner = tools.RacingLinePlanner(track, vw, **LIMITS, linearisations=1)
     ratios = [check_env(track, planner.line, e, vw, LIMITS) for e in range(len(loops))]
     # a circle of constant width: the line is a concentric circle (the objective, weighted by
     # the centre line's bead spacing, is smallest on the inner border's); the ellipse and the
@@ -239,7 +239,7 @@ def test_hand_made_loops(device):
 def test_generated_batch(device):
     track = generated(device)
     vw = 0.04
-    planner = tools.RacingLinePlanner(track, vw, **LIMITS)
+    planner = tools.RacingLinePlanner(track, vw, **LIMITS, linearisations=1)
     for e in range(track.num_envs):
         assert check_env(track, planner.line, e, vw, LIMITS) < 0.9
 
@@ -256,10 +256,12 @@ def test_kappa_max(device):
     # a circle: the free line hugs the inner border (radius 0.85, kappa 1.18); kappa_max = 1
     # moves it out to a radius >= 1
     track = make_track([circle(), circle()], device)
-    free = tools.RacingLinePlanner(track, 0.1, **LIMITS)
+    free = tools.RacingLinePlanner(track, 0.1, **LIMITS, linearisations=1)
     kfree = np.nanmax(np.abs(free.line.host("curvature")[0]))
     assert kfree > 1.15
-    bounded = tools.RacingLinePlanner(track, 0.1, **LIMITS, kappa_max=1.0, kappa_iterations=400)
+    bounded = tools.RacingLinePlanner(
+        track, 0.1, **LIMITS, kappa_max=1.0, kappa_iterations=400, linearisations=1
+    )
     k = np.abs(bounded.line.host("curvature")[0, :64])
     assert k.max() <= 1.0 * 1.02, k.max()
     c, nrm, z, lo, hi = env_geometry(track, 0, 0.1)

@@ -84,7 +84,7 @@ ITERATIONS = Tunable(
 
 LINEARISATIONS = Tunable(
     "linearisations",
-    1,
+    2,
     kind="int",
     lo=1,
     hi=16,
