@@ -26,10 +26,13 @@ MIN_BEADS = 8
 
 _MIN_BEADS = wp.constant(MIN_BEADS)
 
-#: Relative ridge added to the QP's diagonal (keeps a nearly straight loop's factor finite).
-RIDGE = 1.0e-10
+#: Proximal weight of the active-set solves, relative to the diagonal: each solve adds
+#: ``PROX * H[i, i] * (x_i - x_i^prev)^2`` on the free beads, which keeps the factor of a loop
+#: with long straights (whose smooth lateral shifts cost almost nothing) well conditioned and
+#: vanishes at the fixed point (it does not bias the optimum).
+PROX = 1.0e-6
 
-_RIDGE = wp.constant(wp.float64(RIDGE))
+_PROX = wp.constant(wp.float64(PROX))
 
 #: ADMM penalty and over-relaxation of the ``kappa_max`` phase (units of ``h``).
 ADMM_RHO = 1.0
@@ -317,7 +320,6 @@ def _hband(
         a0 = sm + _FOUR * s0 + sp
         a1 = -_TWO * (s0 + sp) * wp.dot(nj, n1)
         a2 = sp * wp.dot(nj, n2)
-        a0 += _RIDGE * a0
         if with_kappa != 0:
             km = _kappa_row(center, normal, row, j - 1, n, origin, h, wt, base)
             k0 = _kappa_row(center, normal, row, j, n, origin, h, wt, base)
@@ -524,7 +526,7 @@ def _plan_kernel(
                 j1 = _wrap(j + 1, n)
                 j2 = _wrap(j + 2, n)
                 aj = act[base + j]
-                m0[base + j] = d0[base + j]
+                m0[base + j] = d0[base + j] * (_ONE + _PROX)
                 m1[base + j] = d1[base + j]
                 m2[base + j] = d2[base + j]
                 if aj != 0:
@@ -542,7 +544,7 @@ def _plan_kernel(
                 if act[base + i] != 0:
                     lam[base + i] = y[base + i]
                 else:
-                    t = -g[base + i]
+                    t = -g[base + i] + _PROX * d0[base + i] * x[base + i]
                     for k in range(1, 3):
                         jp = _wrap(i + k, n)
                         jm = _wrap(i - k, n)
