@@ -1,6 +1,7 @@
 """A course's per-generation tools (SDF bake, segments, height field, checkpoints, props,
-course line) split their work on the generator's env ranges: every component's arrays are
-bitwise identical for 1, 2 and 3 CPU threads through full and masked regenerations."""
+racing line, course line) split their work on the generator's env ranges: every component's
+arrays are bitwise identical for 1, 2 and 3 CPU threads through full and masked
+regenerations."""
 
 from __future__ import annotations
 
@@ -70,7 +71,11 @@ def test_track_course_tools_are_bitwise_identical_for_every_thread_count(collisi
             presets.track(num_envs=E, device="cpu", cpu_threads=t),
             checkpoint_spacing=0.1,
             collision=collision,
-            extra=(tools.HeightFieldBake(48), tools.Props("cone", spacing=0.2)),
+            extra=(
+                tools.HeightFieldBake(48),
+                tools.Props("cone", spacing=0.2),
+                tools.RacingLine(0.05, a_lat=4.0, a_lon=3.0, v_max=3.0),
+            ),
             seeds=4,
         )
         assert course.generator.cpu_threads == t

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...core.component import Component, buffer_bytes
+from ...core.ranges import EnvSplit
 from .fields import ITERATIONS, KAPPA_ITERATIONS, LINEARISATIONS
 from .utility import RacingLinePlanner, check_settings
 
@@ -56,6 +57,7 @@ class RacingLine(Component):
         s = dict(self.settings)
         width = s.pop("vehicle_width")
         self.utility = RacingLinePlanner(ctx.generator.result, width, **s)
+        self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.line
 
     def planned_bytes(self, layout, config) -> int:
@@ -63,4 +65,4 @@ class RacingLine(Component):
         return buffer_bytes(RacingLinePlanner.buffers(layout.num_envs, layout.N_max))
 
     def on_generate(self, ctx, mask) -> None:
-        self.utility.plan(mask)
+        self._split.run(RacingLinePlanner.plan, mask)  # on the generator's env ranges
