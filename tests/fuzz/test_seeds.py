@@ -368,6 +368,86 @@ def test_seeds_beyond_int64_are_a_value_error(seeded, seeds):
     assert rng.seeds_warp.numpy().tobytes() == before
 
 
+#: Integers at the int32, int64 and uint64 edges: a uint64 above int64 max (``2**64 - 5``)
+#: must not wrap to a negative int64 (``-5``) on its way to the int32 range check.
+_EDGES = [0, 1, 5, INT32_MAX, INT32_MAX + 1, 2**32 - 1, 2**32 + 5, 2**63 - 1, 2**63, 2**64 - 5]
+_EDGES += [2**64 - 1, -1, INT32_MIN, INT32_MIN - 1, -(2**63)]
+_WIDE = [np.uint64, np.int64, np.uint32, np.int32]
+
+
+def _edge_arrays(n: int, device):
+    """``n`` edge integers as a NumPy array (or a ``wp.array``) of each dtype that holds them
+    all, or as a list."""
+
+    def build(p):
+        values, dtype, as_wp = p
+        info = np.iinfo(dtype)
+        values = [min(max(v, int(info.min)), int(info.max)) for v in values]
+        arr = np.array(values, dtype=dtype)
+        if as_wp and dtype in (np.uint64, np.int64):
+            return wp.array(arr, dtype=wp.uint64 if dtype is np.uint64 else wp.int64, device=device)
+        return arr
+
+    # a uint64 that wraps into int32 (2**64 - k reads as -k) among int32 values
+    wrapping = st.integers(2**64 - 5, 2**64 - 1)
+    edges = (
+        st.sampled_from(_EDGES) | st.integers(-5, 5) | wrapping | st.integers(2**63 - 3, 2**63 + 3)
+    )
+    values = st.lists(edges, min_size=n, max_size=n)
+    small_or_wrapping = st.lists(st.integers(-5, 5) | wrapping, min_size=n, max_size=n)
+    return st.one_of(
+        st.tuples(values, st.sampled_from(_WIDE), st.booleans()).map(build),
+        st.tuples(small_or_wrapping, st.just(np.uint64), st.booleans()).map(build),
+        values,
+    )
+
+
+@settings(max_examples=examples(80))
+@given(data=st.data())
+def test_int64_and_uint64_edge_seeds_are_stored_exactly_or_refused(seeded, device, data):
+    owned, on_rng, rng = seeded(device)
+    how = data.draw(st.sampled_from(["generate", "state.set", "rng.set", "rng.set ids"]))
+    ids = data.draw(st.sampled_from([[0], [2, 0], [1, 2, 0]])) if how == "rng.set ids" else None
+    idx = np.arange(E) if ids is None else np.asarray(ids)
+    seeds = data.draw(_edge_arrays(idx.size, device), label="seeds")
+    err, values = expected_seeds(seeds, idx)
+    gen = owned if how in ("generate", "state.set") else on_rng
+    state = gen.seeds
+    expected = state.seeds.numpy().astype(np.int64)
+    before = arrays_bytes(state.seeds, state.epochs)
+    event(f"{how}: {err.__name__ if err else 'accepted'}")
+
+    def call():
+        if how == "generate":
+            gen.generate(seeds=seeds)
+        elif how == "state.set":
+            state.set(seeds)
+        else:
+            rng.set_seeds_warp(seeds, ids=ids)
+
+    if err is not None:
+        with pytest.raises(err, match="int32"):
+            call()
+        assert arrays_bytes(state.seeds, state.epochs) == before, "a refused call changed seeds"
+        return
+    call()
+    expected[idx] = values
+    np.testing.assert_array_equal(state.seeds.numpy().astype(np.int64), expected)
+
+
+@pytest.mark.parametrize(
+    "value, dtype",
+    [(v, np.uint64) for v in (2**64 - 5, 2**64 - 1, 2**63, 2**63 - 1, INT32_MAX + 1)]
+    + [(v, np.int64) for v in (2**63 - 1, INT32_MAX + 1, INT32_MIN - 1, -(2**63))],
+)
+def test_a_seed_array_beyond_int32_never_wraps(value, dtype):
+    """``2**64 - 5`` in a uint64 array is refused, not read as ``-5`` (an int64 wrap)."""
+    from track_gen.core.checks import check_seed_values
+
+    with pytest.raises(ValueError, match=str(value)):
+        check_seed_values("seeds", np.array([value, 1, 2], dtype=dtype), 3)
+
+
 # ------------------------------------------------------------------------------ known issues
 @pytest.mark.parametrize(
     "seeds, ids",

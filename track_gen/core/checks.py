@@ -42,6 +42,7 @@ __all__ = [
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
+_I64 = 2**63 - 1  # the largest int64: a uint64 above it does not fit int64
 
 
 def is_bool(value) -> bool:
@@ -208,6 +209,12 @@ def host_values(name: str, values, kind: str) -> np.ndarray:
             raise TypeError(f"{name} must be {want}, got {values.dtype} values")
         if values.dtype.kind not in "iuf":
             items = values.tolist()
+        elif (
+            kind == "int" and values.dtype.kind == "u" and values.size and int(values.max()) > _I64
+        ):
+            # a uint64 beyond int64 would wrap to a negative int64: read it as the int it is
+            # (object) so the caller's range check refuses it
+            return np.array(values.tolist(), dtype=object)
         else:
             return values.astype(np.int64 if kind == "int" else np.float64)
     else:
@@ -230,7 +237,8 @@ def check_seed_values(name: str, values, count: int) -> np.ndarray:
     """``values`` (a sequence, NumPy array or ``wp.array`` of ints) as ``[count]`` int32.
 
     Seeds are integers in the int32 range: floats, bools, NaN and values that would wrap
-    (``2**32 + 5``) are refused rather than coerced.
+    (``2**32 + 5``, a uint64 ``2**64 - 5``) are refused rather than coerced; every value is
+    read as the integer it is (never through a narrower type) before the range check.
     """
     host = host_values(name, values, "int")
     if host.shape[0] != count:
@@ -243,7 +251,7 @@ def check_seed_values(name: str, values, count: int) -> np.ndarray:
                 f"{name} holds {bad}, outside the int32 range [{INT32_MIN}, {INT32_MAX}]: "
                 "seeds are int32 values"
             )
-    return host.astype(np.int64).astype(np.int32)
+    return host.astype(np.int32)  # every value in int32 now: exact
 
 
 def check_env_ids(name: str, ids, num_envs: int) -> np.ndarray:
