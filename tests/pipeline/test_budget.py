@@ -114,3 +114,17 @@ def test_plan_program_refuses_a_batch_too_large_for_the_device(monkeypatch):
     with pytest.raises(ValueError, match="lower num_envs"):
         plan_program(presets.gates(num_envs=num_envs, device="cpu"))
     assert sizes and max(sizes) < num_envs  # the one- and two-env probes only
+
+
+def test_a_shape_tuple_is_counted_as_its_elements(device):
+    """``budget.zeros((E, D), ...)`` / ``budget.full((E, D), ...)``: an array of that shape,
+    counted as ``E * D`` elements (each side at least 1), refused past int32 indexing."""
+    budget = stage.AllocationBudget(device)
+    a = budget.zeros((3, 4), wp.float32, "a")
+    b = budget.full((2, 0), 7, wp.int32, "b")
+    assert a.shape == (3, 4) and b.shape == (2, 1)
+    np.testing.assert_array_equal(b.numpy(), 7)
+    assert [(w, n) for w, n, _ in budget.taken] == [("a", 12), ("b", 2)]
+    assert budget.used == 12 * 4 + 2 * 4
+    with pytest.raises(ValueError, match="int32"):
+        budget.zeros((2**16, 2**16), wp.int8, "too many")

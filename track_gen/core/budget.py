@@ -3,6 +3,7 @@ construction planned) against int32 indexing and the memory the device has free.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from typing import Any
@@ -130,20 +131,31 @@ class AllocationBudget:
                 f"buffers would come to {self.used / 2**30:.1f} GiB): {self.hint}"
             ) from None
 
-    def zeros(self, count: int, dtype, what: str) -> wp.array:
-        """A zero-filled ``[count]`` array, checked first (``count`` 0 allocates one element)."""
-        n = max(int(count), 1)
+    def zeros(self, count: int | tuple[int, ...], dtype, what: str) -> wp.array:
+        """A zero-filled ``[count]`` array, checked first (``count`` 0 allocates one element);
+        a shape tuple (``(E, D)``) gives an array of that shape, each side at least 1."""
+        shape, n = _shape(count)
         self.take(n, dtype, what)
-        return self._allocated(lambda: wp.zeros(n, dtype=dtype, device=self.device), what)
+        return self._allocated(lambda: wp.zeros(shape, dtype=dtype, device=self.device), what)
 
-    def full(self, count: int, value, dtype, what: str) -> wp.array:
-        n = max(int(count), 1)
+    def full(self, count: int | tuple[int, ...], value, dtype, what: str) -> wp.array:
+        """A ``[count]`` array (or one of a shape tuple) filled with ``value``, checked first."""
+        shape, n = _shape(count)
         self.take(n, dtype, what)
-        return self._allocated(lambda: wp.full(n, value, dtype=dtype, device=self.device), what)
+        return self._allocated(lambda: wp.full(shape, value, dtype=dtype, device=self.device), what)
 
     def array(self, host: np.ndarray, dtype, what: str) -> wp.array:
         self.take(max(len(host), 1), dtype, what)
         return self._allocated(lambda: wp.array(host, dtype=dtype, device=self.device), what)
+
+
+def _shape(count: int | tuple[int, ...]) -> tuple[int | tuple[int, ...], int]:
+    """``(shape, elements)`` of a count or a shape tuple, each side at least 1."""
+    if isinstance(count, tuple):
+        shape = tuple(max(int(c), 1) for c in count)
+        return shape, math.prod(shape)
+    n = max(int(count), 1)
+    return n, n
 
 
 #: A probe of :meth:`AllocationBudget.plan` allocates for one or two envs; its own limit only

@@ -9,6 +9,7 @@ from types import MappingProxyType
 
 import warp as wp
 
+from ..core.budget import AllocationBudget
 from ..core.checks import check_array, check_bool, check_mask
 from ..core.component import Component, ComponentContext, order_components
 from ..core.errors import CaptureError, NotCapturableError, RebindAfterCaptureWarning
@@ -29,6 +30,7 @@ from ..core.exec import (
 from ..generators import GateGenerator, TrackGenerator
 from .config import CourseConfig
 from .presets import (
+    COURSE_BUDGET_HINT,
     build_source,
     check_attach_budget,
     check_course_budget,
@@ -110,9 +112,10 @@ class Course:
         self._ctx = ctx
         self.components = MappingProxyType(ctx.components)
         E = generator.layout.num_envs
-        self._reset_mask = wp.zeros(E, dtype=wp.int32, device=device)
-        self._zero_mask = wp.zeros(E, dtype=wp.int32, device=device)
-        self._flag = wp.zeros(1, dtype=wp.int32, device=device)  # any env masked (on device)
+        budget = AllocationBudget(device, COURSE_BUDGET_HINT, owner="this course's")
+        self._reset_mask = budget.zeros(E, wp.int32, "the course's reset mask")
+        self._zero_mask = budget.zeros(E, wp.int32, "the course's zero mask")
+        self._flag = budget.zeros(1, wp.int32, "the course's flag")  # any env masked (on device)
         self.inputs = MappingProxyType(
             {"regen_mask": generator.inputs["regen_mask"], "reset_mask": self._reset_mask}
         )

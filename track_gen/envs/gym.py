@@ -21,8 +21,9 @@ import warp as wp
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from ..core.budget import AllocationBudget
 from ..core.checks import check_int, is_int
-from .race import RaceDone, RaceEnv
+from .race import ENV_BUDGET_HINT, RaceDone, RaceEnv
 
 __all__ = ["RaceVectorEnv"]
 
@@ -53,7 +54,8 @@ class RaceVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.render_mode = None
-        self._mask = wp.zeros(self.num_envs, dtype=wp.int32, device=self.env.device)
+        budget = AllocationBudget(self.env.device, ENV_BUDGET_HINT, owner="this env's")
+        self._mask = budget.zeros(self.num_envs, wp.int32, "the reset mask")
         self._host_actions = np.zeros((self.num_envs, 2), np.float32)
 
     def reset(

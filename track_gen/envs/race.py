@@ -47,6 +47,7 @@ import warp as wp
 
 from .. import tools
 from ..config import TRACK_GENERATORS
+from ..core.budget import AllocationBudget
 from ..core.checks import (
     INT32_MAX,
     INT32_MIN,
@@ -71,6 +72,9 @@ from .race_kernels import (
 )
 
 __all__ = ["RaceConfig", "RaceDone", "RaceEnv", "RaceStats"]
+
+#: What a refusal of the env's own buffers (its seeds, car state, observations) suggests.
+ENV_BUDGET_HINT = "lower num_envs or the number of lookahead points"
 
 
 # ------------------------------------------------------------------------------ fields
@@ -332,39 +336,49 @@ class RaceEnv:
             collision="segments",
             extra=[tools.Localizer(warm_window=8)],
             seeds=PerEnvSeededRNG(
-                wp.array(seed_values, dtype=wp.int32, device=dev), num_envs=E, device=dev
+                AllocationBudget(dev, ENV_BUDGET_HINT, owner="this env's").array(
+                    seed_values, wp.int32, "the env seeds"
+                ),
+                num_envs=E,
+                device=dev,
             ),
         )
         self.device = self.course.device
         self.n_max = self.course.generator.layout.N_max
         self._host_guard = self.device.is_cpu
 
-        def f32(shape=E):
-            return wp.zeros(shape, dtype=wp.float32, device=dev)
+        budget = AllocationBudget(dev, ENV_BUDGET_HINT, owner="this env's")
 
-        def i32():
-            return wp.zeros(E, dtype=wp.int32, device=dev)
+        def f32(shape=E, what="the env's float32 state"):
+            return budget.zeros(shape, wp.float32, what)
 
-        self.position = wp.zeros(E, dtype=wp.vec3f, device=dev)
-        self.orientation = wp.full(E, wp.quat_identity(), dtype=wp.quatf, device=dev)
-        self.half_extents = wp.full(E, wp.vec2f(*config.half_extents), dtype=wp.vec2f, device=dev)
+        def i32(what="the env's int32 state"):
+            return budget.zeros(E, wp.int32, what)
+
+        self.position = budget.zeros(E, wp.vec3f, "car positions")
+        self.orientation = budget.full(E, wp.quat_identity(), wp.quatf, "car orientations")
+        self.half_extents = budget.full(
+            E, wp.vec2f(*config.half_extents), wp.vec2f, "car half extents"
+        )
         self.yaw, self.speed, self.steer = f32(), f32(), f32()
         self.course.bind(
             position=self.position, orientation=self.orientation, half_extents=self.half_extents
         )
-        self.lookahead = wp.array(np.asarray(config.lookahead, np.float32), device=dev)
-        self.actions = f32((E, 2))
-        self.obs = f32((E, self.obs_dim))
-        self.final_obs = f32((E, self.obs_dim))
+        self.lookahead = budget.array(
+            np.asarray(config.lookahead, np.float32), wp.float32, "lookahead distances"
+        )
+        self.actions = f32((E, 2), "actions")
+        self.obs = f32((E, self.obs_dim), "observations")
+        self.final_obs = f32((E, self.obs_dim), "final observations")
         self.reward = f32()
         self.done, self.time_out, self.done_reason = i32(), i32(), i32()
         self.episode_length = i32()
         self.episode_progress = f32()
         self.final_progress = f32()
-        self._s_prev = wp.full(E, wp.nan, dtype=wp.float32, device=dev)
+        self._s_prev = budget.full(E, wp.nan, wp.float32, "previous progress")
         self._stat_episodes, self._stat_laps, self._stat_steps = i32(), i32(), i32()
         self._stat_progress = f32()
-        self._everyone = wp.ones(E, dtype=wp.int32, device=dev)
+        self._everyone = budget.full(E, 1, wp.int32, "all-envs mask")
         self.graph = None
 
         self._respawn_observe(self._everyone)
