@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -159,3 +160,69 @@ def test_config_fields_are_the_declarations_under_their_aliases():
         rule = re.escape(t.range_text().removesuffix(", or None"))
         with pytest.raises(ValueError, match=rf"CourseConfig\.{name} = .*{rule}"):
             CourseConfig(mode, configs[mode], **kw)
+
+
+@pytest.mark.parametrize("mode", ["track", "gates"])
+def test_a_config_course_makes_its_pipeline_once(monkeypatch, mode):
+    """``Course(CourseConfig(...))`` makes the generator's pipeline once: the budget check
+    counts it and the generator is built from that same spec."""
+    from track_gen import GateGenerator, TrackGenerator
+
+    cls = GateGenerator if mode == "gates" else TrackGenerator
+    made = []
+    original = cls._pipeline
+
+    def counted(config):
+        made.append(config)
+        return original(config)
+
+    monkeypatch.setattr(cls, "_pipeline", staticmethod(counted))
+    if mode == "gates":
+        cfg = CourseConfig(
+            mode="gates", gen=GateGenConfig(num_envs=2, device="cpu", gate_width=0.1)
+        )
+    else:
+        gen = TrackGenConfig(num_envs=2, device="cpu")
+        cfg = CourseConfig(mode="track", gen=gen, checkpoint_spacing=0.6)
+    course = Course(cfg, prepare=False)
+    assert made == [cfg.gen]
+    assert course.generator.config is cfg.gen
+
+
+def test_config_options_reach_the_components_under_their_keywords():
+    """Every component field of a CourseConfig reaches its component (the keywords come from
+    the declarations' aliases): none is dropped or swapped."""
+    gen = TrackGenConfig(num_envs=2, device="cpu", z_profile="uniform", z_max=0.4)
+    cfg = CourseConfig(
+        mode="track",
+        gen=gen,
+        checkpoint_spacing=0.7,
+        max_checkpoints=40,
+        collision="sdf",
+        sdf_resolution=64,
+        max_boxes=3,
+        heightfield_resolution=48,
+    )
+    comps = Course(cfg, prepare=False).components
+    assert (comps["checkpoints"].spacing, comps["checkpoints"].max_checkpoints) == (0.7, 40)
+    band = comps["collision"]
+    assert (band.method, band.sdf_resolution, band.max_boxes) == ("sdf", 64, 3)
+    assert comps["heightfield"].resolution == 48
+    default_sdf = Course(dataclasses.replace(cfg, sdf_resolution=None), prepare=False).components
+    assert default_sdf["collision"].sdf_resolution == 128  # the declaration's default
+
+    gates = GateGenConfig(num_envs=2, device="cpu", gate_width=0.1)
+    frames = CourseConfig(
+        mode="gates",
+        gen=gates,
+        frame_collision={"thickness": 0.02, "depth": 0.03, "agent_radius": 0.01},
+        samples_per_gate=5,
+        localize_window=3,
+    )
+    comps = Course(frames, prepare=False).components
+    frame = comps["collision"]
+    assert (frame.thickness, frame.depth, frame.agent_radius) == (0.02, 0.03, 0.01)
+    assert comps["centerline"].samples_per_gate == 5
+    assert comps["localizer"].warm_window == 3
+    posts = Course(CourseConfig(mode="gates", gen=gates, post_radius=0.05), prepare=False)
+    assert posts.components["collision"].radius == 0.05

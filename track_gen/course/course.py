@@ -27,7 +27,6 @@ from ..core.exec import (
     stream_scope,
     use_conditional,
 )
-from ..generators import GateGenerator, TrackGenerator
 from .config import CourseConfig
 from .presets import (
     COURSE_BUDGET_HINT,
@@ -152,8 +151,8 @@ class Course:
             extra=extra,
         )
         check_source(source, "track", seeds, stream, prepare, components)
-        check_course_budget(source, "track", components)
-        generator = build_source(source, "track", TrackGenerator, seeds, stream)
+        spec = check_course_budget(source, "track", components)  # the pipeline, made once
+        generator = build_source(source, "track", seeds, stream, spec)
         return cls(generator, components, stream=stream, prepare=prepare)
 
     @classmethod
@@ -187,8 +186,8 @@ class Course:
             extra=extra,
         )
         check_source(source, "gates", seeds, stream, prepare, components)
-        check_course_budget(source, "gates", components)
-        generator = build_source(source, "gates", GateGenerator, seeds, stream)
+        spec = check_course_budget(source, "gates", components)  # the pipeline, made once
+        generator = build_source(source, "gates", seeds, stream, spec)
         return cls(generator, components, stream=stream, prepare=prepare)
 
     @classmethod

@@ -10,20 +10,21 @@ from ..core.budget import AllocationBudget
 from ..core.checks import check_bool
 from ..core.component import Component, check_generator, order_components, source_family
 from ..core.exec import check_stream
+from ..core.tunable import Tunable
 from ..engine.plan import check_sampler_name
 from ..engine.program import plan_program, program_layout, resolve_device
 from ..engine.registry import default_registry
 from ..engine.spec import PipelineSpec
 from ..generators import GateGenerator, TrackGenerator
 from ..seeds import SeedState
-from ..tools.band_collision import METHOD, BandCollision
+from ..tools.band_collision import MAX_BOXES, METHOD, SDF_RESOLUTION, BandCollision
 from ..tools.checkpoints import MAX_CHECKPOINTS, SPACING, Checkpoints, GateCheckpoints
 from ..tools.course_line import SAMPLES_PER_GATE, CenterlineFromGates
 from ..tools.gate_collision import POST_RADIUS, DiscCollision, FrameCollision
-from ..tools.heightfield import HeightFieldBake
+from ..tools.heightfield import RESOLUTION, HeightFieldBake
 from ..tools.localizer import WARM_WINDOW, Localizer
 from ..tools.progress import Progress
-from .config import CourseConfig
+from .config import FRAME_FIELDS, CourseConfig
 from .rules import check_checkpoint_capacity, check_gate_width
 
 __all__ = [
@@ -37,6 +38,9 @@ __all__ = [
     "track_components",
 ]
 
+
+#: The labels of the surfaces whose keywords the declarations carry (``Tunable.aliases``).
+TRACK, GATES, CONFIG = "Course.track", "Course.gates", "CourseConfig"
 
 #: What a course's budget refusal suggests.
 COURSE_BUDGET_HINT = (
@@ -78,24 +82,30 @@ def _take_components(budget, layout, config, components) -> None:
     budget.take_bytes(course_mask_bytes(layout.num_envs), "the course's masks")
 
 
-def check_course_budget(source, family, components) -> None:
+def check_course_budget(source, family, components) -> PipelineSpec | None:
     """A course built from a config or a spec: its generator's bytes (counted without building
     it: :func:`~track_gen.engine.program.plan_program`) plus every component's planned bytes
     and the course's masks, against the device's budget, before anything is allocated
-    (ValueError naming the component, or the generator, that tips the total). A built
-    generator's course is checked by :func:`check_attach_budget` instead."""
+    (ValueError naming the component, or the generator, that tips the total). Returns the
+    spec it counted (a config's standard pipeline, made once: :func:`build_source` builds the
+    generator from it), or None for a built generator, whose course
+    :func:`check_attach_budget` checks instead."""
     if not isinstance(source, (TrackGenConfig, GateGenConfig, PipelineSpec)):
-        return
+        return None
     spec = source
     if not isinstance(source, PipelineSpec):
         check_sampler_name(source, default_registry())
-        cls = GateGenerator if family == "gates" else TrackGenerator
-        spec = cls._pipeline(source)
+        spec = _generator_class(family)._pipeline(source)
     generator_bytes = plan_program(spec)  # the generator's own refusal, when alone too large
     layout = program_layout(spec)
     budget = AllocationBudget(layout.device, COURSE_BUDGET_HINT, owner="this course's")
     budget.take_bytes(generator_bytes, f"the generator ({generator_bytes / 2**30:.2f} GiB)")
     _take_components(budget, layout, spec.config, components)
+    return spec
+
+
+def _generator_class(family: str) -> type:
+    return GateGenerator if family == "gates" else TrackGenerator
 
 
 def check_attach_budget(generator, components) -> None:
@@ -147,15 +157,16 @@ def track_components(*, checkpoint_spacing, collision=None, max_checkpoints=None
     ``max_checkpoints`` None / ``"auto"`` or an int >= 3; ``extra`` a sequence; duplicate
     names, unknown reads, cycles and attached components.
     """
-    SPACING.check(checkpoint_spacing, "checkpoint_spacing")
+    SPACING.check(checkpoint_spacing, SPACING.keyword(TRACK))
     if isinstance(max_checkpoints, str) and max_checkpoints == "auto":
         max_checkpoints = None
-    MAX_CHECKPOINTS.check(max_checkpoints, "max_checkpoints")
+    MAX_CHECKPOINTS.check(max_checkpoints, MAX_CHECKPOINTS.keyword(TRACK))
     extra = _check_sequence("extra", extra)
-    comps = [
-        Checkpoints(float(checkpoint_spacing), max_checkpoints=max_checkpoints or "auto"),
-        Progress(),
-    ]
+    checkpoints = {
+        SPACING.keyword("Checkpoints"): float(checkpoint_spacing),
+        MAX_CHECKPOINTS.keyword("Checkpoints"): max_checkpoints or "auto",
+    }
+    comps = [Checkpoints(**checkpoints), Progress()]
     if collision is None:
         pass
     elif isinstance(collision, str):
@@ -163,7 +174,7 @@ def track_components(*, checkpoint_spacing, collision=None, max_checkpoints=None
             raise ValueError(
                 f"collision = {collision!r} must be one of {METHOD.choices}, None or a component"
             )
-        comps.append(BandCollision(collision))
+        comps.append(BandCollision(**{METHOD.keyword("BandCollision"): collision}))
     elif _is_component(collision):
         comps.append(_collision_component(collision))
     else:
@@ -194,8 +205,8 @@ def gates_components(*, collision=None, samples_per_gate=8, localize_window=None
     (``tools.localizer.WARM_WINDOW``); ``extra`` a sequence; duplicate names, unknown reads,
     cycles and attached components.
     """
-    samples_per_gate = SAMPLES_PER_GATE.check(samples_per_gate, "samples_per_gate")
-    localize_window = WARM_WINDOW.check(localize_window, "localize_window")
+    samples_per_gate = SAMPLES_PER_GATE.check(samples_per_gate, SAMPLES_PER_GATE.keyword(GATES))
+    localize_window = WARM_WINDOW.check(localize_window, WARM_WINDOW.keyword(GATES))
     extra = _check_sequence("extra", extra)
     slot = []
     if collision is None:
@@ -206,8 +217,8 @@ def gates_components(*, collision=None, samples_per_gate=8, localize_window=None
             "component named 'collision' (tools.FrameCollision(...))"
         )
     elif isinstance(collision, numbers.Real):
-        radius = POST_RADIUS.check(collision, "collision (the post radius)")
-        slot.append(DiscCollision(radius))
+        radius = POST_RADIUS.check(collision, f"{POST_RADIUS.keyword(GATES)} (the post radius)")
+        slot.append(DiscCollision(**{POST_RADIUS.keyword("DiscCollision"): radius}))
     elif _is_component(collision):
         slot.append(_collision_component(collision))
     else:
@@ -215,12 +226,14 @@ def gates_components(*, collision=None, samples_per_gate=8, localize_window=None
             f"collision = {collision!r}: pass None, a post radius (a number > 0) or a "
             "component named 'collision' (tools.FrameCollision(...))"
         )
+    line = {SAMPLES_PER_GATE.keyword("CenterlineFromGates"): samples_per_gate}
+    localizer = {WARM_WINDOW.keyword("Localizer"): localize_window, "source": "centerline"}
     comps = [
         GateCheckpoints(),
-        CenterlineFromGates(samples_per_gate),
+        CenterlineFromGates(**line),
         Progress(),
         *slot,
-        Localizer(warm_window=localize_window, source="centerline"),
+        Localizer(**localizer),
     ]
     return _ordered(comps, extra)
 
@@ -268,45 +281,54 @@ def check_source(source, family, seeds, stream, prepare, components) -> None:
             check(family)
 
 
-def build_source(source, family, generator_cls, seeds, stream):
-    """The generator a preset drives: built from a config or spec, or used as is (the
-    source was checked by :func:`check_source`)."""
+def build_source(source, family, seeds, stream, spec: PipelineSpec | None = None):
+    """The generator a preset drives: built from ``spec`` (the pipeline
+    :func:`check_course_budget` counted for a config or spec source), or ``source`` used as
+    is (a built generator; the source was checked by :func:`check_source`)."""
+    if spec is not None:
+        return _generator_class(family)(spec, seeds=seeds, stream=stream)
     if isinstance(source, (TrackGenConfig, GateGenConfig, PipelineSpec)):
-        return generator_cls(source, seeds=seeds, stream=stream)
+        return _generator_class(family)(source, seeds=seeds, stream=stream)
     return source
 
 
+def _options(config, surface: str, *tunables: Tunable) -> dict:
+    """``{keyword: value}`` of each declaration for ``surface`` (a label: ``"Course.track"``,
+    ``"BandCollision"``): its keyword there (:meth:`Tunable.keyword`, the alias the declaration
+    carries) and the value of its ``config`` field (its keyword for ``CourseConfig``)."""
+    return {t.keyword(surface): getattr(config, t.keyword(CONFIG)) for t in tunables}
+
+
 def from_config(config):
-    """The generator and components a :class:`CourseConfig` describes (the preset's rules)."""
+    """The generator and components a :class:`CourseConfig` describes (the preset's rules);
+    every keyword comes from the fields' declarations, and the generator is built from the
+    pipeline :func:`check_course_budget` counted (made and planned once there)."""
     if not isinstance(config, CourseConfig):
         raise TypeError(f"config must be a CourseConfig, got {type(config).__name__}")
     if config.mode == "gates":
-        collision = config.post_radius
-        if config.frame_collision is not None:
-            collision = FrameCollision(*config.frame_collision)
-        components = gates_components(
-            collision=collision,
-            samples_per_gate=config.samples_per_gate,
-            localize_window=config.localize_window,
-        )  # the gate-width rule was checked by CourseConfig itself
-        check_course_budget(config.gen, "gates", components)
-        return GateGenerator(config.gen, seeds=config.seeds), components
+        options = _options(config, GATES, POST_RADIUS, SAMPLES_PER_GATE, WARM_WINDOW)
+        frames = getattr(config, FRAME_FIELDS[0].keyword(CONFIG))
+        if frames is not None:  # (thickness, depth, agent_radius), checked by CourseConfig
+            keywords = (t.keyword("FrameCollision") for t in FRAME_FIELDS)
+            frame = FrameCollision(**dict(zip(keywords, frames, strict=True)))
+            options[POST_RADIUS.keyword(GATES)] = frame
+        components = gates_components(**options)  # CourseConfig checked the gate-width rule
+        spec = check_course_budget(config.gen, "gates", components)
+        return build_source(config.gen, "gates", config.seeds, None, spec), components
 
     collision = None
-    if config.collision is not None:
-        collision = BandCollision(
-            config.collision,
-            max_boxes=config.max_boxes,
-            sdf_resolution=config.sdf_resolution or 128,
-        )
+    if getattr(config, METHOD.keyword(CONFIG)) is not None:
+        band = _options(config, "BandCollision", METHOD, MAX_BOXES, SDF_RESOLUTION)
+        sdf = SDF_RESOLUTION.keyword("BandCollision")
+        if band[sdf] is None:  # CourseConfig's None: the component's own default
+            band[sdf] = SDF_RESOLUTION.default
+        collision = BandCollision(**band)
     extra = []
-    if config.heightfield_resolution is not None:
-        extra.append(HeightFieldBake(config.heightfield_resolution))
-    components = track_components(
-        checkpoint_spacing=config.checkpoint_spacing,
-        collision=collision,
-        max_checkpoints=config.max_checkpoints,
-        extra=extra,
-    )
-    check_course_budget(config.gen, "track", components)
-    return TrackGenerator(config.gen, seeds=config.seeds), components
+    heightfield = _options(config, "HeightFieldBake", RESOLUTION)
+    if heightfield[RESOLUTION.keyword("HeightFieldBake")] is not None:
+        extra.append(HeightFieldBake(**heightfield))
+    options = _options(config, TRACK, SPACING, MAX_CHECKPOINTS)
+    options[METHOD.keyword(TRACK)] = collision
+    components = track_components(**options, extra=extra)
+    spec = check_course_budget(config.gen, "track", components)
+    return build_source(config.gen, "track", config.seeds, None, spec), components
