@@ -21,14 +21,14 @@ from track_gen import (
 )
 from track_gen.pipeline import Registry, build, presets
 
-from .pipeline.loops import (
+from .oracles.loops import (
     HostSampler,
     assert_bitwise_equal,
     assert_refuses_capture,
     env_rows,
     track_arrays,
 )
-from .pipeline.loops import sampler_generator as make
+from .oracles.loops import sampler_generator as make
 
 E = 8
 

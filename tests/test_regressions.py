@@ -1,5 +1,5 @@
 """One regression test per input the issue listed as crashing, hanging or silently wrong before
-the Tunable refactor, and per problem the fuzz suite (tests/fuzz) found since. Inputs that
+the Tunable refactor, and per problem the fuzz suite (`pytest -m fuzz`) found since. Inputs that
 could kill the interpreter run in a subprocess; the rest run in-process."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from track_gen.pipeline import (
 )
 from track_gen.tools import BandCollider, Checkpoints
 
-from .fuzz.invariants import check_gates, check_track, result_bytes
+from .support.invariants import check_gates, check_track, result_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 E = 3
@@ -135,7 +135,7 @@ def test_user_centerline_of_huge_coordinates_is_invalid_not_a_crash(device):
         import warp as wp
         wp.config.log_level = wp.LOG_WARNING
         from track_gen import TrackGenConfig, TrackGenerator
-        from tests.fuzz.invariants import check_track
+        from tests.support.invariants import check_track
 
         gen = TrackGenerator(
             TrackGenConfig(generator="centerline", num_envs=2, device={str(device)!r},

@@ -22,7 +22,7 @@ from track_gen.tools import (
     Localizer,
 )
 
-from ..course_state import course_rows
+from ..support.course_state import course_rows
 
 E = 8
 NAMES = ["checkpoints", "centerline", "progress", "collision", "localizer"]

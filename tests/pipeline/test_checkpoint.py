@@ -15,7 +15,7 @@ import warp as wp
 from track_gen import TrackGenConfig, TrackGenerator
 from track_gen.geometry import count_crossings
 
-from .loops import centerlines, proper_crossings, sampler_generator, shoelace_area
+from ..oracles.loops import centerlines, proper_crossings, sampler_generator, shoelace_area
 
 wp.set_module_options({"enable_backward": False})
 

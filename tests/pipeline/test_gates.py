@@ -27,7 +27,7 @@ from track_gen import (
 from track_gen.config import GATE_RESOLUTION, TRACK_GENERATORS, SamplerConfig
 from track_gen.pipeline import presets
 
-from . import gate_oracle as O
+from ..oracles import gate_oracle as O
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,7 @@ import pytest
 
 from track_gen.stages.hull import SamplerHull
 
-from .loops import assert_sampler_loops, centerlines, probed_generator, sampler_generator
+from ..oracles.loops import assert_sampler_loops, centerlines, probed_generator, sampler_generator
 
 
 def make(device, seeds=0, num_envs=8, **kw):

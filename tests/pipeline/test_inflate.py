@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from . import loops as L
+from ..oracles import loops as L
 
 P = 128
 N_MAX = 96

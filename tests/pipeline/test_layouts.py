@@ -15,7 +15,7 @@ import warp as wp
 from track_gen import TRACK_GENERATORS, TrackGenConfig, TrackGenerator
 from track_gen.pipeline import default_registry, presets
 
-from . import loops as L
+from ..oracles import loops as L
 
 E = 32
 #: every built-in sampler a config selects by name (the registry's, never copied here)

@@ -9,7 +9,7 @@ import warp as wp
 from track_gen import TrackGenConfig, TrackGenerator, effective_seed
 from track_gen.pipeline import Registry, presets
 
-from .loops import HostSampler, assert_refuses_capture
+from ..oracles.loops import HostSampler, assert_refuses_capture
 
 E = 16
 

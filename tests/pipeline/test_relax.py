@@ -11,7 +11,7 @@ import pytest
 from track_gen import FailBit
 from track_gen.pipeline import default_registry
 
-from . import loops as L
+from ..oracles import loops as L
 
 P = 128
 N_MAX = 128

@@ -12,7 +12,7 @@ import numpy as np
 
 from track_gen import FailBit
 
-from .loops import compactness, sampler_generator
+from ..oracles.loops import compactness, sampler_generator
 
 
 def make(device, seeds=0, num_envs=4, **kw):

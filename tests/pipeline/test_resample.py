@@ -8,7 +8,7 @@ import numpy as np
 
 from track_gen import FailBit
 
-from . import loops as L
+from ..oracles import loops as L
 
 P = 128  # sampler points per loop
 N_MAX = 96

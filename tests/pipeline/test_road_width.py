@@ -9,7 +9,7 @@ import pytest
 from track_gen import FailBit, TrackGenConfig, TrackGenerator
 from track_gen.pipeline import presets
 
-from .test_real_widths import local_widths, thickness_ratio
+from ..oracles.widths import local_widths, thickness_ratio
 
 E = 16
 HW = 0.1

@@ -27,7 +27,7 @@ from track_gen import TRACK_GENERATORS, TrackGenConfig, TrackGenerator, effectiv
 from track_gen.pipeline import Registry
 from track_gen.stages import BUILTIN_SAMPLERS
 
-from .loops import (
+from ..oracles.loops import (
     assert_bitwise_equal,
     centerlines,
     compactness,

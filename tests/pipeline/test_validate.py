@@ -8,7 +8,7 @@ import pytest
 
 from track_gen import FailBit
 
-from . import loops as L
+from ..oracles import loops as L
 
 P = 96  # divisible by 6 for the hexagon
 N_MAX = 128

@@ -12,7 +12,7 @@ import pytest
 from track_gen.config import VORONOI_LAYOUTS
 from track_gen.stages.voronoi import SamplerVoronoi
 
-from .loops import assert_sampler_loops, centerlines, probed_generator, sampler_generator
+from ..oracles.loops import assert_sampler_loops, centerlines, probed_generator, sampler_generator
 
 
 def make(device, seeds=0, num_envs=8, **kw):

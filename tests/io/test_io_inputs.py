@@ -36,7 +36,9 @@ from track_gen.io import (
 from track_gen.io.paths import picture_suffixes
 from track_gen.viz import plot_tracks
 
-from .strategies import examples, expected_path_error, other_objects, out_names
+from ..support.strategies import examples, expected_path_error, other_objects, out_names
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 2
 CELLS = st.one_of(

@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 
 from track_gen.explore import Settings
 
-from ..explore import Served
-from .strategies import examples
+from ..support.strategies import examples
+from . import Served
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 #: Config fields the page sends (cheap to build at any accepted value).
 PAGE_FIELDS = ("generator", "num_envs", "half_width", "z_profile", "rad", "gate_width")

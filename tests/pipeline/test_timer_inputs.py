@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 from track_gen import TrackGenConfig, TrackGenerator
 
-from .strategies import examples, other_objects
+from ..support.strategies import examples, other_objects
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 2
 

@@ -47,7 +47,7 @@ from track_gen.tools import (
     TrackLocalizer,
 )
 
-from .strategies import (
+from ..support.strategies import (
     INT32_MAX,
     INT32_MIN,
     examples,
@@ -55,6 +55,8 @@ from .strategies import (
     poison_floats,
     pose_rows,
 )
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 3  # envs of every hand-made batch
 N = 12  # bead rows per env (N_max)

@@ -54,9 +54,9 @@ from track_gen.interop.torch import registered, retain
 from track_gen.pipeline import presets
 from track_gen.tools import CaptureProblem, Component, Progress, check_component
 
-from ..course_state import course_rows
-from .invariants import check_result
-from .strategies import (
+from ..support.course_state import course_rows
+from ..support.invariants import check_result
+from ..support.strategies import (
     any_scalar,
     examples,
     is_bool,
@@ -64,6 +64,8 @@ from .strategies import (
     refused_masks,
     stream_cases,
 )
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 5
 SEED = 2

@@ -80,8 +80,8 @@ from track_gen.tools.props import (
     border_length_bound,
 )
 
-from .invariants import check_gates, check_track
-from .strategies import (
+from ..support.invariants import check_gates, check_track
+from ..support.strategies import (
     agent_rows,
     examples,
     expected_config_error,
@@ -91,6 +91,8 @@ from .strategies import (
     refused_masks,
     values,
 )
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 #: Envs of the shared course: an elevated ``noise`` course whose ``z_valid_grade`` lies
 #: between the envs' steepest grades, so some envs are valid and some fail GRADE.

@@ -21,8 +21,10 @@ from track_gen.io.paths import picture_suffixes  # noqa: E402
 from track_gen.seeds import NUM_ENVS  # noqa: E402
 from track_gen.viz import MAX_SHOWN  # noqa: E402
 
-from ..io import CIRCUITS, write_csv  # noqa: E402
-from .strategies import examples, expected_path_error, out_names  # noqa: E402
+from .io import CIRCUITS, write_csv  # noqa: E402
+from .support.strategies import examples, expected_path_error, out_names  # noqa: E402
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 FIXTURE_OK = [HealthCheck.function_scoped_fixture]
 BOUNDS = {"--calls": (0, MAX_CALLS), "--envs-shown": (1, MAX_SHOWN), "-E": NUM_ENVS.bounds()}

@@ -16,8 +16,8 @@ from track_gen.io import RealTrack, plot_real_tracks  # noqa: E402
 from track_gen.io.tum import MAX_PANELS  # noqa: E402
 from track_gen.viz import MAX_SHOWN, plot_tracks  # noqa: E402
 
-from ..io import oval  # noqa: E402
-from .strategies import (  # noqa: E402
+from .io import oval  # noqa: E402
+from .support.strategies import (  # noqa: E402
     boundary_ints,
     examples,
     expected_host_values,
@@ -25,6 +25,8 @@ from .strategies import (  # noqa: E402
     non_int_scalars,
     other_objects,
 )
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 3
 FIXTURE_OK = [HealthCheck.function_scoped_fixture]

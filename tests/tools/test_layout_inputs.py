@@ -25,7 +25,16 @@ from track_gen import TrackGenConfig, TrackGenerator
 from track_gen.core.layout import KERNEL_LAYOUT
 from track_gen.tools import BandCollider, BandCollision
 
-from .strategies import agent_rows, examples, expected_error, mask_contents, other_objects, values
+from ..support.strategies import (
+    agent_rows,
+    examples,
+    expected_error,
+    mask_contents,
+    other_objects,
+    values,
+)
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 4
 RES = 24  # texels per side: small grids, the bake's every branch still taken

@@ -24,8 +24,8 @@ from track_gen import FailBit, GateGenConfig, GateGenerator, TrackGenConfig, Tra
 from track_gen.pipeline import build, default_registry, presets
 from track_gen.pipeline.presets import gates_from_config, track_from_config
 
-from .invariants import check_result, env_rows
-from .strategies import (
+from ..support.invariants import check_result, env_rows
+from ..support.strategies import (
     SAMPLERS,
     examples,
     expected_error,
@@ -42,6 +42,8 @@ from .strategies import (
     to_float,
     wrong_arrays,
 )
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 3
 PARAM_RANGE = int(FailBit.PARAM_RANGE)

@@ -25,8 +25,10 @@ from track_gen import FailBit, GateGenConfig, TrackGenConfig
 from track_gen.pipeline import PipelineSpec, StageSpec, build
 from track_gen.stages import BUILTIN_STAGES
 
-from .invariants import check_result
-from .strategies import SAMPLERS, examples, expected_options_error, values
+from ..support.invariants import check_result
+from ..support.strategies import SAMPLERS, examples, expected_options_error, values
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 2
 GATE_STAGES = ("gate_anchors", "gate_frames", "gate_validate")

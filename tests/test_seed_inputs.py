@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from track_gen import PerEnvSeededRNG, SeedState, TrackGenConfig, TrackGenerator
 
-from .invariants import arrays_bytes, check_result
-from .strategies import (
+from .support.invariants import arrays_bytes, check_result
+from .support.strategies import (
     INT32_MAX,
     INT32_MIN,
     boundary_ints,
@@ -32,6 +32,8 @@ from .strategies import (
     non_int_scalars,
     wrong_arrays,
 )
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 3
 

@@ -20,7 +20,9 @@ from track_gen.distributed import RankLayout
 from track_gen.envs import RaceConfig, RaceEnv
 from track_gen.generators import GeneratorBase
 
-from .strategies import examples, other_objects
+from ..support.strategies import examples, other_objects
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 3
 

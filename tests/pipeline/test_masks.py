@@ -22,8 +22,10 @@ from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerat
 from track_gen.course import Course
 from track_gen.pipeline import presets
 
-from .invariants import arrays_bytes, check_result, env_rows, result_bytes
-from .strategies import INT32_MAX, INT32_MIN, examples, non_array_objects, wrong_arrays
+from ..support.invariants import arrays_bytes, check_result, env_rows, result_bytes
+from ..support.strategies import INT32_MAX, INT32_MIN, examples, non_array_objects, wrong_arrays
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 4
 FAMILIES = ("track", "gates")

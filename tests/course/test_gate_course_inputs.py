@@ -50,9 +50,9 @@ from track_gen.tools.course_line import SAMPLES_PER_GATE
 from track_gen.tools.gate_collision import AGENT_RADIUS, FRAME_DEPTH, FRAME_THICKNESS, POST_RADIUS
 from track_gen.tools.localizer import WARM_WINDOW
 
-from ..course_state import course_rows
-from .invariants import check_gate_step
-from .strategies import (
+from ..support.course_state import course_rows
+from ..support.invariants import check_gate_step
+from ..support.strategies import (
     INT32_MAX,
     INT32_MIN,
     agent_rows,
@@ -72,6 +72,8 @@ from .strategies import (
     values,
     wrong_arrays,
 )
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 #: Envs of every course here; with ``WIDTH`` and seed 0 envs 3 and 5 are invalid (crossing bars).
 E = 6

@@ -768,7 +768,7 @@ def expected_mix_error(generators, samplers, registered) -> tuple[type | None, t
 
 
 # ------------------------------------------------------------------------------ tool inputs
-# (issue 21: hand-made courses and out-of-range poses; tests/fuzz/test_tool_inputs.py)
+# (issue 21: hand-made courses and out-of-range poses; tests/tools/test_tool_inputs.py)
 _F32_MAX = float(np.finfo(np.float32).max)
 _HUGE_FINITE = [1e18, -1e18, 1.5e18, 1e19, -1e19, 1e30, -1e30, 3e38, _F32_MAX, -_F32_MAX]
 _TINY = [0.0, -0.0, 1e-45, -1e-45, 1e-30, 1e-19]

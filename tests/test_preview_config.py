@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from track_gen.cli import main
 
-from .strategies import examples
+from .support.strategies import examples
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 JSON = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8)),

@@ -24,7 +24,9 @@ from track_gen import GateGenConfig, GateGenerator, TrackGenConfig
 from track_gen.config import GATE_RESOLUTION
 from track_gen.core.tunable import Tunable, class_default, config_class, field_rows
 
-from .strategies import examples, expected_config_error, expected_error, normalized, values
+from .support.strategies import examples, expected_config_error, expected_error, normalized, values
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 2
 FIELDS = tuple(GATE_RESOLUTION)

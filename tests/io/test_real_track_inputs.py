@@ -20,7 +20,9 @@ from track_gen import TrackGenerator
 from track_gen.io import RealTrack
 from track_gen.io.spec import tracks_spec
 
-from .strategies import examples, other_objects
+from ..support.strategies import examples, other_objects
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 FLOATS = st.one_of(
     st.floats(-1.0e3, 1.0e3, width=64),

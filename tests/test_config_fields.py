@@ -30,8 +30,8 @@ from track_gen.course import Course
 from track_gen.pipeline import build, default_registry, presets
 from track_gen.tools import BandCollider, Checkpoints
 
-from .invariants import check_result
-from .strategies import (
+from .support.invariants import check_result
+from .support.strategies import (
     CONFIGS,
     SAMPLERS,
     examples,
@@ -43,6 +43,8 @@ from .strategies import (
     tunable,
     values,
 )
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 2
 FIELDS = [(cls, t.field) for cls in CONFIGS for t in cls.__tunables__]

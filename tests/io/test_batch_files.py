@@ -24,7 +24,7 @@ from hypothesis.extra import numpy as hnp
 from track_gen import TrackGenConfig, TrackGenerator
 from track_gen.io import read_batch, rebuild, write_json, write_npz
 
-from .strategies import (
+from ..support.strategies import (
     INT32_MAX,
     INT32_MIN,
     JSON_DTYPES,
@@ -38,6 +38,8 @@ from .strategies import (
     other_objects,
     per_env_lists,
 )
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 2
 PARAM = "polar.radial_jitter"

@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 from track_gen.course import Course
 from track_gen.pipeline import presets
 
-from .invariants import check_result
-from .strategies import examples, non_array_objects, wrong_arrays
+from ..support.invariants import check_result
+from ..support.strategies import examples, non_array_objects, wrong_arrays
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 3
 INPUTS = {

@@ -22,8 +22,8 @@ from track_gen.pipeline import PipelineSpec, Registry, StageSpec, build, default
 from track_gen.stages import BUILTIN_STAGES
 from track_gen.tools import ComponentContext
 
-from .invariants import check_result, result_bytes
-from .strategies import (
+from ..support.invariants import check_result, result_bytes
+from ..support.strategies import (
     SAMPLERS,
     any_scalar,
     examples,
@@ -31,6 +31,8 @@ from .strategies import (
     other_objects,
     stream_cases,
 )
+
+pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 2
 #: Kinds a stage list is drawn from: every built-in one but real_track (its table comes from

@@ -1,0 +1,1 @@
+"""Independent NumPy oracles shared by several test modules (not tests themselves)."""
