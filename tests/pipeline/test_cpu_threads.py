@@ -14,6 +14,7 @@ from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerat
 from track_gen.config import TRACK_GENERATORS
 from track_gen.engine.threads import (
     MIN_ENVS_PER_THREAD,
+    MIN_GATE_ENVS_PER_THREAD,
     available_cores,
     env_ranges,
     resolve_cpu_threads,
@@ -151,6 +152,10 @@ def test_auto_takes_the_cores_capped_by_the_envs_per_thread():
     assert resolve_cpu_threads("auto", big, "cpu") == cores
     assert resolve_cpu_threads("auto", 2 * MIN_ENVS_PER_THREAD, "cpu") == min(cores, 2)
     assert resolve_cpu_threads(8, 5, "cpu") == 5
+    assert resolve_cpu_threads("auto", 2 * MIN_ENVS_PER_THREAD, "cpu", "gates") == 1
+    gates = 2 * MIN_GATE_ENVS_PER_THREAD
+    assert resolve_cpu_threads("auto", gates, "cpu", "gates") == min(cores, 2)
+    assert resolve_cpu_threads(2, 8, "cpu", "gates") == 2
     gen = TrackGenerator(TrackGenConfig(num_envs=8, device="cpu"), seeds=0)
     assert gen.cpu_threads == 1
 

@@ -355,7 +355,9 @@ class Program:
         """The env ranges ``cpu_threads`` runs on their own threads (empty: one thread, on
         CUDA, or when a stage is not registered ``range_safe``)."""
         lay = self.layout
-        threads = resolve_cpu_threads(spec.config.cpu_threads, lay.num_envs, lay.device)
+        threads = resolve_cpu_threads(
+            spec.config.cpu_threads, lay.num_envs, lay.device, spec.family
+        )
         kinds = [s.kind for s in spec.stages]
         for stage in stages:
             kinds += list(stage.resolves())

@@ -29,6 +29,7 @@ from ..core.tunable import Tunable
 __all__ = [
     "CPU_THREADS",
     "MIN_ENVS_PER_THREAD",
+    "MIN_GATE_ENVS_PER_THREAD",
     "NotRangeSafeError",
     "RangeBudget",
     "RecordingBudget",
@@ -41,6 +42,9 @@ __all__ = [
 #: Fewest envs each thread keeps under ``cpu_threads="auto"`` (below that a thread's launch
 #: overhead outweighs its share of the work).
 MIN_ENVS_PER_THREAD = 64
+#: The same for gate courses, whose kernels are short: at E=1024 a gate course costs ~2 ms on
+#: one thread, and a second thread gained 0.86-1.36x (benchmarks/generate.py --family gates).
+MIN_GATE_ENVS_PER_THREAD = 2048
 
 CPU_THREADS = Tunable(
     "cpu_threads",
@@ -52,8 +56,9 @@ CPU_THREADS = Tunable(
     unit="threads",
     doc="CPU threads a regeneration runs on: the batch is split into contiguous env ranges, "
     "one per thread, with bitwise-identical output for every count. 'auto' takes the cores "
-    f"this process may use, capped so each thread keeps at least {MIN_ENVS_PER_THREAD} envs; "
-    "1 runs on one thread; CUDA devices ignore it.",
+    f"this process may use, capped so each thread keeps at least {MIN_ENVS_PER_THREAD} envs "
+    f"({MIN_GATE_ENVS_PER_THREAD} for gate courses); 1 runs on one thread; CUDA devices "
+    "ignore it.",
 )
 
 
@@ -62,14 +67,16 @@ class NotRangeSafeError(Exception):
     runs on one thread)."""
 
 
-def resolve_cpu_threads(value, num_envs: int, device) -> int:
-    """Threads a program of ``num_envs`` envs on ``device`` runs on: 1 on CUDA; ``"auto"``:
-    :func:`available_cores` capped to ``num_envs // MIN_ENVS_PER_THREAD``; an int: itself,
-    capped to ``num_envs`` (every thread keeps one env at least)."""
+def resolve_cpu_threads(value, num_envs: int, device, family: str = "track") -> int:
+    """Threads a program of ``num_envs`` envs of ``family`` (``"track"`` or ``"gates"``) on
+    ``device`` runs on: 1 on CUDA; ``"auto"``: :func:`available_cores` capped to
+    ``num_envs // MIN_ENVS_PER_THREAD`` (``MIN_GATE_ENVS_PER_THREAD`` for gates); an int:
+    itself, capped to ``num_envs`` (every thread keeps one env at least)."""
     if wp.get_device(device).is_cuda:
         return 1
     if value == "auto":
-        return max(1, min(available_cores(), num_envs // MIN_ENVS_PER_THREAD))
+        least = MIN_GATE_ENVS_PER_THREAD if family == "gates" else MIN_ENVS_PER_THREAD
+        return max(1, min(available_cores(), num_envs // least))
     return max(1, min(int(value), num_envs))
 
 
