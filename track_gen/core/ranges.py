@@ -113,10 +113,11 @@ class EnvSplit:
     """A per-generation refresh of a course tool run on the generator's env ranges.
 
     ``EnvSplit(utility, generator)`` builds one :func:`range_view` of ``utility`` per range
-    of the generator's ``cpu_threads`` (none on one thread or on CUDA). ``run(call, mask)``
-    calls ``call(view, mask_view)`` for every range on its own thread (``mask_view`` the
-    range's slice of ``mask``, or None), or ``call(utility, mask)`` once on one thread and
-    inside a capture (a recorded graph replays the whole batch's launches)."""
+    of the generator's ``cpu_threads`` (none on one thread or on CUDA). ``run(call, None)``
+    calls ``call(view, None)`` for every range on its own thread; a masked refresh (the
+    auto-reset of a few envs: its cost follows them) and any call inside a capture (a
+    recorded graph replays the whole batch's launches) is ``call(utility, mask)``, once, on
+    the calling thread, as the generator does."""
 
     def __init__(self, utility, generator):
         self.utility = utility
@@ -125,23 +126,9 @@ class EnvSplit:
         self.ranges = list(ranges) if len(ranges) > 1 else []
         self.views = [range_view(utility, E, lo, hi) for lo, hi in self.ranges]
         self._device = generator.device
-        self._masks: dict[int, list] = {}
-
-    def _mask_views(self, mask) -> list:
-        if mask is None:
-            return [None] * len(self.ranges)
-        key = (mask.ptr, mask.shape[0])
-        views = self._masks.get(key)
-        if views is None:
-            if len(self._masks) > 64:
-                self._masks.clear()
-            views = [mask[lo:hi] for lo, hi in self.ranges]
-            self._masks[key] = views
-        return views
 
     def run(self, call: Callable, mask) -> None:
-        if not self.views or is_capturing(self._device):
+        if not self.views or mask is not None or is_capturing(self._device):
             call(self.utility, mask)
             return
-        masks = self._mask_views(mask)
-        run_ranges([(lambda v=v, m=m: call(v, m)) for v, m in zip(self.views, masks, strict=True)])
+        run_ranges([(lambda v=v: call(v, None)) for v in self.views])

@@ -495,11 +495,13 @@ class Program:
         for stage, params in r.stages:
             stage.enqueue(r.ws, params)
 
-    def _threaded(self) -> bool:
+    def _threaded(self, mask) -> bool:
         """Whether this regeneration runs on the env ranges' threads: a CPU program with
-        ranges, outside any capture (a recorded graph replays the whole batch's launches on
-        one thread) and with the stage timer off (it times the one-thread path)."""
-        if not self._ranges or self._timer is not None:
+        ranges, for every env (a masked regeneration, an auto-reset of a few envs, costs in
+        proportion to them and runs on one thread: the threads' handoff would outweigh it),
+        outside any capture (a recorded graph replays the whole batch's launches on one
+        thread) and with the stage timer off (it times the one-thread path)."""
+        if not self._ranges or self._timer is not None or mask is not None:
             return False
         return not is_capturing(self.layout.device)
 
@@ -507,7 +509,7 @@ class Program:
         ws, lay = self._ws, self.layout
         E = lay.num_envs
         timer = self._timer
-        if self._threaded():
+        if self._threaded(mask):
             tasks = [(lambda r=r: self._run_range(r, advance, mask)) for r in self._ranges]
             if self._ranges_used:
                 run_ranges(tasks)
