@@ -305,6 +305,7 @@ def test_component_masked_regeneration(device):
     )
     comp = course.components["racing_line"]
     assert isinstance(comp, tools.RacingLine) and isinstance(comp.utility, tools.RacingLinePlanner)
+    assert course.racing_line is comp.utility
     line = comp.result
     assert line is comp.utility.line and isinstance(line, tools.RacingLineSet)
     assert comp.planned_bytes(course.generator.layout, None) > 0

@@ -243,6 +243,13 @@ class Course:
         return self._utility("heightfield")
 
     @property
+    def racing_line(self):
+        """The :class:`~track_gen.tools.RacingLinePlanner` of the ``"racing_line"``
+        component (``tools.RacingLine``), or None; its result is
+        ``course.components["racing_line"].result``."""
+        return self._utility("racing_line")
+
+    @property
     def checkpoint_sampler(self):
         return self._utility("checkpoints")
 
