@@ -377,3 +377,74 @@ def test_bad_track_and_gate_course_refused(device):
             extra=[tools.RacingLine(0.1, **LIMITS)],
             seeds=1,
         )
+
+
+# ------------------------------------------------------------------------------ sampling
+def _sample_oracle(track, line, s):
+    """float64 NumPy: each env's offset and speed at arc s (periodic linear interpolation
+    over the beads' arc positions)."""
+    E = track.count.shape[0]
+    off, spd = np.full(E, np.nan), np.full(E, np.nan)
+    arc, L = track.host("arclen"), track.length.numpy().astype(np.float64)
+    counts, valid = track.count.numpy(), track.valid.numpy()
+    for e in range(E):
+        n = int(counts[e])
+        if not valid[e] or n < 2 or not np.isfinite(s[e]):
+            continue
+        xp = np.append(arc[e, :n].astype(np.float64), L[e])
+        u = float(np.mod(s[e], L[e]))
+        for dst, src in ((off, "offset"), (spd, "speed")):
+            fp = line.host(src)[e, :n].astype(np.float64)
+            dst[e] = np.interp(u, xp, np.append(fp, fp[0]))
+    return off, spd
+
+
+def test_sample_gives_the_offset_and_target_speed_at_an_arc_position(device):
+    track = generated(device, num_envs=6)
+    planner = tools.RacingLinePlanner(track, 0.04, **LIMITS)
+    L = track.length.numpy()
+    s_host = np.array([0.0, 0.37 * L[1], L[2] * 0.999, -0.25 * L[3], 2.5 * L[4], np.nan])
+    s = wp.array(s_host.astype(np.float32), dtype=wp.float32, device=device)
+    off = wp.zeros(6, dtype=wp.float32, device=device)
+    spd = wp.zeros(6, dtype=wp.float32, device=device)
+    planner.sample(s, off, spd)
+    want_off, want_spd = _sample_oracle(track, planner.line, s.numpy())
+    np.testing.assert_allclose(off.numpy(), want_off, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(spd.numpy(), want_spd, rtol=1e-4, atol=1e-5)
+    assert np.isnan(off.numpy()[5]) and np.isnan(spd.numpy()[5])
+    # at a bead's own arc the answers are the bead's values
+    arc = track.host("arclen")
+    s.assign(np.array([arc[e, 3] for e in range(6)], np.float32))
+    planner.sample(s, off, spd)
+    assert np.allclose(off.numpy(), planner.line.host("offset")[:, 3], atol=1e-6)
+    assert np.allclose(spd.numpy(), planner.line.host("speed")[:, 3], rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "which, bad, error, match",
+    [
+        ("s", np.zeros(6, np.float32), TypeError, "sample s"),
+        ("s", "rows", TypeError, "sample s"),
+        ("offset_out", ("float64", 6), TypeError, "offset_out"),
+        ("speed_out", ("float32", 5), ValueError, "speed_out"),
+        ("same", None, ValueError, "same array"),
+    ],
+)
+def test_sample_refuses_bad_arrays_before_it_launches(which, bad, error, match):
+    track = generated("cpu", num_envs=6)
+    planner = tools.RacingLinePlanner(track, 0.04, **LIMITS)
+    args = {
+        name: wp.full(6, 7.0, dtype=wp.float32, device="cpu")
+        for name in ("s", "offset_out", "speed_out")
+    }
+    if which == "same":
+        args["speed_out"] = args["offset_out"]
+    elif isinstance(bad, tuple):
+        args[which] = wp.zeros(bad[1], dtype=getattr(wp, bad[0]), device="cpu")
+    else:
+        args[which] = bad
+    before = {k: v.numpy().copy() for k, v in args.items() if isinstance(v, wp.array)}
+    with pytest.raises(error, match=match):
+        planner.sample(args["s"], args["offset_out"], args["speed_out"])
+    for k, v in before.items():
+        assert np.array_equal(args[k].numpy(), v)  # nothing written

@@ -21,6 +21,7 @@ or inf. The tests at the end pin the bugs of issue 21 (each failed before its fi
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import pytest
@@ -28,7 +29,7 @@ import warp as wp
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from track_gen import GateSequence, Track
+from track_gen import GateSequence, Track, TrackGenerator
 from track_gen.course import Course
 from track_gen.pipeline import presets
 from track_gen.tools import (
@@ -44,6 +45,7 @@ from track_gen.tools import (
     Localizer,
     ProgressTracker,
     PropPlacer,
+    RacingLinePlanner,
     TrackLocalizer,
 )
 
@@ -832,3 +834,39 @@ def test_a_course_line_of_vanishing_length_is_no_line(device):
     ).line
     assert line.count.numpy().tolist() == [4 * G, 0, 4 * G]
     assert line.length.numpy()[1] == 0 and np.isnan(host_rows(line.center, E)[1]).all()
+
+
+@functools.cache
+def _racing_line_planner() -> RacingLinePlanner:
+    gen = TrackGenerator(presets.track(num_envs=4, device="cpu"), seeds=2)
+    gen.generate()
+    return RacingLinePlanner(gen.result, 0.04, a_lat=8.0, a_lon=4.0, v_max=6.0)
+
+
+@settings(max_examples=examples(24))
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(width=32, allow_nan=True, allow_infinity=True),
+            st.sampled_from([0.0, -0.0, 3.4e38, -3.4e38, 1e-45, float("nan")]),
+        ),
+        min_size=4,
+        max_size=4,
+    )
+)
+def test_racing_line_sample_answers_any_float_arc_in_range_or_nan(values):
+    """Any float32 arc, however absurd: each answer is NaN (non-finite s) or lies between the
+    env's smallest and largest bead value."""
+    planner = _racing_line_planner()
+    s = wp.array(np.array(values, np.float32), dtype=wp.float32, device="cpu")
+    off = wp.zeros(4, dtype=wp.float32, device="cpu")
+    spd = wp.zeros(4, dtype=wp.float32, device="cpu")
+    planner.sample(s, off, spd)
+    for e, v in enumerate(np.array(values, np.float32)):
+        n = int(planner.track.count.numpy()[e])
+        for got, name in ((off.numpy()[e], "offset"), (spd.numpy()[e], "speed")):
+            if not np.isfinite(v) or not planner.track.valid.numpy()[e]:
+                assert np.isnan(got)
+                continue
+            row = planner.line.host(name)[e, :n]
+            assert row.min() - 1e-5 <= got <= row.max() + 1e-5, (v, got)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import warp as wp
 
 from ...core.extents import in_range3
+from ...geometry import bead_at_arc
 
 wp.set_module_options({"enable_backward": False})
 
@@ -697,3 +698,50 @@ def _plan_kernel(
         position_out[row + i] = nan3
         curvature_out[row + i] = _NAN
         speed_out[row + i] = _NAN
+
+
+@wp.kernel
+def _sample_kernel(
+    # inputs
+    arclen: wp.array(dtype=wp.float32),
+    length: wp.array(dtype=wp.float32),
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    offset: wp.array(dtype=wp.float32),
+    speed: wp.array(dtype=wp.float32),
+    s: wp.array(dtype=wp.float32),
+    # static
+    n_max: int,
+    # outputs
+    offset_out: wp.array(dtype=wp.float32),
+    speed_out: wp.array(dtype=wp.float32),
+):
+    """Env e's racing-line offset and target speed at arc ``s[e]`` of its centre line (taken
+    modulo the loop's length), linear between the two beads around it; NaN for an invalid
+    env, a loop of fewer than 2 beads, a non-finite ``s`` or a line that is NaN there."""
+    e = wp.tid()
+    n = count[e]
+    total = length[e]
+    u = s[e]
+    offset_out[e] = _NAN
+    speed_out[e] = _NAN
+    if valid[e] == 0 or n < 2 or n > n_max or not (total > 0.0) or not wp.isfinite(u):
+        return
+    if not wp.isfinite(total):
+        return
+    u = u - wp.floor(u / total) * total  # into [0, total)
+    u = wp.clamp(u, 0.0, total)
+    row = e * n_max
+    i = bead_at_arc(arclen, row, n, u)
+    j = i + 1
+    end = total
+    if j < n:
+        end = arclen[row + j]
+    else:
+        j = 0
+    seg = end - arclen[row + i]
+    t = float(0.0)
+    if seg > 0.0:
+        t = wp.clamp((u - arclen[row + i]) / seg, 0.0, 1.0)
+    offset_out[e] = offset[row + i] + t * (offset[row + j] - offset[row + i])
+    speed_out[e] = speed[row + i] + t * (speed[row + j] - speed[row + i])

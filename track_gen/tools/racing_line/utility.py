@@ -5,7 +5,7 @@ from __future__ import annotations
 import warp as wp
 
 from ...core.budget import AllocationBudget
-from ...core.checks import check_mask
+from ...core.checks import check_array, check_mask
 from ...core.exec import require_not_capturing
 from ...results import Track
 from .fields import (
@@ -18,7 +18,7 @@ from .fields import (
     V_MAX,
     VEHICLE_WIDTH,
 )
-from .kernels import _plan_kernel
+from .kernels import _plan_kernel, _sample_kernel
 from .result import RacingLineSet
 
 #: float64 scratch arrays ``[E*N_max]`` of the planner (see :func:`_plan_kernel`).
@@ -186,3 +186,35 @@ class RacingLinePlanner:
             device=self.device,
         )
         return ln
+
+    def sample(self, s: wp.array, offset_out: wp.array, speed_out: wp.array) -> None:
+        """Each env's racing-line offset (track units, + toward the left border) and target
+        speed (track units / s) at arc ``s[e]`` of its track's centre line (the arc a
+        :class:`~track_gen.tools.TrackLocalizer` answers, ``TrackFrame.s``; taken modulo the
+        loop's length), linear between the two beads around it.
+
+        Args:
+            s: float32 ``[E]`` arc positions, track units, on the track's device.
+            offset_out, speed_out: float32 ``[E]`` arrays written in place (NaN for an
+                invalid env or a non-finite ``s``).
+
+        Every array is checked first (TypeError / ValueError naming it; the two outputs must
+        be two arrays); one launch, no allocation, no host sync, recordable.
+        """
+        E = self.num_envs
+        check_array("RacingLinePlanner.sample s", s, wp.float32, E, self.device)
+        check_array("RacingLinePlanner.sample offset_out", offset_out, wp.float32, E, self.device)
+        check_array("RacingLinePlanner.sample speed_out", speed_out, wp.float32, E, self.device)
+        if offset_out.ptr == speed_out.ptr:
+            raise ValueError(
+                "RacingLinePlanner.sample: offset_out and speed_out are the same array: pass "
+                "two [E] float32 arrays"
+            )
+        t, ln = self.track, self.line
+        wp.launch(
+            _sample_kernel,
+            E,
+            inputs=[t.arclen, t.length, t.count, t.valid, ln.offset, ln.speed, s, self._n_max],
+            outputs=[offset_out, speed_out],
+            device=self.device,
+        )
