@@ -43,6 +43,7 @@ import warp as wp
 
 from track_gen import TrackGenerator
 from track_gen.course import Course
+from track_gen.engine.threads import cpu_threads_values
 from track_gen.pipeline import presets
 from track_gen.tools import TrackLocalizer
 
@@ -308,11 +309,10 @@ def main(argv=None) -> int:
         help="cpu_threads values of the thread section (ints or 'auto'; default: 1 auto)",
     )
     args = ap.parse_args(argv)
-    threads = []
-    for v in args.cpu_threads:
-        if v != "auto" and not (v.isdigit() and int(v) >= 1):
-            ap.error(f"--cpu-threads: {v!r} is neither 'auto' nor an int >= 1")
-        threads.append(v if v == "auto" else int(v))
+    try:
+        threads = cpu_threads_values(args.cpu_threads)
+    except (TypeError, ValueError) as exc:
+        ap.error(str(exc))
     wp.config.log_level = wp.LOG_WARNING
     device = wp.get_device(args.device) if args.device else wp.get_preferred_device()
     E = args.E or (8192 if device.is_cuda else 1024)

@@ -38,6 +38,7 @@ import warp as wp
 
 from track_gen import FailBit, GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
 from track_gen.config import TRACK_GENERATORS
+from track_gen.engine.threads import cpu_threads_values
 
 CPU_E = [64, 256, 1024]
 CUDA_E = [8192]
@@ -198,11 +199,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.calls < 1:
         parser.error("--calls must be >= 1")
-    threads = []
-    for v in args.cpu_threads or []:
-        if v != "auto" and not (v.isdigit() and int(v) >= 1):
-            parser.error(f"--cpu-threads: {v!r} is neither 'auto' nor an int >= 1")
-        threads.append(v if v == "auto" else int(v))
+    try:
+        threads = cpu_threads_values(args.cpu_threads or [])
+    except (TypeError, ValueError) as exc:
+        parser.error(str(exc))
 
     wp.config.log_level = wp.LOG_WARNING  # no init banner or module-load lines in the table
     try:

@@ -16,6 +16,7 @@ from track_gen.engine.threads import (
     MIN_ENVS_PER_THREAD,
     MIN_GATE_ENVS_PER_THREAD,
     available_cores,
+    cpu_threads_values,
     env_ranges,
     resolve_cpu_threads,
 )
@@ -174,6 +175,13 @@ def test_a_bad_cpu_threads_is_refused_naming_the_field(bad):
     err = TypeError if isinstance(bad, (float, type(None), bool)) else ValueError
     with pytest.raises(err, match="cpu_threads"):
         TrackGenConfig(num_envs=4, device="cpu", cpu_threads=bad)
+
+
+def test_command_line_values_are_checked_against_the_declaration():
+    assert cpu_threads_values(["1", "auto", "3"]) == [1, "auto", 3]
+    for bad in ("0", "-2", "1025", "many", "1.5"):
+        with pytest.raises(ValueError, match="--cpu-threads"):
+            cpu_threads_values([bad])
 
 
 class _OffsetStage(Stage):

@@ -364,10 +364,10 @@ class Program:
         if threads <= 1 or not all(registry.get(k).range_safe for k in kinds if k in registry):
             return []
         ws = self._ws
+        P, N = lay.num_points, lay.N_max
         out = []
         try:
             for lo, hi in env_ranges(lay.num_envs, threads):
-                P, N = lay.num_points, lay.N_max
                 rws = Workspace(
                     layout=dataclasses.replace(lay, num_envs=hi - lo),
                     config=spec.config,

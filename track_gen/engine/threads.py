@@ -34,6 +34,7 @@ __all__ = [
     "RangeBudget",
     "RecordingBudget",
     "available_cores",
+    "cpu_threads_values",
     "env_ranges",
     "resolve_cpu_threads",
     "run_ranges",
@@ -65,6 +66,17 @@ CPU_THREADS = Tunable(
 class NotRangeSafeError(Exception):
     """A stage's allocation does not split by env (raised inside the program, which then
     runs on one thread)."""
+
+
+def cpu_threads_values(texts, owner: str = "--cpu-threads") -> list:
+    """Command-line ``cpu_threads`` values (``"auto"`` or an int, as text) checked against
+    the one declaration, ``CPU_THREADS`` (TypeError / ValueError naming ``owner``, the value
+    and the range)."""
+    out = []
+    for text in texts:
+        value = int(text) if text.lstrip("+-").isdigit() else text
+        out.append(CPU_THREADS.check(value, owner))
+    return out
 
 
 def resolve_cpu_threads(value, num_envs: int, device, family: str = "track") -> int:
