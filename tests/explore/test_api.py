@@ -64,6 +64,24 @@ def test_state_lists_samplers_and_declared_ranges(served):
     fields = {f["field"] for f in st["static"]}
     assert {"min_corners", "N_max", "relax_iters"} <= fields
     assert not fields & {"rad", "half_width", "generator", "polar_num_knots", "z_knots"}
+    # a numeric field's value is a number, or one of its named choices (the page shows it as
+    # text: cpu_threads "auto" once broke the page's first draw)
+    for f in st["static"]:
+        if f["kind"] in ("int", "float") and f["value"] is not None:
+            assert isinstance(f["value"], (int, float)) or f["value"] in f["choices"], f
+
+
+def test_cpu_threads_is_a_static_field_with_its_named_choice(served):
+    status, st = served.get("/api/state")
+    threads = next(f for f in st["static"] if f["field"] == "cpu_threads")
+    assert threads["value"] == "auto" and threads["choices"] == ["auto"]
+    status, out = served.post("/api/generate", {"config": {"cpu_threads": 2}})
+    assert status == 200 and out["rebuilt"] is True
+    assert served.state.generator.config.cpu_threads == 2
+    status, out = served.post("/api/generate", {"config": {"cpu_threads": "auto"}})
+    assert status == 200 and served.state.generator.config.cpu_threads == "auto"
+    status, out = served.post("/api/generate", {"config": {"cpu_threads": "many"}})
+    assert status == 400 and "cpu_threads" in out["error"]
 
 
 def test_generate_sends_the_batch_geometry(served):

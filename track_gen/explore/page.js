@@ -124,6 +124,8 @@ function applyState(s) {
 
 function fmt(v) {
   if (v === null || v === undefined) return "";
+  // a numeric field may hold one of its named choices (cpu_threads "auto"): shown as text
+  if (typeof v !== "number") return String(v);
   return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(6)));
 }
 
