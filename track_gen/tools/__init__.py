@@ -3,7 +3,8 @@
 Components (``Component`` subclasses, used by :class:`track_gen.course.Course`):
 
 * track courses: ``Checkpoints``, ``Progress``, ``BandCollision``, ``Localizer``,
-  ``HeightFieldBake``, ``Props``;
+  ``HeightFieldBake``, ``Props``, ``RacingLine``; the per-step sensors ``Lookahead`` (->
+  ``LookaheadPoints``) and ``ConeDetections`` (-> ``ConeDetectionSet``);
 * gate courses: ``GateCheckpoints``, ``CenterlineFromGates``, ``Progress``, ``DiscCollision``
   or ``FrameCollision``, ``Localizer(source="centerline")``.
 
@@ -20,6 +21,7 @@ from ..core.capture_check import CaptureProblem, check_component
 from ..core.component import Component, ComponentContext, InputSpec, order_components
 from .band_collision import BandCollider, BandCollision, BandContact
 from .checkpoints import CheckpointPlacer, Checkpoints, CheckpointSet, GateCheckpoints
+from .cones import ConeColour, ConeDetections, ConeDetectionSet, ConeDetector
 from .course_line import CenterlineFromGates, CourseLine, CourseLineBuilder
 from .gate_collision import (
     DiscCollider,
@@ -38,6 +40,7 @@ from .heightfield import (
     check_grid_resolution,
 )
 from .localizer import Localizer, TrackFrame, TrackLocalizer
+from .lookahead import Lookahead, LookaheadPoints, LookaheadSampler
 from .progress import Progress, ProgressEvents, ProgressTracker
 from .props import PropKind, PropPlacer, Props, PropSet, PropSide
 from .racing_line import RacingLine, RacingLinePlanner, RacingLineSet
@@ -52,6 +55,10 @@ __all__ = [
     "CheckpointSet",
     "Checkpoints",
     "Component",
+    "ConeColour",
+    "ConeDetectionSet",
+    "ConeDetections",
+    "ConeDetector",
     "ComponentContext",
     "CourseLine",
     "CourseLineBuilder",
@@ -69,6 +76,9 @@ __all__ = [
     "HeightFieldBaker",
     "InputSpec",
     "Localizer",
+    "Lookahead",
+    "LookaheadPoints",
+    "LookaheadSampler",
     "Progress",
     "ProgressEvents",
     "ProgressTracker",
