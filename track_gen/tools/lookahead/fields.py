@@ -32,5 +32,5 @@ SOURCE = Tunable(
     choices=("center", "racing_line"),
     doc="the line the points lie on: the centre line, or the racing line of the "
     "'racing_line' component (with its target speeds).",
-    surfaces=_SURFACES,
+    surfaces=("tools.Lookahead",),  # the sampler takes the racing line itself (line=)
 )
