@@ -155,8 +155,9 @@ def test_cone_settings(field):
 
 
 def check_detections(det, s, usable) -> None:
-    """Counts within the capacity, sorted finite distances within range, bearings within the
-    field of view, the documented padding, valid = usable."""
+    """Counts within the capacity, sorted finite distances, within range and the field of
+    view without noise (noise moves a seen cone's reported position), the documented
+    padding, valid = usable."""
     count, valid = det.count.numpy(), det.valid.numpy()
     pos, dist = det.host("position"), det.host("distance")
     colour, prop = det.host("colour"), det.host("prop")
@@ -170,9 +171,11 @@ def check_detections(det, s, usable) -> None:
             assert (colour[e] == -1).all() and (prop[e] == -1).all()
             continue
         assert np.isfinite(pos[e]).all() and np.isfinite(dist[e]).all()
-        assert (np.diff(dist[e, :m]) >= 0).all() and (dist[e, :m] <= s["max_range"]).all()
-        bearing = np.abs(np.arctan2(pos[e, :m, 1], pos[e, :m, 0]))
-        assert (bearing <= s["fov"] / 2 + 1e-6).all()
+        assert (np.diff(dist[e, :m]) >= 0).all()
+        if s.get("noise", 0.0) == 0.0:
+            assert (dist[e, :m] <= s["max_range"]).all()
+            bearing = np.abs(np.arctan2(pos[e, :m, 1], pos[e, :m, 0]))
+            assert (bearing <= s["fov"] / 2 + 1e-4).all()
         assert set(colour[e, :m]) <= {0, 1} and (prop[e, :m] >= 0).all()
         assert (pos[e, m:] == 0).all() and (colour[e, m:] == -1).all() and (prop[e, m:] == -1).all()
 
@@ -230,7 +233,8 @@ def test_cones_any_pose(pos, quat, noisy):
     det = _detector(0.2, 0.05) if noisy else _detector(0.0, 0.0)
     out = det.detect(*arrays(pos, quat))
     ok = usable_pose(pos, quat) & [True, True, False]
-    check_detections(out, {"max_cones": 16, "fov": 4.0, "max_range": 2.5}, ok.tolist())
+    s = {"max_cones": 16, "fov": 4.0, "max_range": 2.5, "noise": 0.05 if noisy else 0.0}
+    check_detections(out, s, ok.tolist())
 
 
 @settings(max_examples=examples(20), deadline=None)

@@ -29,8 +29,8 @@ FOV = Tunable(
     hi=2.0 * math.pi,
     lo_open=True,
     unit="rad",
-    doc="full horizontal field of view, centred on the agent's heading: a cone is seen when "
-    "|bearing| <= fov / 2 (2*pi: all around; no default).",
+    doc="full horizontal field of view, centred on the agent's heading: a cone can be seen "
+    "when its bearing |atan2(y, x)| <= fov / 2 (2*pi: all around; no default).",
     surfaces=_SURFACES,
 )
 
@@ -56,7 +56,8 @@ DROPOUT = Tunable(
 NOISE = distance(
     "noise",
     0.0,
-    doc="standard deviation of the Gaussian noise added to each coordinate of a detected "
-    "cone's position, per cone and step (0: exact).",
+    doc="standard deviation of the Gaussian noise added to each coordinate of a seen cone's "
+    "reported position, per cone and step (0: exact; whether a cone is seen is decided on its "
+    "true position).",
     surfaces=_SURFACES,
 )

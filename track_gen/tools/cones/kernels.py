@@ -90,6 +90,20 @@ def _row_rng(key: wp.uint32, row: int) -> wp.uint32:
     return wp.rand_init(wp.int32(fmix32_wp(key ^ fmix32_wp(wp.uint32(row) * _GOLDEN + _ROW_SALT))))
 
 
+@wp.func
+def _gauss3(rng: wp.uint32) -> wp.vec3f:
+    """Three independent standard normal draws (Box-Muller on four uniforms; the uniforms
+    below 2**-32 are raised to it, so the log stays finite)."""
+    u1 = wp.max(wp.randf(rng), 2.3283064e-10)
+    u2 = wp.randf(rng)
+    u3 = wp.max(wp.randf(rng), 2.3283064e-10)
+    u4 = wp.randf(rng)
+    r1 = wp.sqrt(-2.0 * wp.log(u1))
+    r2 = wp.sqrt(-2.0 * wp.log(u3))
+    a = 6.2831855 * u2
+    return wp.vec3f(r1 * wp.cos(a), r1 * wp.sin(a), r2 * wp.cos(6.2831855 * u4))
+
+
 @wp.kernel
 def _detect_kernel(
     # inputs
@@ -103,7 +117,7 @@ def _detect_kernel(
     # static
     max_props: int,
     max_cones: int,
-    half_fov: float,
+    cos_half_fov: float,
     max_range: float,
     dropout: float,
     noise: float,
@@ -116,8 +130,11 @@ def _detect_kernel(
     valid_out: wp.array(dtype=wp.int32),
     step_inout: wp.array(dtype=wp.int64),
 ):
-    """Env ``e``'s visible cones, nearest first (ties: the lower prop row), then padding;
-    the env's step counter advances by one (its random stream's position)."""
+    """Env ``e``'s cones: those within ``max_range`` and the field of view (``x >=
+    hypot(x, y) * cos(fov / 2)``: ``|bearing| <= fov / 2``) on their true position, less the
+    dropped ones, each reported with its noise, nearest reported distance first (ties: the
+    lower prop row), then padding; the env's step counter advances by one (its random
+    stream's position)."""
     e = wp.tid()
     t = step_inout[e]
     step_inout[e] = t + wp.int64(1)
@@ -138,19 +155,17 @@ def _detect_kernel(
             if not finite3(w):
                 continue
             v = to_agent_frame(w, p, axis)
+            h = wp.sqrt(v[0] * v[0] + v[1] * v[1])
+            if not (wp.length(v) <= max_range) or not (v[0] >= h * cos_half_fov):
+                continue  # out of range or out of the field of view
             if dropout > 0.0 or noise > 0.0:
                 rng = _row_rng(k, r)
                 if dropout > 0.0:
                     if wp.randf(rng) < dropout:
                         continue
                 if noise > 0.0:
-                    nx = wp.randn(rng)
-                    ny = wp.randn(rng)
-                    nz = wp.randn(rng)
-                    v = v + noise * wp.vec3f(nx, ny, nz)
+                    v = v + noise * _gauss3(rng)
             d = wp.length(v)
-            if not (d <= max_range) or not (wp.abs(wp.atan2(v[1], v[0])) <= half_fov):
-                continue
             slot = m
             if m < max_cones:
                 m += 1

@@ -19,7 +19,8 @@ class ConeDetectionSet(RowBatch):
     Attributes:
         position: vec3f ``[E*M]``: the cone's base centre in the agent's frame (x forward,
             y left, z up), noise included.
-        distance: float32 ``[E*M]``: ``|position|``, non-decreasing along an env's rows.
+        distance: float32 ``[E*M]``: ``|position|`` (the reported distance), non-decreasing
+            along an env's rows.
         colour: int32 ``[E*M]``: :class:`ConeColour` (0 left, 1 right of the road in its
             direction of travel; -1 for padding).
         prop: int32 ``[E*M]``: the cone's row within the env's props (``PropSet`` row

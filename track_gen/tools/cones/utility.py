@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import warp as wp
 
 from ...core.budget import AllocationBudget
@@ -39,10 +41,13 @@ class ConeDetector:
     """The cones of a :class:`~track_gen.tools.PropSet` of cones seen from each env's agent,
     in its frame, nearest first, with their colour (``docs/sensors/cones.md``).
 
-    A cone (a prop row below ``PropSet.count``) is seen when its position in the agent's
-    frame (noise included) lies within ``max_range`` (3D distance) and within the field of
-    view (``|atan2(y, x)| <= fov / 2``) and it is not dropped. Detections are sorted by
-    distance (ties: the lower prop row) and cut to ``max_cones``.
+    A cone (a prop row below ``PropSet.count``) is seen when its true position in the agent's
+    frame lies within ``max_range`` (3D distance) and within the field of view (``|atan2(y,
+    x)| <= fov / 2``, tested as ``x >= hypot(x, y) * cos(fov / 2)``) and it is not dropped
+    (probability ``dropout``). A seen cone is reported at its position plus Gaussian noise
+    (deviation ``noise`` on each coordinate); detections are sorted by the reported distance
+    (ties: the lower prop row) and cut to ``max_cones``, so a reported position may lie up to
+    the noise beyond the range or the field of view.
 
     Random stream: a cone's dropout draw and noise come from a Warp RNG seeded by a hash of
     (the env's effective seed and epoch at its last :meth:`refresh`, the env's step counter,
@@ -174,7 +179,7 @@ class ConeDetector:
             _detect_kernel,
             E,
             inputs=[ps.position, ps.side, ps.count, self._left, self._key, position, orientation]
-            + [ps.max_props, self.max_cones, 0.5 * s["fov"], s["max_range"]]
+            + [ps.max_props, self.max_cones, math.cos(0.5 * s["fov"]), s["max_range"]]
             + [s["dropout"], s["noise"]],
             outputs=[d.position, d.distance, d.colour, d.prop, d.count, d.valid, self.step],
             device=self.device,

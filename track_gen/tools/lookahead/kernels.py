@@ -77,6 +77,65 @@ def _widths(
     return wp.vec2f(wp.max(da, db), wp.max(-da, -db))
 
 
+@wp.func
+def _point(
+    center: wp.array(dtype=wp.vec3f),
+    inner: wp.array(dtype=wp.vec3f),
+    outer: wp.array(dtype=wp.vec3f),
+    normal: wp.array(dtype=wp.vec3f),
+    arclen: wp.array(dtype=wp.float32),
+    line_position: wp.array(dtype=wp.vec3f),
+    line_offset: wp.array(dtype=wp.float32),
+    line_speed: wp.array(dtype=wp.float32),
+    curvature: wp.array(dtype=wp.float32),
+    row: int,
+    n: int,
+    total: float,
+    u: wp.float64,
+    p: wp.vec3f,
+    axis: wp.vec3f,
+    racing: int,
+    out: int,
+    position_out: wp.array(dtype=wp.vec3f),
+    width_left_out: wp.array(dtype=wp.float32),
+    width_right_out: wp.array(dtype=wp.float32),
+    curvature_out: wp.array(dtype=wp.float32),
+    speed_out: wp.array(dtype=wp.float32),
+    arc_out: wp.array(dtype=wp.float32),
+):
+    """Row ``out``: the line at centre-line arc ``u`` (in ``[0, total)``), linear between the
+    two beads around it, in the agent's frame."""
+    big = wp.float64(total)
+    i = _bead_at(arclen, row, n, u)
+    j = i + 1
+    end = big
+    if j < n:
+        end = wp.float64(arclen[row + j])
+    else:
+        j = 0
+    a = wp.float64(arclen[row + i])
+    t = float(0.0)
+    if end - a > wp.float64(0.0):
+        t = float(wp.clamp((u - a) / (end - a), wp.float64(0.0), wp.float64(1.0)))
+    pi = line_position[row + i]
+    pj = line_position[row + j]
+    w_i = _widths(center, inner, outer, normal, row + i)
+    w_j = _widths(center, inner, outer, normal, row + j)
+    w = w_i + t * (w_j - w_i)
+    if racing != 0:
+        off = line_offset[row + i] + t * (line_offset[row + j] - line_offset[row + i])
+        w = wp.vec2f(w[0] - off, w[1] + off)
+        speed_out[out] = line_speed[row + i] + t * (line_speed[row + j] - line_speed[row + i])
+    position_out[out] = to_agent_frame(pi + t * (pj - pi), p, axis)
+    width_left_out[out] = w[0]
+    width_right_out[out] = w[1]
+    curvature_out[out] = curvature[row + i] + t * (curvature[row + j] - curvature[row + i])
+    arc = float(u)
+    if arc >= total:
+        arc = 0.0  # rounded up to the loop's length: the start line
+    arc_out[out] = arc
+
+
 @wp.kernel
 def _lookahead_kernel(
     # inputs
@@ -110,11 +169,11 @@ def _lookahead_kernel(
     arc_out: wp.array(dtype=wp.float32),
     valid_out: wp.array(dtype=wp.int32),
 ):
-    """Point ``k + 1`` of env ``e``: the line's point at centre-line arc ``s[e] + (k + 1) *
-    spacing`` (modulo the loop's length, float64), in the agent's frame, with its widths,
-    curvature (and speed); NaN rows and ``valid = 0`` for an env without an answer."""
-    e, k = wp.tid()
-    out = e * num_points + k
+    """Env ``e``'s points ``k = 1 .. K``: the line at centre-line arc ``s[e] + k * spacing``
+    (modulo the loop's length, float64), in the agent's frame, with its widths, curvature (and
+    speed); NaN rows and ``valid = 0`` for an env without an answer."""
+    e = wp.tid()
+    out = e * num_points
     n = count[e]
     total = length[e]
     u0 = s[e]
@@ -124,50 +183,47 @@ def _lookahead_kernel(
     ok = ok and axis[2] != 0.0 and finite(total) and total > 0.0
     if racing != 0:
         ok = ok and finite(line_length[e])
-    if k == 0:
-        valid_out[e] = 0
-        if ok:
-            valid_out[e] = 1
     if not ok:
-        position_out[out] = wp.vec3f(_NAN, _NAN, _NAN)
-        width_left_out[out] = _NAN
-        width_right_out[out] = _NAN
-        curvature_out[out] = _NAN
-        arc_out[out] = _NAN
-        if racing != 0:
-            speed_out[out] = _NAN
+        valid_out[e] = 0
+        nan3 = wp.vec3f(_NAN, _NAN, _NAN)
+        for k in range(num_points):
+            position_out[out + k] = nan3
+            width_left_out[out + k] = _NAN
+            width_right_out[out + k] = _NAN
+            curvature_out[out + k] = _NAN
+            arc_out[out + k] = _NAN
+            if racing != 0:
+                speed_out[out + k] = _NAN
         return
+    valid_out[e] = 1
     big = wp.float64(total)
-    u = wp.float64(u0) + wp.float64(k + 1) * spacing
-    u = u - wp.floor(u / big) * big  # into [0, total]
-    if not (u < big) or not (u >= wp.float64(0.0)):
-        u = wp.float64(0.0)  # u == total (rounding): the start line
-    row = e * n_max
-    i = _bead_at(arclen, row, n, u)
-    j = i + 1
-    end = big
-    if j < n:
-        end = wp.float64(arclen[row + j])
-    else:
-        j = 0
-    a = wp.float64(arclen[row + i])
-    t = float(0.0)
-    if end - a > wp.float64(0.0):
-        t = float(wp.clamp((u - a) / (end - a), wp.float64(0.0), wp.float64(1.0)))
-    pi = line_position[row + i]
-    pj = line_position[row + j]
-    w_i = _widths(center, inner, outer, normal, row + i)
-    w_j = _widths(center, inner, outer, normal, row + j)
-    w = w_i + t * (w_j - w_i)
-    if racing != 0:
-        off = line_offset[row + i] + t * (line_offset[row + j] - line_offset[row + i])
-        w = wp.vec2f(w[0] - off, w[1] + off)
-        speed_out[out] = line_speed[row + i] + t * (line_speed[row + j] - line_speed[row + i])
-    position_out[out] = to_agent_frame(pi + t * (pj - pi), p, axis)
-    width_left_out[out] = w[0]
-    width_right_out[out] = w[1]
-    curvature_out[out] = curvature[row + i] + t * (curvature[row + j] - curvature[row + i])
-    arc = float(u)
-    if arc >= total:
-        arc = 0.0  # rounded up to the loop's length: the start line
-    arc_out[out] = arc
+    for k in range(num_points):
+        u = wp.float64(u0) + wp.float64(k + 1) * spacing
+        u = u - wp.floor(u / big) * big  # into [0, total]
+        if not (u < big) or not (u >= wp.float64(0.0)):
+            u = wp.float64(0.0)  # u == total (rounding): the start line
+        _point(
+            center,
+            inner,
+            outer,
+            normal,
+            arclen,
+            line_position,
+            line_offset,
+            line_speed,
+            curvature,
+            e * n_max,
+            n,
+            total,
+            u,
+            p,
+            axis,
+            racing,
+            out + k,
+            position_out,
+            width_left_out,
+            width_right_out,
+            curvature_out,
+            speed_out,
+            arc_out,
+        )

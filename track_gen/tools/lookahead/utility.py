@@ -144,7 +144,7 @@ class LookaheadSampler:
             speed = pts.speed
         wp.launch(
             _lookahead_kernel,
-            (E, self.num_points),
+            E,
             inputs=[t.center, t.inner, t.outer, t.normal, t.arclen, t.length, t.count, t.valid]
             + line
             + [self.curvature, s, position, orientation]
