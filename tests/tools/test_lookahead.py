@@ -172,6 +172,9 @@ def test_points_match_the_float64_arc_walk(device, source):
         res = course.step()
         assert res["lookahead"] is course.components["lookahead"].result
         assert (res["lookahead"].speed is None) == (source == "center")
+        comp, gen = course.components["lookahead"], course.generator
+        planned = comp.planned_bytes(gen.layout, gen.config)
+        assert planned == _allocated_by_component(course)["lookahead"]
         assert_matches_oracle(course, pos, yaw)
 
 
@@ -348,3 +351,20 @@ def test_bind_and_settings_are_refused_before_anything_runs(device):
         args = {"num_points": 4, "spacing": 0.1, "source": "center"} | kwargs
         with pytest.raises(error, match=match):
             tools.Lookahead(args.pop("num_points"), args.pop("spacing"), **args)
+
+
+def test_course_bind_refuses_a_bad_orientation_and_keeps_the_binding(device):
+    course = course_of(device)
+    pos, yaw = poses(course.generator.result, 10)
+    p, q = bind(course, pos, yaw)
+    want = host(course.step()["lookahead"])
+    for bad, error in (
+        (wp.zeros(E, dtype=wp.vec4f, device=device), TypeError),
+        (wp.zeros(E + 1, dtype=wp.quatf, device=device), ValueError),
+    ):
+        with pytest.raises(error, match="orientation"):
+            course.bind(position=p, orientation=bad)
+    assert course.components["lookahead"].bound["orientation"] is q
+    got = host(course.step()["lookahead"])
+    for k in want:
+        assert got[k].tobytes() == want[k].tobytes(), k
