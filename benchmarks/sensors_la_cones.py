@@ -8,9 +8,9 @@ A track course of ``presets.track(num_envs=E, device="cpu", cpu_threads=T)`` (se
 ``tools.Localizer()``, ``tools.Lookahead(32, 0.1)``, ``tools.Props("cone", 0.1)`` and
 ``tools.ConeDetections(32, fov=2.0, max_range=1.5, dropout=0.1, noise=0.01)``; agents near
 the centre line, heading along it. Each line is the median over ``--steps`` calls (after one
-warm-up call) of: the lookahead's ``sample`` (its kernel alone: the localizer's arc position
-is an input), the localizer's ``locate`` (which the lookahead reads each step), the cone
-detector's ``detect``, and the whole ``course.step()`` (checkpoints' progress, localizer,
+warm-up call) and the fastest call (the machine's load shows as their gap) of: the
+lookahead's ``sample`` (its kernel alone: the localizer's arc position is an input), the
+localizer's ``locate`` (which the lookahead reads each step), the cone detector's ``detect``, and the whole ``course.step()`` (checkpoints' progress, localizer,
 lookahead, cones). The per-step sensors are one launch each: ``cpu_threads`` splits the
 generator's work (and the tools' per-generation refreshes), not a step, so both settings
 should read the same up to noise.
@@ -40,7 +40,7 @@ def _ms(fn, steps):
         fn()
         wp.synchronize()
         out.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(out)
+    return statistics.median(out), min(out)
 
 
 def _threads(value: str):
@@ -82,8 +82,8 @@ def case(num_envs: int, threads, steps: int) -> None:
     ]
     seen = det.detections.count.numpy().mean()
     label = f"E={num_envs}, cpu_threads={threads!r}"
-    for what, ms in rows:
-        print(f"{label:<28} {what:<36} {ms:8.3f} ms per step")
+    for what, (median, best) in rows:
+        print(f"{label:<28} {what:<36} {median:8.3f} ms per step (best {best:.3f})")
     print(f"{label:<28} (mean cones seen per env: {seen:.1f})")
 
 
