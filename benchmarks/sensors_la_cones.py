@@ -10,8 +10,9 @@ A track course of ``presets.track(num_envs=E, device="cpu", cpu_threads=T)`` (se
 the centre line, heading along it. Each line is the median over ``--steps`` calls (after one
 warm-up call) and the fastest call (the machine's load shows as their gap) of: the
 lookahead's ``sample`` (its kernel alone: the localizer's arc position is an input), the
-localizer's ``locate`` (which the lookahead reads each step), the cone detector's ``detect``, and the whole ``course.step()`` (checkpoints' progress, localizer,
-lookahead, cones). The per-step sensors are one launch each: ``cpu_threads`` splits the
+localizer's ``locate`` (which the lookahead reads each step), the cone detector's
+``detect``, and the whole ``course.step()`` (checkpoints' progress, localizer, lookahead,
+cones). The per-step sensors are one launch each: ``cpu_threads`` splits the
 generator's work (and the tools' per-generation refreshes), not a step, so both settings
 should read the same up to noise.
 """
