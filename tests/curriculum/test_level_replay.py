@@ -277,3 +277,26 @@ def test_decisions_are_the_same_in_another_process():
     for run in runs:
         assert run.returncode == 0, run.stderr
     assert {run.stdout.strip().splitlines()[-1] for run in runs} == {h.hexdigest()}
+
+
+def test_the_cpu_sort_and_the_cuda_count_give_the_same_ranks():
+    """The two ranking paths (radix sort on the CPU, one counting thread per slot on CUDA),
+    both run on the CPU here, on scores with ties, signed zeros and a part-filled buffer."""
+    from track_gen.curriculum import kernels as k
+
+    B = 64
+    rng = np.random.default_rng(2)
+    scores = rng.choice(np.array([-1.5, -0.0, 0.0, 0.25, 0.25, 3.0], np.float32), B)
+    for n in (0, 1, 37, B):
+        score = wp.array(scores, dtype=wp.float32)
+        last = wp.array(rng.integers(0, 9, B), dtype=wp.int64)
+        filled = wp.array([n], dtype=wp.int32)
+        w_count, w_sort = wp.zeros(B, dtype=wp.float64), wp.zeros(B, dtype=wp.float64)
+        undo = wp.zeros(B, dtype=wp.int64)
+        keys, order = wp.zeros(2 * B, dtype=wp.float32), wp.zeros(2 * B, dtype=wp.int32)
+        wp.launch(k.rank_weights, B, inputs=[score, last, filled, 2.0], outputs=[w_count, undo])
+        wp.launch(k.rank_keys, B, inputs=[score, last, filled], outputs=[keys, order, undo])
+        wp.utils.radix_sort_pairs(keys, order, B)
+        wp.launch(k.order_weights, B, inputs=[order, filled, 2.0], outputs=[w_sort])
+        assert w_count.numpy().tobytes() == w_sort.numpy().tobytes(), n
+        assert (undo.numpy() == last.numpy()).all()

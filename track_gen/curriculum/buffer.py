@@ -56,6 +56,8 @@ class LevelBuffer:
     # scratch of one regeneration
     weight: wp.array  # float64 [B]
     cdf: wp.array  # float64 [B]
+    keys: wp.array  # float32 [2B] (the CPU ranking's radix sort)
+    order: wp.array  # int32 [2B]
     last_undo: wp.array  # int64 [B]
     undo: wp.array  # int32 [E, UNDO_COLUMNS]
     everyone: wp.array  # int32 [E], ones
@@ -89,6 +91,8 @@ class LevelBuffer:
             fresh_epoch=host(epochs, "fresh-level epochs"),
             weight=z(B, wp.float64, "rank weights"),
             cdf=z(B, wp.float64, "replay distribution"),
+            keys=z(2 * B, wp.float32, "rank sort keys"),
+            order=z(2 * B, wp.int32, "rank sort order"),
             last_undo=z(B, wp.int64, "last-played undo"),
             undo=z((E, UNDO_COLUMNS), wp.int32, "decision undo"),
             everyone=budget.full(E, 1, wp.int32, "all-envs mask"),

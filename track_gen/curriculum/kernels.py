@@ -87,6 +87,51 @@ def rank_weights(
 
 
 @wp.kernel
+def rank_keys(
+    # inputs
+    level_score: wp.array(dtype=wp.float32),
+    level_last: wp.array(dtype=wp.int64),
+    filled: wp.array(dtype=wp.int32),
+    # scratch
+    keys: wp.array(dtype=wp.float32),
+    order: wp.array(dtype=wp.int32),
+    last_undo: wp.array(dtype=wp.int64),
+):
+    """The sort keys of the CPU ranking: ``-score`` (-0 made +0, so equal scores tie and the
+    stable sort keeps them in slot order), ``+inf`` past the filled slots. Keeps the
+    last-played steps for the undo of a refused regeneration."""
+    i = wp.tid()
+    last_undo[i] = level_last[i]
+    k = wp.float32(wp.inf)
+    if i < filled[0]:
+        k = -level_score[i]
+        if k == 0.0:
+            k = 0.0
+    keys[i] = k
+    order[i] = i
+
+
+@wp.kernel
+def order_weights(
+    # inputs
+    order: wp.array(dtype=wp.int32),
+    filled: wp.array(dtype=wp.int32),
+    # static
+    inv_temperature: wp.float64,
+    # scratch
+    weight: wp.array(dtype=wp.float64),
+):
+    """The score weight of the slot at sorted position ``k``: ``(1 / (k + 1)) ** (1 /
+    temperature)`` (the same ranks as :func:`rank_weights`), 0 past the filled slots."""
+    k = wp.tid()
+    i = order[k]
+    w = wp.float64(0.0)
+    if k < filled[0]:
+        w = wp.pow(wp.float64(1.0) / wp.float64(k + 1), inv_temperature)
+    weight[i] = w
+
+
+@wp.kernel
 def replay_cdf(
     # inputs
     weight: wp.array(dtype=wp.float64),

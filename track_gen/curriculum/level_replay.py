@@ -21,6 +21,8 @@ from .fields import (
 )
 from .kernels import (
     decide,
+    order_weights,
+    rank_keys,
     rank_weights,
     replay_cdf,
     stream_key,
@@ -180,23 +182,17 @@ class LevelReplay:
         """Give the masked envs (None: every env) their next level and build it.
 
         Each masked env replays a buffered level or draws a fresh one (class docs), its seed
-        and epoch are written, and ``course.regenerate(mask=mask, advance=False)`` rebuilds it;
-        unmasked envs keep everything. Four launches before the course's regeneration. A call
-        the course refuses puts back every seed, epoch and buffer value it wrote.
+        and epoch are written, and ``course.regenerate(mask=mask, advance=False)`` rebuilds
+        it; unmasked envs keep everything. Four or five launches before the course's
+        regeneration. A call the course refuses puts back every seed, epoch and buffer value
+        it wrote.
         """
         check_mask(mask, self.num_envs, self.device, hint="pass the step's [E] int32 done mask")
         stream = self._stream(stream, "regenerate()")
         b, B, dev = self.buffer, self.buffer_size, self.device
         state = self.course.seeds
         mask = b.everyone if mask is None else mask
-        wp.launch(
-            rank_weights,
-            B,
-            inputs=[b.score, b.last_played, b.filled, 1.0 / self.temperature],
-            outputs=[b.weight, b.last_undo],
-            device=dev,
-            stream=stream,
-        )
+        self._rank(stream)
         wp.launch(
             replay_cdf,
             1,
@@ -238,6 +234,34 @@ class LevelReplay:
             if not is_capturing(dev):
                 self._undo(mask, stream)
             raise
+
+    def _rank(self, stream) -> None:
+        """The score weight of every slot from its rank: on the CPU a radix sort (O(B)), on
+        CUDA one thread per slot counting the higher-ranked slots (O(B) each, no sort's
+        temporary memory); the same ranks either way."""
+        b, B, dev = self.buffer, self.buffer_size, self.device
+        inv_t = 1.0 / self.temperature
+        if not dev.is_cpu:
+            wp.launch(
+                rank_weights,
+                B,
+                inputs=[b.score, b.last_played, b.filled, inv_t],
+                outputs=[b.weight, b.last_undo],
+                device=dev,
+                stream=stream,
+            )
+            return
+        wp.launch(
+            rank_keys,
+            B,
+            inputs=[b.score, b.last_played, b.filled],
+            outputs=[b.keys, b.order, b.last_undo],
+            device=dev,
+        )
+        wp.utils.radix_sort_pairs(b.keys, b.order, B)
+        wp.launch(
+            order_weights, B, inputs=[b.order, b.filled, inv_t], outputs=[b.weight], device=dev
+        )
 
     def _undo(self, mask, stream) -> None:
         b, state = self.buffer, self.course.seeds
