@@ -76,22 +76,24 @@ def env_only(env: RaceEnv, device, steps: int, warmup: int) -> dict:
 
 
 def curriculum_calls(env: CurriculumRaceEnv, reps: int = 200) -> float:
-    """ms of the curriculum's own work per step: update + regenerate(zero mask), minus the
-    course's regenerate of the same zero mask (median of ``reps`` each)."""
+    """ms of the curriculum's own work per step, the median over ``reps`` paired runs:
+    update + regenerate(zero mask) minus the course's regenerate of the same zero mask run
+    right after it (pairs cancel most of a loaded machine's drift)."""
     zero = wp.zeros(env.num_envs, dtype=wp.int32, device=env.device)
     lr, course = env.curriculum, env.course
 
-    def median(fn):
-        times = []
-        for _ in range(reps):
-            t = time.perf_counter()
-            fn()
-            wp.synchronize_device(env.device)
-            times.append(time.perf_counter() - t)
-        return 1e3 * sorted(times)[reps // 2]
+    def timed(fn) -> float:
+        t = time.perf_counter()
+        fn()
+        wp.synchronize_device(env.device)
+        return time.perf_counter() - t
 
-    both = median(lambda: (lr.update(zero, env.final_progress), lr.regenerate(zero)))
-    return both - median(lambda: course.regenerate(mask=zero, advance=False))
+    diffs = []
+    for _ in range(reps):
+        a = timed(lambda: (lr.update(zero, env.final_progress), lr.regenerate(zero)))
+        b = timed(lambda: course.regenerate(mask=zero, advance=False))
+        diffs.append(1e3 * (a - b))
+    return sorted(diffs)[reps // 2]
 
 
 def measure_curriculum(E, device, steps, warmup, captured, rounds, buffer_size) -> dict:
@@ -104,6 +106,7 @@ def measure_curriculum(E, device, steps, warmup, captured, rounds, buffer_size) 
     med = sorted(r["ms"] for r in base)[rounds // 2]
     med_c = sorted(r["ms"] for r in cur)[rounds // 2]
     snap = level.curriculum.snapshot()
+    calls = curriculum_calls(level)
     return {
         "E": E,
         "device": str(plain.device),
@@ -117,7 +120,8 @@ def measure_curriculum(E, device, steps, warmup, captured, rounds, buffer_size) 
         "resets_per_step": sum(r["resets"] for r in base) / rounds,
         "resets_per_step_curriculum": sum(r["resets"] for r in cur) / rounds,
         "replayed_share": float(snap["replayed"].mean()),
-        "curriculum_calls_ms": curriculum_calls(level),
+        "curriculum_calls_ms": calls,
+        "curriculum_calls_pct": 100.0 * calls / med,
     }
 
 
@@ -187,7 +191,8 @@ def main(argv=None) -> int:
                 f"{r['buffer_size']}) {r['ms_per_step_curriculum']:.2f} ms "
                 f"({r['resets_per_step_curriculum']:.1f} resets/step, "
                 f"{100 * r['replayed_share']:.0f}% replayed): {r['overhead_pct']:+.1f}%; the "
-                f"curriculum's own calls {r['curriculum_calls_ms']:.3f} ms/step "
+                f"curriculum's own calls {r['curriculum_calls_ms']:.3f} ms/step = "
+                f"{r['curriculum_calls_pct']:.1f}% of the step "
                 f"(rounds {' '.join(f'{x:.2f}' for x in r['rounds_ms'])} vs "
                 f"{' '.join(f'{x:.2f}' for x in r['rounds_ms_curriculum'])} ms)",
                 flush=True,
