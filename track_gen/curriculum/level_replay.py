@@ -75,7 +75,7 @@ class LevelReplay:
 
     def __init__(
         self,
-        course,
+        course: Course,
         *,
         buffer_size: int,
         replay_prob: float,
@@ -140,7 +140,7 @@ class LevelReplay:
         return capture_stream(self.device)
 
     # ------------------------------------------------------------------ per step
-    def update(self, done: wp.array, score: wp.array, *, stream=None) -> None:
+    def update(self, done: wp.array, score: wp.array, *, stream: wp.Stream | None = None) -> None:
         """Score the levels of the episodes that ended (call once per step, before
         :meth:`regenerate`).
 
@@ -178,7 +178,7 @@ class LevelReplay:
             stream=stream,
         )
 
-    def regenerate(self, mask: wp.array | None = None, *, stream=None) -> None:
+    def regenerate(self, mask: wp.array | None = None, *, stream: wp.Stream | None = None) -> None:
         """Give the masked envs (None: every env) their next level and build it.
 
         Each masked env replays a buffered level or draws a fresh one (class docs), its seed
