@@ -27,10 +27,10 @@ SETTINGS = {"buffer_size": 6, "replay_prob": 0.6, "staleness": 0.3, "temperature
 LIMITS = {"a_lat": 8.0, "a_lon": 4.0, "v_max": 6.0}
 
 
-def make_course(device, seeds=0, racing_line=False, num_envs=E):
+def make_course(device, seeds=0, racing_line=False, num_envs=E, cpu_threads=1):
     extra = [tools.RacingLine(0.04, **LIMITS)] if racing_line else []
     return Course.track(
-        presets.track(num_envs=num_envs, device=device),
+        presets.track(num_envs=num_envs, device=device, cpu_threads=cpu_threads),
         checkpoint_spacing=0.6,
         extra=extra,
         seeds=seeds,
@@ -197,8 +197,8 @@ def fake_episodes(
 class Loop:
     """A course, its curriculum and the fake episode kernel: one RL step per :meth:`step`."""
 
-    def __init__(self, device):
-        self.course = make_course(device, seeds=21)
+    def __init__(self, device, cpu_threads=1):
+        self.course = make_course(device, seeds=21, cpu_threads=cpu_threads)
         self.lr = LevelReplay(self.course, score="learnability", **SETTINGS)
         self.tick = wp.zeros(E, dtype=wp.int32, device=device)
         self.done = wp.zeros(E, dtype=wp.int32, device=device)
@@ -242,6 +242,24 @@ def test_a_recorded_step_equals_the_eager_step_bitwise(device):
     assert replays > 0
 
 
+def state_hash(loop: Loop) -> str:
+    h = hashlib.sha256()
+    for key, value in sorted(loop.state().items()):
+        h.update(key.encode())
+        h.update(np.ascontiguousarray(value).tobytes())
+    return h.hexdigest()
+
+
+def test_decisions_are_the_same_for_any_cpu_thread_count():
+    hashes = set()
+    for threads in (1, 2, 3):
+        loop = Loop("cpu", cpu_threads=threads)
+        for _ in range(15):
+            loop.step()
+        hashes.add(state_hash(loop))
+    assert len(hashes) == 1
+
+
 SCRIPT = """
 import hashlib, numpy as np, warp as wp
 wp.config.quiet = True
@@ -249,10 +267,7 @@ import tests.curriculum.test_level_replay as t
 loop = t.Loop("cpu")
 for _ in range(25):
     loop.step()
-h = hashlib.sha256()
-for key, value in sorted(loop.state().items()):
-    h.update(key.encode()); h.update(np.ascontiguousarray(value).tobytes())
-print(h.hexdigest())
+print(t.state_hash(loop))
 """
 
 
@@ -260,10 +275,6 @@ def test_decisions_are_the_same_in_another_process():
     loop = Loop("cpu")
     for _ in range(25):
         loop.step()
-    h = hashlib.sha256()
-    for key, value in sorted(loop.state().items()):
-        h.update(key.encode())
-        h.update(np.ascontiguousarray(value).tobytes())
     runs = [
         subprocess.run(
             [sys.executable, "-c", textwrap.dedent(SCRIPT)],
@@ -276,7 +287,7 @@ def test_decisions_are_the_same_in_another_process():
     ]
     for run in runs:
         assert run.returncode == 0, run.stderr
-    assert {run.stdout.strip().splitlines()[-1] for run in runs} == {h.hexdigest()}
+    assert {run.stdout.strip().splitlines()[-1] for run in runs} == {state_hash(loop)}
 
 
 def test_the_cpu_sort_and_the_cuda_count_give_the_same_ranks():

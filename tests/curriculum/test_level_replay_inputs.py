@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from track_gen import tools
 from track_gen.course import Course
 from track_gen.curriculum import (
     BUFFER_SIZE,
@@ -157,9 +158,12 @@ float32_any = hnp.arrays(np.float32, E, elements=st.floats(width=32))
 done_any = hnp.arrays(np.int32, E, elements=st.integers(-(2**31), 2**31 - 1))
 
 
-@pytest.mark.parametrize("rule", ["value_loss", "learnability"])
+@pytest.mark.parametrize("rule", ["value_loss", "learnability", "regret"])
 def test_any_signal_follows_the_oracle(rule):
-    course = Course.track(presets.track(num_envs=E, device="cpu"), checkpoint_spacing=0.6, seeds=9)
+    extra = [tools.RacingLine(0.04, a_lat=8.0, a_lon=4.0, v_max=6.0)] if rule == "regret" else []
+    course = Course.track(
+        presets.track(num_envs=E, device="cpu"), checkpoint_spacing=0.6, extra=extra, seeds=9
+    )
     opts = {"buffer_size": 2, "replay_prob": 0.7, "score": rule, "staleness": 0.2}
     opts.update({"temperature": 0.3, "seed": 1})
     lr = LevelReplay(course, **opts)
@@ -173,8 +177,9 @@ def test_any_signal_follows_the_oracle(rule):
     def run(done, signal):
         done_w.assign(done)
         signal_w.assign(signal)
+        par = course.racing_line.line.lap_time.numpy() if rule == "regret" else None
         lr.update(done_w, signal_w)
-        oracle.update(done, signal)
+        oracle.update(done, signal, par)
         lr.regenerate(done_w)
         oracle.regenerate(done)
         got = lr.snapshot()
