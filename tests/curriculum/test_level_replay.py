@@ -173,6 +173,26 @@ def test_a_regeneration_the_course_refuses_changes_nothing(device):
         np.testing.assert_array_equal(a, b)
 
 
+def test_a_newer_curriculum_takes_the_course_over(device):
+    course = make_course(device)
+    old = LevelReplay(course, buffer_size=2, replay_prob=1.0)
+    ones = wp.ones(E, dtype=wp.int32, device=device)
+    signal = wp.ones(E, dtype=wp.float32, device=device)
+    old.update(ones, signal)
+    new = LevelReplay(course, buffer_size=3, replay_prob=0.0)
+    snap, rows = old.snapshot(), course_rows(course, seeds=True)
+    with pytest.raises(RuntimeError, match="newer LevelReplay"):
+        old.update(ones, signal)
+    with pytest.raises(RuntimeError, match="newer LevelReplay"):
+        old.regenerate(ones)
+    for key, value in old.snapshot().items():
+        np.testing.assert_array_equal(value, snap[key], err_msg=key)
+    after = course_rows(course, seeds=True)
+    assert all(after[k].tobytes() == rows[k].tobytes() for k in rows)
+    new.update(ones, signal)
+    new.regenerate(ones)
+
+
 @wp.kernel
 def fake_episodes(
     # inputs

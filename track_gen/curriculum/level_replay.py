@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import warp as wp
 
 from ..core.checks import check_array, check_mask
@@ -32,6 +34,9 @@ from .kernels import (
 )
 
 __all__ = ["LevelReplay"]
+
+#: The curriculum that drives each course (the newest one built on it).
+_DRIVER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class LevelReplay:
@@ -65,7 +70,8 @@ class LevelReplay:
     advance=True)``). Both launch kernels only: no host work, no allocation, recordable in
     the step graph (CPU and CUDA). A masked env's course seed becomes its level's effective
     seed and its epoch 0 (``course.result.generation`` then reads 0): log
-    ``buffer.env_level`` to rebuild an episode's course.
+    ``buffer.env_level`` to rebuild an episode's course. One curriculum drives a course: a
+    newer one built on it takes over, and this one raises RuntimeError at its next call.
 
     Attributes:
         course: the course. buffer: the :class:`LevelBuffer` (device arrays, stable).
@@ -123,8 +129,17 @@ class LevelReplay:
         if self._par is None:
             self._par = self.buffer.score  # never read by the kernel for this rule
         self._key = stream_key(self.seed)
+        _DRIVER[course] = weakref.ref(self)
 
     # ------------------------------------------------------------------ checks
+    def _check_driver(self, call: str) -> None:
+        driver = _DRIVER.get(self.course)
+        if driver is None or driver() is not self:
+            raise RuntimeError(
+                f"LevelReplay.{call}: a newer LevelReplay was built on this course and drives "
+                "its seeds now (two would overwrite each other's levels): use that one"
+            )
+
     def _stream(self, stream, call: str):
         """The stream a call launches on, the one the course's regeneration takes."""
         if stream is not None:
@@ -155,6 +170,7 @@ class LevelReplay:
         slot, or replaces the lowest-scored level when its score is at least that one's.
         The update step advances by one, whatever ``done`` holds. One launch.
         """
+        self._check_driver("update()")
         E, dev = self.num_envs, self.device
         check_array("done", done, wp.int32, E, dev, "pass the step's [E] int32 done mask")
         check_array("score", score, wp.float32, E, dev, "pass one float32 signal per env")
@@ -187,6 +203,7 @@ class LevelReplay:
         regeneration. A call the course refuses puts back every seed, epoch and buffer value
         it wrote.
         """
+        self._check_driver("regenerate()")
         check_mask(mask, self.num_envs, self.device, hint="pass the step's [E] int32 done mask")
         stream = self._stream(stream, "regenerate()")
         b, B, dev = self.buffer, self.buffer_size, self.device
