@@ -199,9 +199,9 @@ class LevelReplay:
 
         Each masked env replays a buffered level or draws a fresh one (class docs), its seed
         and epoch are written, and ``course.regenerate(mask=mask, advance=False)`` rebuilds
-        it; unmasked envs keep everything. Four or five launches before the course's
-        regeneration. A call the course refuses puts back every seed, epoch and buffer value
-        it wrote.
+        it; unmasked envs keep everything. Three launches (on the CPU four and a sort) before
+        the course's regeneration. A call the course refuses puts back every seed, epoch and
+        buffer value it wrote.
         """
         self._check_driver("regenerate()")
         check_mask(mask, self.num_envs, self.device, hint="pass the step's [E] int32 done mask")
