@@ -20,6 +20,7 @@ CASES = {
     "drone_gates_loop.py": ["--steps", "400", "--num-envs", "16"],
     "warp_env_demo.py": ["--steps", "120", "--num-envs", "16"],
     "ingraph_autoreset.py": ["--steps", "40", "--num-envs", "16"],
+    "level_replay.py": ["--steps", "40", "--num-envs", "16"],
     "train_ppo.py": ["--iterations", "2", "--num-envs", "16", "--steps-per-env", "8"],
     "torchrun_seeding.py": ["--num-envs", "4", "--steps", "60"],
 }
