@@ -30,8 +30,8 @@ off the road); distance to the next checkpoint (track units); lap fraction ``s /
 ``s + d``, in the car frame (x forward, y left, track units); then, with
 ``racing_line="observe"``, the racing line at the car's arc ``s``
 (:meth:`~track_gen.tools.RacingLinePlanner.sample`): its offset relative to the car (the
-line's lateral offset minus ``n``, track units, positive: the line is to the car's left of
-the centerline direction) and its target speed / max_speed (0 where the course has no line).
+line's lateral offset minus ``n``, track units, positive: the line lies to the car's left,
+toward the left border) and its target speed / max_speed (0 where the course has no line).
 An invalid env (no usable course, or a non-finite car state) observes all zeros (the cos
 column 1), gets reward 0 and is done.
 
@@ -249,7 +249,8 @@ whether the env plans a racing line (``racing_line != "off"`` or ``reward_par !=
 
 @dataclasses.dataclass(frozen=True)
 class RaceStats:
-    """Episodes that ended since the last :meth:`RaceEnv.stats` call with ``clear=True``.
+    """Episodes that ended, and laps timed, since the last :meth:`RaceEnv.stats` call with
+    ``clear=True``.
 
     Attributes:
         episodes: episodes ended (all envs).
@@ -711,8 +712,8 @@ class RaceEnv:
         return self.course.generator.seeds.epochs
 
     def stats(self, clear: bool = True) -> RaceStats:
-        """Episodes ended since the last clearing call, summed on the host (reads device
-        memory: call it between rollouts, not per step)."""
+        """Episodes ended (and laps timed) since the last clearing call, summed on the host
+        (reads device memory: call it between rollouts, not per step)."""
         clear = check_bool("clear", clear)
         eps = self._stat_episodes.numpy().astype(np.int64)
         n = int(eps.sum())
