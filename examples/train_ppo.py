@@ -146,7 +146,7 @@ def evaluate(runner, seeds, device=None, config=None) -> dict:
     ``s + e``) with the policy's mean action, a racing line planned on each course; returns
     ``mean_progress`` (laps), ``lap_rate``, ``laps_timed``, ``mean_par_percent`` (mean of
     ``100 * lap time / par`` over the timed laps, NaN when none), ``episodes`` and per-env
-    ``progress``, ``lap_time`` (s) and ``par`` (s)."""
+    ``progress``, ``lap_time`` (s, None when none) and ``par`` (s, None without a line)."""
     config = config or RaceConfig()
     if config.racing_line == "off":
         config = config.replace(racing_line="par")  # the par, the observation unchanged
@@ -165,8 +165,8 @@ def evaluate(runner, seeds, device=None, config=None) -> dict:
         "laps_timed": int(timed.sum()),
         "mean_par_percent": float(pct.mean()) if timed.any() else math.nan,
         "progress": final.tolist(),
-        "lap_time": lap_time.tolist(),
-        "par": par.tolist(),
+        "lap_time": _no_nan(lap_time.tolist()),  # None: no timed lap (strict JSON)
+        "par": _no_nan(par.tolist()),  # None: no racing line on that course
     }
 
 
@@ -279,10 +279,15 @@ def main(argv=None) -> int:
     if args.check and not ratio >= 3.0:
         print("FAIL: the final mean episode progress is not 3x the first iteration's")
         return 1
+    par_text = (
+        f"mean lap time {held['mean_par_percent']:.1f} % of par over {held['laps_timed']} "
+        "timed laps"
+        if held["laps_timed"]
+        else f"no timed lap (no episode reached {config.max_laps} laps): train longer"
+    )
     print(
         f"held-out ({held['episodes']} courses): progress {held['mean_progress']:.3f} laps, "
-        f"{held['lap_rate']:.2f} reach {config.max_laps} laps, mean lap time "
-        f"{held['mean_par_percent']:.1f} % of par over {held['laps_timed']} timed laps"
+        f"{held['lap_rate']:.2f} reach {config.max_laps} laps, {par_text}"
     )
     print(
         f"ok: first-iteration progress {first:.3f} laps, final (last 5) {final:.3f} laps "
