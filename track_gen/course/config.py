@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,9 +16,20 @@ from ..tools.course_line import SAMPLES_PER_GATE
 from ..tools.gate_collision import AGENT_RADIUS, FRAME_DEPTH, FRAME_THICKNESS, POST_RADIUS
 from ..tools.heightfield import RESOLUTION
 from ..tools.localizer import WARM_WINDOW
+from ..tools.racing_line import (
+    A_LAT,
+    A_LON,
+    ITERATIONS,
+    KAPPA_ITERATIONS,
+    KAPPA_MAX,
+    LINEARISATIONS,
+    V_MAX,
+    VEHICLE_WIDTH,
+)
+from ..tools.racing_line.utility import check_settings
 from .rules import check_checkpoint_capacity, check_gate_width
 
-__all__ = ["CourseConfig"]
+__all__ = ["CourseConfig", "check_racing_line"]
 
 #: The component fields of each mode, in field order: a field's name is the declaration's
 #: keyword for CourseConfig (its alias: ``METHOD`` is ``collision``), its range the
@@ -28,6 +40,18 @@ GATE_FIELDS = (POST_RADIUS, SAMPLES_PER_GATE, WARM_WINDOW)
 #: The declarations of ``frame_collision``'s (thickness, depth, agent_radius), in order; its
 #: mapping keys are their keywords for ``FrameCollision``.
 FRAME_FIELDS = (FRAME_THICKNESS, FRAME_DEPTH, AGENT_RADIUS)
+#: The declarations of ``racing_line``'s mapping keys, in order: their keywords for
+#: ``tools.RacingLine``.
+RACING_LINE_FIELDS = (
+    VEHICLE_WIDTH,
+    A_LAT,
+    A_LON,
+    V_MAX,
+    KAPPA_MAX,
+    ITERATIONS,
+    LINEARISATIONS,
+    KAPPA_ITERATIONS,
+)
 #: Fields whose CourseConfig default is None, not the declaration's: None leaves the
 #: component out (``collision``, ``heightfield_resolution``) or at its own default
 #: (``sdf_resolution``).
@@ -113,6 +137,7 @@ class _CourseConfigChecks:
         self._check_fields(SDF_RESOLUTION, RESOLUTION, MAX_BOXES)
         if self.max_boxes > 1 and self.collision is None:
             raise ValueError("CourseConfig.max_boxes > 1 needs a collision backend")
+        self._set("racing_line", check_racing_line(self.racing_line, "CourseConfig.racing_line"))
         check_checkpoint_capacity(self.gen, self.checkpoint_spacing, self.max_checkpoints)
 
     def _check_gates(self) -> None:
@@ -121,7 +146,7 @@ class _CourseConfigChecks:
                 f"CourseConfig.gen must be a GateGenConfig in gates mode, got "
                 f"{type(self.gen).__name__}"
             )
-        self._refuse(tuple(map(_name, TRACK_FIELDS)), "gates")
+        self._refuse((*map(_name, TRACK_FIELDS), "racing_line"), "gates")
         self._check_fields(POST_RADIUS)
         if self.frame_collision is not None:
             if self.post_radius is not None:
@@ -157,6 +182,70 @@ def _check_frame_collision(fc) -> tuple:
     )
 
 
+class _Settings(Mapping):
+    """A read-only, hashable, picklable mapping (a checked ``racing_line``)."""
+
+    def __init__(self, items: Mapping):
+        self._items = dict(items)
+
+    def __getitem__(self, key):
+        return self._items[key]
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._items.items()))
+
+    def __repr__(self) -> str:
+        return repr(self._items)
+
+
+def check_racing_line(value, name: str) -> Mapping | None:
+    """None, or the keyword arguments of a ``tools.RacingLine`` checked from the mapping
+    ``value`` (its keys: the keywords of :data:`RACING_LINE_FIELDS`; ``vehicle_width``,
+    ``a_lat``, ``a_lon`` and ``v_max`` required), returned read-only with every key, the
+    declarations' defaults filled in. Raises TypeError / ValueError naming ``name``, the key
+    and the value (each checked with its declaration) before anything is built."""
+    if value is None:
+        return None
+    keys = tuple(t.keyword("tools.RacingLine") for t in RACING_LINE_FIELDS)
+    if not isinstance(value, Mapping):
+        hint = (
+            " (a RacingLine component goes in extra=)"
+            if hasattr(value, "step") and not isinstance(value, type)
+            else ""
+        )
+        raise TypeError(
+            f"{name} must be None or a mapping of tools.RacingLine keyword arguments "
+            f"({', '.join(keys)}), got {value!r}{hint}"
+        )
+    unknown = [k for k in value if not (isinstance(k, str) and k in keys)]
+    if unknown:
+        close = difflib.get_close_matches(str(unknown[0]), keys, 1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"{name} has unknown keys {unknown!r}{hint}: its keys are {keys}")
+    required = [
+        k
+        for t, k in zip(RACING_LINE_FIELDS, keys, strict=True)
+        if t.default is None and not t.optional
+    ]
+    missing = [k for k in required if k not in value]
+    if missing:
+        raise ValueError(
+            f"{name} needs the keys {tuple(required)} (missing: {missing}), e.g. "
+            "{'vehicle_width': 0.04, 'a_lat': 8.0, 'a_lon': 4.0, 'v_max': 6.0}"
+        )
+    given = {
+        k: value[k] if k in value else t.default
+        for t, k in zip(RACING_LINE_FIELDS, keys, strict=True)
+    }
+    return _Settings(check_settings(name, **given))
+
+
 _DOC = """A course as flat data: ``Course(CourseConfig(...))`` (or ``Course.from_config``) is
 the mode's preset with the same options: ``Course.track(config.gen, ...)`` or
 ``Course.gates(config.gen, ...)``, byte-identical for the same seeds.
@@ -181,6 +270,10 @@ Track mode:
         default 1.
     heightfield_resolution: None, or the side of a ``tools.HeightFieldBake`` grid
         (``tools.heightfield.RESOLUTION``) added as the ``heightfield`` component.
+    racing_line: None, or a mapping of ``tools.RacingLine`` keyword arguments
+        (``vehicle_width``, ``a_lat``, ``a_lon``, ``v_max`` required; ``kappa_max``,
+        ``iterations``, ``linearisations``, ``kappa_iterations`` optional) added as the
+        ``racing_line`` component; kept as a read-only mapping of every key, checked.
 
 Gates mode:
     post_radius: None, or the radius of the gate posts for a ``tools.DiscCollision``
@@ -205,6 +298,7 @@ def _course_config_fields() -> list:
     fields.append(_field(POST_RADIUS))
     fields.append(("frame_collision", Any, dataclasses.field(default=None)))
     fields += [_field(t) for t in GATE_FIELDS if t is not POST_RADIUS]
+    fields.append(("racing_line", Any, dataclasses.field(default=None)))  # last: keeps positions
     return fields
 
 

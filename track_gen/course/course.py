@@ -137,17 +137,22 @@ class Course:
         checkpoint_spacing,
         collision=None,
         max_checkpoints=None,
+        racing_line=None,
         extra=(),
         seeds=None,
         stream=None,
         prepare: bool = True,
     ):
-        """A track course: ``checkpoints``, ``progress``, ``collision`` (when given), then
-        ``extra``. See the module docs for every check (all made before building)."""
+        """A track course: ``checkpoints``, ``progress``, ``collision`` (when given),
+        ``racing_line`` (when given: a mapping of ``tools.RacingLine`` keyword arguments,
+        ``vehicle_width``, ``a_lat``, ``a_lon``, ``v_max`` required; ``course.racing_line`` is
+        its planner), then ``extra``. See the module docs for every check (all made before
+        building)."""
         components = track_components(
             checkpoint_spacing=checkpoint_spacing,
             collision=collision,
             max_checkpoints=max_checkpoints,
+            racing_line=racing_line,
             extra=extra,
         )
         check_source(source, "track", seeds, stream, prepare, components)

@@ -24,7 +24,8 @@ from ..tools.gate_collision import POST_RADIUS, DiscCollision, FrameCollision
 from ..tools.heightfield import RESOLUTION, HeightFieldBake
 from ..tools.localizer import WARM_WINDOW, Localizer
 from ..tools.progress import Progress
-from .config import FRAME_FIELDS, CourseConfig
+from ..tools.racing_line import RacingLine
+from .config import FRAME_FIELDS, CourseConfig, check_racing_line
 from .rules import check_checkpoint_capacity, check_gate_width
 
 __all__ = [
@@ -147,11 +148,15 @@ def _is_component(value) -> bool:
     )
 
 
-def track_components(*, checkpoint_spacing, collision=None, max_checkpoints=None, extra=()):
-    """``checkpoints``, ``progress``, ``collision`` (when given), then ``extra``, ordered.
+def track_components(
+    *, checkpoint_spacing, collision=None, max_checkpoints=None, racing_line=None, extra=()
+):
+    """``checkpoints``, ``progress``, ``collision`` (when given), ``racing_line`` (when
+    given: ``tools.RacingLine(**racing_line)``), then ``extra``, ordered.
 
     Raises before anything is built: ``checkpoint_spacing`` must be a number in the range of
-    ``tools.checkpoints.SPACING``;
+    ``tools.checkpoints.SPACING``; ``racing_line`` None or a mapping of ``tools.RacingLine``
+    keyword arguments (:func:`~track_gen.course.config.check_racing_line`);
     ``collision`` None, ``"segments"``, ``"sdf"`` or a component named ``"collision"`` (a
     bool or another string is refused; a collision under another name goes in ``extra``);
     ``max_checkpoints`` None / ``"auto"`` or an int >= 3; ``extra`` a sequence; duplicate
@@ -161,6 +166,7 @@ def track_components(*, checkpoint_spacing, collision=None, max_checkpoints=None
     if isinstance(max_checkpoints, str) and max_checkpoints == "auto":
         max_checkpoints = None
     MAX_CHECKPOINTS.check(max_checkpoints, MAX_CHECKPOINTS.keyword(TRACK))
+    racing_line = check_racing_line(racing_line, "racing_line")
     extra = _check_sequence("extra", extra)
     checkpoints = {
         SPACING.keyword("Checkpoints"): float(checkpoint_spacing),
@@ -182,6 +188,9 @@ def track_components(*, checkpoint_spacing, collision=None, max_checkpoints=None
             f"collision = {collision!r}: pass None, 'segments', 'sdf' or a "
             "component named 'collision'"
         )
+    if racing_line is not None:
+        settings = dict(racing_line)
+        comps.append(RacingLine(settings.pop("vehicle_width"), **settings))
     return _ordered(comps, extra)
 
 
@@ -329,6 +338,7 @@ def from_config(config):
         extra.append(HeightFieldBake(**heightfield))
     options = _options(config, TRACK, SPACING, MAX_CHECKPOINTS)
     options[METHOD.keyword(TRACK)] = collision
+    options["racing_line"] = config.racing_line  # checked by CourseConfig, every key
     components = track_components(**options, extra=extra)
     spec = check_course_budget(config.gen, "track", components)
     return build_source(config.gen, "track", config.seeds, None, spec), components
