@@ -3,7 +3,7 @@
 Components (``Component`` subclasses, used by :class:`track_gen.course.Course`):
 
 * track courses: ``Checkpoints``, ``Progress``, ``BandCollision``, ``Localizer``,
-  ``HeightFieldBake``, ``Props``;
+  ``HeightFieldBake``, ``Props``, ``Lidar``;
 * gate courses: ``GateCheckpoints``, ``CenterlineFromGates``, ``Progress``, ``DiscCollision``
   or ``FrameCollision``, ``Localizer(source="centerline")``.
 
@@ -37,6 +37,7 @@ from .heightfield import (
     HeightFieldBaker,
     check_grid_resolution,
 )
+from .lidar import Lidar, LidarScan, LidarScanner
 from .localizer import Localizer, TrackFrame, TrackLocalizer
 from .progress import Progress, ProgressEvents, ProgressTracker
 from .props import PropKind, PropPlacer, Props, PropSet, PropSide
@@ -68,6 +69,9 @@ __all__ = [
     "HeightFieldBake",
     "HeightFieldBaker",
     "InputSpec",
+    "Lidar",
+    "LidarScan",
+    "LidarScanner",
     "Localizer",
     "Progress",
     "ProgressEvents",
