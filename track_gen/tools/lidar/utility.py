@@ -69,10 +69,7 @@ class _Shared:
 
     @staticmethod
     def buffers(num_beams: int) -> list[tuple[int, type]]:
-        return [(num_beams, wp.vec2f), (1, wp.int32), (1, wp.vec3f), (1, wp.quatf)] + [
-            (1, wp.vec3f),
-            (1, wp.int32),
-        ]
+        return [(num_beams, wp.vec2f), (1, wp.int32), (1, wp.vec3f), (1, wp.quatf), (1, wp.int32)]
 
 
 class LidarScanner:
@@ -240,8 +237,8 @@ class LidarScanner:
         wp.launch(
             _grid_kernel,
             self.num_envs,
-            inputs=[mask, c.inner, c.outer, c.count, c.valid, c.generation, seeds, *props]
-            + [use_seeds, self._prop_kind, self._prop_cap, self.n_max]
+            inputs=[mask, c.inner, c.outer, c.count, c.valid, c.generation, seeds, *props[:4]]
+            + [use_seeds, props[4], self._prop_kind, self._prop_cap, self.n_max]
             + [self.grid_cells, self.capacity],
             outputs=[
                 self.status,
