@@ -392,7 +392,7 @@ def _grid_kernel(
     status_out: wp.array(dtype=wp.int32),
     key_out: wp.array(dtype=wp.uint32),
     grid_out: wp.array(dtype=wp.vec4f),
-    cell_start_out: wp.array(dtype=wp.int32),
+    cell_start_inout: wp.array(dtype=wp.int32),
     cell_item_out: wp.array(dtype=wp.int32),
     num_items_out: wp.array(dtype=wp.int32),
 ):
@@ -425,7 +425,7 @@ def _grid_kernel(
         num_items_out[e] = 0
         grid_out[e] = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
         for c in range(g * g + 1):
-            cell_start_out[cs + c] = 0
+            cell_start_inout[cs + c] = 0
         return
     items = 2 * n + m
     num_items_out[e] = items
@@ -456,7 +456,7 @@ def _grid_kernel(
     grid_out[e] = wp.vec4f(g0[0], g0[1], h, side)
     # count the entries of each cell (into cell c + 1), then scan
     for c in range(g * g + 1):
-        cell_start_out[cs + c] = 0
+        cell_start_inout[cs + c] = 0
     for j in range(items):
         bb = _item_box(
             _item_code(j, n, n_max),
@@ -475,11 +475,11 @@ def _grid_kernel(
         ry = _cell_range(bb[1], bb[3], g0[1], h, g)
         for iy in range(ry[0], ry[1] + 1):
             for ix in range(rx[0], rx[1] + 1):
-                cell_start_out[cs + iy * g + ix + 1] += 1
+                cell_start_inout[cs + iy * g + ix + 1] += 1
     total = int(0)
     for c in range(g * g + 1):
-        total += cell_start_out[cs + c]
-        cell_start_out[cs + c] = total
+        total += cell_start_inout[cs + c]
+        cell_start_inout[cs + c] = total
     if total > cap:
         status_out[e] = _BRUTE  # exact by brute force: the lists would not fit
         return
@@ -496,12 +496,12 @@ def _grid_kernel(
         for iy in range(ry[0], ry[1] + 1):
             for ix in range(rx[0], rx[1] + 1):
                 c = cs + iy * g + ix
-                cell_item_out[ci + cell_start_out[c]] = code
-                cell_start_out[c] += 1
+                cell_item_out[ci + cell_start_inout[c]] = code
+                cell_start_inout[c] += 1
     # ... so shift the starts back by one cell
     for c in range(g * g, 0, -1):
-        cell_start_out[cs + c] = cell_start_out[cs + c - 1]
-    cell_start_out[cs] = 0
+        cell_start_inout[cs + c] = cell_start_inout[cs + c - 1]
+    cell_start_inout[cs] = 0
 
 
 @wp.kernel
