@@ -67,16 +67,24 @@ def _yaw_axis(rot: wp.quatf) -> wp.vec2f:
 
 
 @wp.func
-def _seg_hit(o: wp.vec2f, d: wp.vec2f, a: wp.vec2f, b: wp.vec2f, best: float) -> float:
-    """``min(best, t)`` for the ray ``o + t d`` (t >= 0) crossing the segment ``a b``."""
-    s = b - a
+def _seg_hit(o: wp.vec2f, d: wp.vec2f, seg: wp.vec4f, best: float) -> float:
+    """``min(best, t)`` for the ray ``o + t d`` (t >= 0) crossing the segment ``seg = (a.x,
+    a.y, b.x, b.y)``; the candidate is decided before the one division."""
+    s = wp.vec2f(seg[2] - seg[0], seg[3] - seg[1])
     den = d[0] * s[1] - d[1] * s[0]
     if den == 0.0:
         return best  # parallel: its neighbours' end points are hit instead
-    w = a - o
-    t = (w[0] * s[1] - w[1] * s[0]) / den
-    u = (w[0] * d[1] - w[1] * d[0]) / den
-    if t >= 0.0 and u >= -_SEG_EPS and u <= 1.0 + _SEG_EPS and t < best:
+    w = wp.vec2f(seg[0] - o[0], seg[1] - o[1])
+    nt = w[0] * s[1] - w[1] * s[0]
+    nu = w[0] * d[1] - w[1] * d[0]
+    if den < 0.0:
+        den = -den
+        nt = -nt
+        nu = -nu
+    if nt < 0.0 or nu < -_SEG_EPS * den or nu > (1.0 + _SEG_EPS) * den:
+        return best
+    t = nt / den
+    if t < best:
         return t
     return best
 
@@ -285,10 +293,8 @@ def _item_hit(
     o: wp.vec2f,
     d: wp.vec2f,
     best: float,
-    inner: wp.array(dtype=wp.vec3f),
-    outer: wp.array(dtype=wp.vec3f),
-    base: int,
-    n: int,
+    segments: wp.array(dtype=wp.vec4f),
+    seg_base: int,
     n_max: int,
     prop_pos: wp.array(dtype=wp.vec3f),
     prop_rot: wp.array(dtype=wp.quatf),
@@ -297,12 +303,9 @@ def _item_hit(
     prop_kind: int,
 ) -> float:
     """Item ``code`` of an env: inner segment ``i`` (``code = i``), outer segment ``i``
-    (``n_max + i``) or prop ``k`` (``2 n_max + k``)."""
-    if code < n_max:
-        return _seg_hit(o, d, xy(inner[base + code]), xy(inner[base + _next(code, n)]), best)
+    (``n_max + i``), both rows of the packed ``segments``, or prop ``k`` (``2 n_max + k``)."""
     if code < 2 * n_max:
-        i = code - n_max
-        return _seg_hit(o, d, xy(outer[base + i]), xy(outer[base + _next(i, n)]), best)
+        return _seg_hit(o, d, segments[seg_base + code], best)
     k = prop_base + code - 2 * n_max
     return _prop_hit(o, d, prop_pos[k], prop_rot[k], prop_scale[k], prop_kind, best)
 
@@ -317,17 +320,10 @@ def _cell_range(lo: float, hi: float, g0: float, h: float, g: int) -> wp.vec2i:
 
 
 @wp.func
-def _seg_box(p: wp.vec3f, q: wp.vec3f) -> wp.vec4f:
-    return wp.vec4f(wp.min(p[0], q[0]), wp.min(p[1], q[1]), wp.max(p[0], q[0]), wp.max(p[1], q[1]))
-
-
-@wp.func
 def _item_box(
     code: int,
-    inner: wp.array(dtype=wp.vec3f),
-    outer: wp.array(dtype=wp.vec3f),
-    base: int,
-    n: int,
+    segments: wp.array(dtype=wp.vec4f),
+    seg_base: int,
     n_max: int,
     prop_pos: wp.array(dtype=wp.vec3f),
     prop_rot: wp.array(dtype=wp.quatf),
@@ -335,11 +331,12 @@ def _item_box(
     prop_base: int,
     prop_kind: int,
 ) -> wp.vec4f:
-    if code < n_max:
-        return _seg_box(inner[base + code], inner[base + _next(code, n)])
+    """Plan bounding box ``(min x, min y, max x, max y)`` of item ``code``."""
     if code < 2 * n_max:
-        i = code - n_max
-        return _seg_box(outer[base + i], outer[base + _next(i, n)])
+        g = segments[seg_base + code]
+        return wp.vec4f(
+            wp.min(g[0], g[2]), wp.min(g[1], g[3]), wp.max(g[0], g[2]), wp.max(g[1], g[3])
+        )
     k = prop_base + code - 2 * n_max
     return _prop_box(prop_pos[k], prop_rot[k], prop_scale[k], prop_kind)
 
@@ -395,6 +392,7 @@ def _grid_kernel(
     cell_start_inout: wp.array(dtype=wp.int32),
     cell_item_out: wp.array(dtype=wp.int32),
     num_items_out: wp.array(dtype=wp.int32),
+    segments_inout: wp.array(dtype=wp.vec4f),
 ):
     e = wp.tid()
     if mask[e] == 0:
@@ -420,6 +418,21 @@ def _grid_kernel(
             ):
                 ok = False
     cs = e * (g * g + 1)
+    sb = 2 * base
+    # the packed segments (a.x, a.y, b.x, b.y): inner i at row i, outer i at row n_max + i
+    for i in range(n_max):
+        a = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
+        b = a
+        if ok and i < n:
+            j = _next(i, n)
+            p = inner[base + i]
+            q = inner[base + j]
+            a = wp.vec4f(p[0], p[1], q[0], q[1])
+            p = outer[base + i]
+            q = outer[base + j]
+            b = wp.vec4f(p[0], p[1], q[0], q[1])
+        segments_inout[sb + i] = a
+        segments_inout[sb + n_max + i] = b
     if not ok:
         status_out[e] = _NONE
         num_items_out[e] = 0
@@ -435,10 +448,8 @@ def _grid_kernel(
     for j in range(items):
         bb = _item_box(
             _item_code(j, n, n_max),
-            inner,
-            outer,
-            base,
-            n,
+            segments_inout,
+            sb,
             n_max,
             prop_pos,
             prop_rot,
@@ -460,10 +471,8 @@ def _grid_kernel(
     for j in range(items):
         bb = _item_box(
             _item_code(j, n, n_max),
-            inner,
-            outer,
-            base,
-            n,
+            segments_inout,
+            sb,
             n_max,
             prop_pos,
             prop_rot,
@@ -489,7 +498,7 @@ def _grid_kernel(
     for j in range(items):
         code = _item_code(j, n, n_max)
         bb = _item_box(
-            code, inner, outer, base, n, n_max, prop_pos, prop_rot, prop_scale, prop_base, prop_kind
+            code, segments_inout, sb, n_max, prop_pos, prop_rot, prop_scale, prop_base, prop_kind
         )
         rx = _cell_range(bb[0], bb[2], g0[0], h, g)
         ry = _cell_range(bb[1], bb[3], g0[1], h, g)
@@ -517,8 +526,7 @@ def _track_scan_kernel(
     cell_start: wp.array(dtype=wp.int32),
     cell_item: wp.array(dtype=wp.int32),
     num_items: wp.array(dtype=wp.int32),
-    inner: wp.array(dtype=wp.vec3f),
-    outer: wp.array(dtype=wp.vec3f),
+    segments: wp.array(dtype=wp.vec4f),
     bead_count: wp.array(dtype=wp.int32),
     prop_pos: wp.array(dtype=wp.vec3f),
     prop_rot: wp.array(dtype=wp.quatf),
@@ -549,7 +557,7 @@ def _track_scan_kernel(
     o = xy(clamp3(pos))
     d = _beam(beams, b, _yaw_axis(rot))
     n = bead_count[e]
-    base = e * n_max
+    sb = 2 * e * n_max
     prop_base = e * prop_cap
     best = float(_BIG)
     if st == _BRUTE:
@@ -559,10 +567,8 @@ def _track_scan_kernel(
                 o,
                 d,
                 best,
-                inner,
-                outer,
-                base,
-                n,
+                segments,
+                sb,
                 n_max,
                 prop_pos,
                 prop_rot,
@@ -602,10 +608,8 @@ def _track_scan_kernel(
                         o,
                         d,
                         best,
-                        inner,
-                        outer,
-                        base,
-                        n,
+                        segments,
+                        sb,
                         n_max,
                         prop_pos,
                         prop_rot,

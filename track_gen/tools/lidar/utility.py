@@ -189,6 +189,7 @@ class LidarScanner:
             self.num_items = budget.zeros(E, wp.int32, "lidar item counts")
             self.cell_start = budget.zeros(E * (G * G + 1), wp.int32, "lidar cell starts")
             self.cell_item = budget.zeros(E * self.capacity, wp.int32, "lidar cell items")
+            self.segments = budget.zeros(E * 2 * self.n_max, wp.vec4f, "lidar border segments")
         self.refresh()
 
     @staticmethod
@@ -210,6 +211,7 @@ class LidarScanner:
             G = grid_cells
             cap = cell_entries * 2 * n_max
             out += [(E, wp.vec4f), (E, wp.int32), (E * (G * G + 1), wp.int32), (E * cap, wp.int32)]
+            out += [(E * 2 * n_max, wp.vec4f)]
         return out
 
     def refresh(self, mask: wp.array | None = None) -> None:
@@ -247,6 +249,7 @@ class LidarScanner:
                 self.cell_start,
                 self.cell_item,
                 self.num_items,
+                self.segments,
             ],
             device=self.device,
         )
@@ -297,7 +300,7 @@ class LidarScanner:
                 [sh.vec3, sh.quat, sh.vec3] if p is None else [p.position, p.orientation, p.scale]
             )
             inputs = [position, orientation, sh.beams, self.status, self.key, r.step, self.grid]
-            inputs += [self.cell_start, self.cell_item, self.num_items, c.inner, c.outer, c.count]
+            inputs += [self.cell_start, self.cell_item, self.num_items, self.segments, c.count]
             inputs += [*props, B, self._prop_kind, self._prop_cap, self.n_max]
             inputs += [self.grid_cells, self.capacity, *noise]
             kernel = _track_scan_kernel
