@@ -120,8 +120,8 @@ CELL_ENTRIES = Tunable(
     kind="int",
     lo=1,
     hi=1024,
-    unit="entries per item",
-    doc="grid capacity per env, in cell entries per border segment or prop; an env whose "
-    "items need more is scanned by brute force (exact, slower).",
+    unit="entries per segment",
+    doc="grid capacity per env: cell_entries * 2 * N_max cell entries (border segments and "
+    "props together); an env that needs more is scanned by brute force (exact, slower).",
     surfaces=_SURFACES,
 )
