@@ -5,7 +5,7 @@ Components (``Component`` subclasses, used by :class:`track_gen.course.Course`):
 * track courses: ``Checkpoints``, ``Progress``, ``BandCollision``, ``Localizer``,
   ``HeightFieldBake``, ``Props``, ``Lidar``;
 * gate courses: ``GateCheckpoints``, ``CenterlineFromGates``, ``Progress``, ``DiscCollision``
-  or ``FrameCollision``, ``Localizer(source="centerline")``.
+  or ``FrameCollision``, ``Localizer(source="centerline")``, ``Lidar``.
 
 Utilities they wrap: ``CheckpointPlacer`` (-> ``CheckpointSet``), ``ProgressTracker``
 (-> ``ProgressEvents``), ``BandCollider`` (-> ``BandContact``), ``CourseLineBuilder``
