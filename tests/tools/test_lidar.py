@@ -292,8 +292,11 @@ def test_props_match_the_oracle(device, kind):
 
 
 def test_a_tiny_grid_and_brute_force_agree_with_the_oracle(device):
-    """One cell (every item in it), and a capacity too small for the lists (brute force)."""
-    for kw, status in (({"grid_cells": 1}, ScanStatus.GRID), ({"grid_cells": 64}, None)):
+    """One cell (every item in it), fine grids (long walks), and a capacity too small for the
+    lists (brute force)."""
+    cases = (({"grid_cells": 1}, ScanStatus.GRID), ({"grid_cells": 64}, None))
+    cases += (({"grid_cells": 200, "cell_entries": 64}, ScanStatus.GRID),)  # long DDA walks
+    for kw, status in cases:
         course = track_course(device, E=3, extra=[Props("wall", spacing=0.1), Lidar(40, **kw)])
         got = course.components["lidar"].utility.status.numpy()
         if status is not None:

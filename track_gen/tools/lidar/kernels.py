@@ -149,17 +149,20 @@ def _box_hit(o: wp.vec3f, d: wp.vec3f, c: wp.vec3f, h: wp.vec3f, best: float) ->
 @wp.func
 def _wall_footprint(rot: wp.quatf, scale: wp.vec3f) -> wp.vec4f:
     """A wall's plan footprint (its base face seen from above): ``(u.x, u.y, half length,
-    half thickness)``, ``u`` the plan direction of its local x."""
-    r = rot
+    half thickness)``, ``u`` the plan direction of its local x (any scale of ``rot``)."""
+    r = scaled_quat(rot)
     ax = wp.vec2f(
         r[3] * r[3] + r[0] * r[0] - r[1] * r[1] - r[2] * r[2],
         2.0 * (r[0] * r[1] + r[3] * r[2]),
     )
     ln = wp.length(ax)
+    q2 = wp.dot(r, r)
     u = wp.vec2f(1.0, 0.0)
-    if ln > 1.0e-30:
+    plan = float(0.0)
+    if ln > 1.0e-30 and q2 > 0.0:
         u = ax / ln
-    return wp.vec4f(u[0], u[1], 0.5 * scale[0] * ln, 0.5 * scale[1])
+        plan = wp.min(ln / q2, 1.0)  # cos(pitch): the plan share of the local x axis
+    return wp.vec4f(u[0], u[1], 0.5 * scale[0] * plan, 0.5 * scale[1])
 
 
 @wp.func
