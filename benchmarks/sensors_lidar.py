@@ -7,7 +7,9 @@ Each case ``ExB`` builds ``Course.track(presets.track(num_envs=E, cpu_threads=T)
 ``Lidar(B, max_range=1.0)`` (and cone props every 0.1 track units with ``--props``), binds
 agents at random centerline beads (offset up to 0.08 across the road, random yaw) and
 prints the median ms of ``--repeats`` steps (each a ``course.step()``, which runs the
-progress tool too, then ``wp.synchronize()``), after one warm-up step, and the same with the
+progress tool too, then ``wp.synchronize()``), after one warm-up step, with the median
+process CPU ms beside it (all threads; steadier than the wall time on a shared machine),
+and the same with the
 lidar alone on one thread (``utility.scan``), and the ms of the lidar's refresh of every env
 (the grid bake, ``utility.refresh()``, one thread). ``--cpu-threads``: the generator's
 ``cpu_threads`` values to run (in ``course.step()`` the lidar splits its scan on the
@@ -28,16 +30,19 @@ from track_gen.course import Course
 from track_gen.pipeline import presets
 
 
-def _ms(fn, repeats: int) -> float:
+def _ms(fn, repeats: int) -> tuple[float, float]:
+    """Median wall ms and median process CPU ms (every thread) of ``fn`` after a warm-up
+    call; on a machine shared with other jobs the CPU ms is the steadier of the two."""
     fn()
     wp.synchronize()
-    out = []
+    wall, cpu = [], []
     for _ in range(repeats):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn()
         wp.synchronize()
-        out.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(out)
+        wall.append((time.perf_counter() - t) * 1e3)
+        cpu.append((time.process_time() - c) * 1e3)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def _threads(value: str):
@@ -82,15 +87,17 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     wp.config.log_level = wp.LOG_WARNING
     wp.init()
-    print(f"{'E':>6} {'beams':>6} {'threads':>8} {'step ms':>9} {'scan ms':>9} {'refresh ms':>11}")
+    head = ("E", "beams", "threads", "step ms", "(cpu ms)", "scan ms", "(cpu ms)", "refresh ms")
+    print("{:>6} {:>6} {:>8} {:>9} {:>9} {:>9} {:>9} {:>11}".format(*head))
     for case in args.cases.split(","):
         E, B = (int(v) for v in case.lower().split("x"))
         for t in args.cpu_threads.split(","):
             r = run_case(E, B, _threads(t), args.props, args.repeats)
             used = f"{t}->{r['threads']}"
+            (sw, sc), (cw, cc), (rw, _) = r["step"], r["scan"], r["refresh"]
             print(
-                f"{E:>6} {B:>6} {used:>8} {r['step']:>9.2f} {r['scan']:>9.2f} "
-                f"{r['refresh']:>11.2f}   (hit fraction {r['hit']:.2f})"
+                f"{E:>6} {B:>6} {used:>8} {sw:>9.2f} {sc:>9.2f} {cw:>9.2f} {cc:>9.2f} "
+                f"{rw:>11.2f}   (hit fraction {r['hit']:.2f})"
             )
 
 

@@ -149,3 +149,16 @@ def test_gate_scans_for_any_pose_and_options(data, options, model):
     pos, quat = _poses(data, 3)
     noisy = options["noise_std"] > 0 or options["dropout"] > 0
     _check(scanner, source, pos, quat, noisy)
+
+
+@pytest.mark.fuzz
+@given(props=st.one_of(st.none(), st.text(max_size=8), st.integers(), st.floats(), st.booleans()))
+def test_props_option_is_a_name_auto_or_none(props):
+    if props is None or (isinstance(props, str) and props):
+        lidar = Lidar(8, props=props)
+        assert lidar.props_name == props
+        if props not in (None, "auto"):
+            assert props in lidar.after  # it runs after the props component it names
+    else:
+        with pytest.raises(TypeError, match="props"):
+            Lidar(8, props=props)
