@@ -9,6 +9,13 @@ env-steps/s (E * steps / s) with the policy forward pass included, the same for 
 (uniform random actions drawn beforehand), the ms per step and the auto-resets per step.
 Episodes end and courses regenerate as in early training (random actions crash often: a
 pessimistic regeneration load). No pass/fail.
+
+``--curriculum``: per E, the env alone (the same random actions) with and without a
+:class:`~track_gen.curriculum.LevelReplay` at the auto-reset (``score="learnability"``, the
+signal ``final_progress``: a lap or more is a success; ``update`` every step, then
+``regenerate(done)`` in place of ``course.regenerate(mask=done, advance=True)``), alternated
+over ``--rounds`` rounds (medians), and the curriculum's own calls timed apart: ``update``
+plus ``regenerate`` of an all-zero mask minus ``course.regenerate`` of the same mask.
 """
 
 from __future__ import annotations
@@ -20,8 +27,102 @@ import time
 import torch
 import warp as wp
 
+from track_gen.curriculum import LevelReplay
 from track_gen.envs import RaceEnv
 from track_gen.envs.rsl_rl import RslRlRaceEnv, ppo_config
+
+
+class CurriculumRaceEnv(RaceEnv):
+    """A RaceEnv whose auto-reset goes through a LevelReplay (the benchmark's composition)."""
+
+    def __init__(self, E, device, seeds, *, captured, buffer_size):
+        super().__init__(E, device, seeds)
+        self.curriculum = LevelReplay(
+            self.course, buffer_size=buffer_size, replay_prob=0.5, score="learnability"
+        )
+        if captured:
+            self.capture()
+
+    def _simulate(self, guard: bool) -> None:
+        self._drive()
+        self._observe(self.course.step())
+        self.curriculum.update(self.done, self.final_progress)  # every step: the staleness
+        if guard and not self.done.numpy().any():  # CPU only, as RaceEnv's own guard
+            return
+        self._auto_reset()
+
+    def _auto_reset(self) -> None:
+        self.curriculum.regenerate(self.done)
+        self._respawn_observe(self.done)
+
+
+def env_only(env: RaceEnv, device, steps: int, warmup: int) -> dict:
+    """ms per env step (random actions drawn beforehand) and auto-resets per step."""
+    vec = RslRlRaceEnv(env)
+    gen = torch.Generator(device=vec.device).manual_seed(0)
+    actions = torch.rand((warmup + steps, env.num_envs, 2), generator=gen, device=vec.device)
+    actions = actions * 2.0 - 1.0
+    with torch.inference_mode():
+        for i in range(warmup):
+            vec.step(actions[i])
+        wp.synchronize_device(env.device)
+        env.stats(clear=True)
+        t = time.perf_counter()
+        for i in range(warmup, warmup + steps):
+            vec.step(actions[i])
+        wp.synchronize_device(env.device)
+        dt = time.perf_counter() - t
+    return {"ms": 1e3 * dt / steps, "resets": env.stats(clear=True).episodes / steps}
+
+
+def curriculum_calls(env: CurriculumRaceEnv, reps: int = 200) -> float:
+    """ms of the curriculum's own work per step, the median over ``reps`` paired runs:
+    update + regenerate(zero mask) minus the course's regenerate of the same zero mask run
+    right after it (pairs cancel most of a loaded machine's drift)."""
+    zero = wp.zeros(env.num_envs, dtype=wp.int32, device=env.device)
+    lr, course = env.curriculum, env.course
+
+    def timed(fn) -> float:
+        t = time.perf_counter()
+        fn()
+        wp.synchronize_device(env.device)
+        return time.perf_counter() - t
+
+    diffs = []
+    for _ in range(reps):
+        a = timed(lambda: (lr.update(zero, env.final_progress), lr.regenerate(zero)))
+        b = timed(lambda: course.regenerate(mask=zero, advance=False))
+        diffs.append(1e3 * (a - b))
+    return sorted(diffs)[reps // 2]
+
+
+def measure_curriculum(E, device, steps, warmup, captured, rounds, buffer_size) -> dict:
+    base, cur = [], []
+    plain = RaceEnv(E, device, 0, captured=captured)
+    level = CurriculumRaceEnv(E, device, 0, captured=captured, buffer_size=buffer_size)
+    for _ in range(rounds):
+        base.append(env_only(plain, device, steps, warmup))
+        cur.append(env_only(level, device, steps, warmup))
+    med = sorted(r["ms"] for r in base)[rounds // 2]
+    med_c = sorted(r["ms"] for r in cur)[rounds // 2]
+    snap = level.curriculum.snapshot()
+    calls = curriculum_calls(level)
+    return {
+        "E": E,
+        "device": str(plain.device),
+        "captured": captured,
+        "buffer_size": buffer_size,
+        "ms_per_step": med,
+        "ms_per_step_curriculum": med_c,
+        "overhead_pct": 100.0 * (med_c - med) / med,
+        "rounds_ms": [r["ms"] for r in base],
+        "rounds_ms_curriculum": [r["ms"] for r in cur],
+        "resets_per_step": sum(r["resets"] for r in base) / rounds,
+        "resets_per_step_curriculum": sum(r["resets"] for r in cur) / rounds,
+        "replayed_share": float(snap["replayed"].mean()),
+        "curriculum_calls_ms": calls,
+        "curriculum_calls_pct": 100.0 * calls / med,
+    }
 
 
 def measure(E: int, device, steps: int, warmup: int, captured: bool) -> dict:
@@ -70,10 +171,33 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     ap.add_argument("--captured", action="store_true", help="replay a recorded step")
     ap.add_argument("--json", default=None, help="also write the rows to this file")
+    ap.add_argument("--curriculum", action="store_true", help="with and without LevelReplay")
+    ap.add_argument("--rounds", type=int, default=3, help="--curriculum: alternated rounds")
+    ap.add_argument("--buffer-size", type=int, default=256, help="--curriculum: buffer slots")
     args = ap.parse_args(argv)
     wp.config.quiet = True
     torch.set_num_threads(args.threads)
     rows = []
+    if args.curriculum:
+        for E in args.E:
+            r = measure_curriculum(
+                E, args.device, args.steps, args.warmup, args.captured, args.rounds,
+                args.buffer_size,
+            )  # fmt: skip
+            rows.append(r)
+            print(
+                f"E={E:5d} {r['device']}: step + auto-reset {r['ms_per_step']:.2f} ms "
+                f"({r['resets_per_step']:.1f} resets/step), with LevelReplay(buffer_size="
+                f"{r['buffer_size']}) {r['ms_per_step_curriculum']:.2f} ms "
+                f"({r['resets_per_step_curriculum']:.1f} resets/step, "
+                f"{100 * r['replayed_share']:.0f}% replayed): {r['overhead_pct']:+.1f}%; the "
+                f"curriculum's own calls {r['curriculum_calls_ms']:.3f} ms/step = "
+                f"{r['curriculum_calls_pct']:.1f}% of the step "
+                f"(rounds {' '.join(f'{x:.2f}' for x in r['rounds_ms'])} vs "
+                f"{' '.join(f'{x:.2f}' for x in r['rounds_ms_curriculum'])} ms)",
+                flush=True,
+            )
+        args.E = []
     for E in args.E:
         r = measure(E, args.device, args.steps, args.warmup, args.captured)
         rows.append(r)

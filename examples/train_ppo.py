@@ -10,6 +10,13 @@ iteration the script reads the episodes that ended in it (mean episode progress 
 completion rate). It writes ``metrics.json`` and ``training_curve.png`` into ``--out`` and
 checks, with ``--check``, that the final mean episode progress (mean of the last 5
 iterations) is at least 3x the first iteration's (the first in which episodes ended).
+
+Then the policy (mean action) drives one episode on each of ``--eval-envs`` held-out courses
+(seeds 1,000,000 + e, never trained on) with a racing line planned on each
+(``RaceConfig(racing_line="par")``, the observation unchanged): the script reports the
+held-out progress, lap rate and the mean lap time as a percentage of the racing line's par
+(every timed lap: the laps of an episode after its first). ``--racing-line`` and
+``--reward-par`` train with the racing line observed and with the par-pace reward.
 """
 
 from __future__ import annotations
@@ -38,6 +45,11 @@ def make_env(num_envs: int, device, seed: int, fixed_course: bool, config=None) 
     return RaceEnv(num_envs, device, seeds, config=config, new_course_on_reset=not fixed_course)
 
 
+#: Seed of the first held-out course (env e: HELD_OUT + e, epoch 0), as in the generalization
+#: study (benchmarks/generalization.py).
+HELD_OUT = 1_000_000
+
+
 def train(
     *,
     num_envs: int = 256,
@@ -46,6 +58,7 @@ def train(
     device=None,
     fixed_course: bool = False,
     num_steps_per_env: int = 24,
+    config: RaceConfig | None = None,
     verbose: bool = True,
 ):
     """Train; returns ``(runner, env, history)``, ``history`` a list of per-iteration dicts
@@ -55,7 +68,7 @@ def train(
     np.random.seed(seed)
     from rsl_rl.runners import OnPolicyRunner
 
-    env = make_env(num_envs, device, seed, fixed_course)
+    env = make_env(num_envs, device, seed, fixed_course, config)
     vec = RslRlRaceEnv(env)
     cfg = ppo_config(num_steps_per_env=num_steps_per_env)
     runner = OnPolicyRunner(vec, cfg, log_dir=None, device=str(vec.device))
@@ -98,14 +111,21 @@ def train(
     return runner, env, history
 
 
-def first_episodes(runner, env: RaceEnv) -> tuple[np.ndarray, np.ndarray]:
+def first_episodes(
+    runner, env: RaceEnv, lap_time: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Drive each env's first episode with the policy's mean action; returns each episode's
-    progress (laps, float ``[E]``) and why it ended (``RaceDone`` bits, int ``[E]``)."""
+    progress (laps, float ``[E]``) and why it ended (``RaceDone`` bits, int ``[E]``).
+    ``lap_time``: a float ``[E]`` array that gets each episode's last timed lap (s, NaN when
+    it timed none)."""
     vec = RslRlRaceEnv(env)
     policy = runner.get_inference_policy(device=str(vec.device))
     n = env.num_envs
     final = np.full(n, np.nan)
     reason = np.zeros(n, np.int64)
+    if lap_time is None:
+        lap_time = np.full(n, np.nan)
+    lap_time[:] = np.nan
     obs = vec.get_observations()
     with torch.inference_mode():
         for _ in range(env.config.max_episode_steps):
@@ -115,6 +135,7 @@ def first_episodes(runner, env: RaceEnv) -> tuple[np.ndarray, np.ndarray]:
             if first.any():
                 final[first] = env.final_progress.numpy()[first]
                 reason[first] = env.done_reason.numpy()[first]
+                lap_time[first] = env.final_lap_time.numpy()[first]
             if not np.isnan(final).any():
                 break
     return final, reason
@@ -122,17 +143,30 @@ def first_episodes(runner, env: RaceEnv) -> tuple[np.ndarray, np.ndarray]:
 
 def evaluate(runner, seeds, device=None, config=None) -> dict:
     """One episode per held-out course (``seeds``: one int per env, or an int ``s`` for
-    ``s + e``) with the policy's mean action; returns ``mean_progress`` (laps), ``lap_rate``,
-    ``episodes`` and per-env ``progress``."""
+    ``s + e``) with the policy's mean action, a racing line planned on each course; returns
+    ``mean_progress`` (laps), ``lap_rate``, ``laps_timed``, ``mean_par_percent`` (mean of
+    ``100 * lap time / par`` over the timed laps, NaN when none), ``episodes`` and per-env
+    ``progress``, ``lap_time`` (s, None when none) and ``par`` (s, None without a line)."""
+    config = config or RaceConfig()
+    if config.racing_line == "off":
+        config = config.replace(racing_line="par")  # the par, the observation unchanged
     n = len(seeds) if not isinstance(seeds, int) else 256
     env = RaceEnv(n, device, seeds, config=config, new_course_on_reset=False)
-    final, reason = first_episodes(runner, env)
+    par = env.racing_line.lap_time.numpy().astype(np.float64)  # the courses stay: one read
+    lap_time = np.full(n, np.nan)
+    final, reason = first_episodes(runner, env, lap_time)
     laps = (reason & RaceDone.LAPS) != 0
+    timed = np.isfinite(lap_time) & np.isfinite(par) & (par > 0)
+    pct = 100.0 * lap_time[timed] / par[timed]
     return {
         "episodes": int(n),
         "mean_progress": float(np.nanmean(final)),
         "lap_rate": float(laps.mean()),
+        "laps_timed": int(timed.sum()),
+        "mean_par_percent": float(pct.mean()) if timed.any() else math.nan,
         "progress": final.tolist(),
+        "lap_time": _no_nan(lap_time.tolist()),  # None: no timed lap (strict JSON)
+        "par": _no_nan(par.tolist()),  # None: no racing line on that course
     }
 
 
@@ -177,6 +211,14 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--fixed-course", action="store_true")
     ap.add_argument(
+        "--racing-line",
+        default="off",
+        choices=("off", "par", "observe"),
+        help="RaceConfig.racing_line of the training env ('observe': the line in the obs)",
+    )
+    ap.add_argument("--reward-par", type=float, default=0.0, help="RaceConfig.reward_par")
+    ap.add_argument("--eval-envs", type=int, default=256, help="held-out courses driven")
+    ap.add_argument(
         "--out",
         default=str(Path(tempfile.gettempdir()) / "track_gen_train_ppo"),
         help="folder for metrics.json and training_curve.png",
@@ -190,6 +232,7 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
+    config = RaceConfig(racing_line=args.racing_line, reward_par=args.reward_par)
     runner, env, history = train(
         num_envs=args.num_envs,
         iterations=args.iterations,
@@ -197,6 +240,13 @@ def main(argv=None) -> int:
         device=args.device,
         fixed_course=args.fixed_course,
         num_steps_per_env=args.steps_per_env,
+        config=config,
+    )
+    held = evaluate(
+        runner,
+        [HELD_OUT + e for e in range(args.eval_envs)],
+        device=args.device,
+        config=config,
     )
     # the first iteration in which episodes ended (a tiny run may end none in its first)
     first = next((h["mean_progress"] for h in history if h["episodes"] > 0), math.nan)
@@ -215,8 +265,9 @@ def main(argv=None) -> int:
         "first_progress": first,
         "final_progress": final,
         "ratio": ratio,
-        "config": {k: v for k, v in vars(RaceConfig()).items()},
+        "config": {k: v for k, v in vars(config).items()},
         "history": history,
+        "held_out": {"first_seed": HELD_OUT, **held},
     }
     (out / "metrics.json").write_text(json.dumps(_no_nan(metrics), indent=1))
     plot(
@@ -228,6 +279,16 @@ def main(argv=None) -> int:
     if args.check and not ratio >= 3.0:
         print("FAIL: the final mean episode progress is not 3x the first iteration's")
         return 1
+    par_text = (
+        f"mean lap time {held['mean_par_percent']:.1f} % of par over {held['laps_timed']} "
+        "timed laps"
+        if held["laps_timed"]
+        else f"no timed lap (no episode reached {config.max_laps} laps): train longer"
+    )
+    print(
+        f"held-out ({held['episodes']} courses): progress {held['mean_progress']:.3f} laps, "
+        f"{held['lap_rate']:.2f} reach {config.max_laps} laps, {par_text}"
+    )
     print(
         f"ok: first-iteration progress {first:.3f} laps, final (last 5) {final:.3f} laps "
         f"({ratio:.1f}x) in {history[-1]['seconds']:.0f} s; wrote {out}/metrics.json and "

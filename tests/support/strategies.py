@@ -346,7 +346,8 @@ def special_values(t: Tunable, lookup=default_lookup) -> list:
             mid = (lo + hi) // 2
             out += [lo, hi, lo - 1, hi + 1, lo + 1, hi - 1, mid]
             out += [float(lo), float(mid), np.float32(mid), np.float64(mid)]
-            out += [np.int64(lo), np.int32(mid), np.uint16(min(mid, 65535)), np.int64(hi + 1)]
+            u16 = np.uint16(min(max(mid, 0), 65535))  # a negative midpoint (int32 seeds) clamps
+            out += [np.int64(lo), np.int32(mid), u16, np.int64(hi + 1)]
             out += [np.int8(min(max(lo, -128), 127)), np.bool_(True)]
             if t.choices:
                 out += list(t.choices) + [np.str_(t.choices[0]), t.choices[0].upper(), "nope"]

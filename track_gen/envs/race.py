@@ -21,19 +21,43 @@ A step, in order (:meth:`RaceEnv.step`):
    by their new episode's first one (gymnasium's same-step autoreset). ``final_obs`` keeps
    the last observation of the ended episode.
 
-Observation (float32 ``[E, obs_dim]``, ``obs_dim = 8 + 2 * len(lookahead)``), per column:
-speed / max_speed; steering angle / max_steer; lateral offset from the centerline (track
-units, left positive); sin and cos of the heading error (car yaw minus the closest segment's
-direction); band clearance (track units, negative off the road); distance to the next
-checkpoint (track units); lap fraction ``s / length`` in ``[0, 1)``; then for each look-ahead
-distance ``d`` the centerline point at arc length ``s + d``, in the car frame (x forward, y
-left, track units). An invalid env (no usable course, or a non-finite car state) observes all
-zeros (the cos column 1), gets reward 0 and is done.
+Observation (float32 ``[E, obs_dim]``, ``obs_dim = 8 + 2 * len(lookahead)``, plus 2 with
+``racing_line="observe"``), per column: speed / max_speed; steering angle / max_steer; lateral
+offset ``n`` from the centerline (track units, left positive); sin and cos of the heading
+error (car yaw minus the closest segment's direction); band clearance (track units, negative
+off the road); distance to the next checkpoint (track units); lap fraction ``s / length`` in
+``[0, 1)``; then for each look-ahead distance ``d`` the centerline point at arc length
+``s + d``, in the car frame (x forward, y left, track units); then, with
+``racing_line="observe"``, the racing line at the car's arc ``s``
+(:meth:`~track_gen.tools.RacingLinePlanner.sample`): its offset relative to the car (the
+line's lateral offset minus ``n``, track units, positive: the line lies to the car's left,
+toward the left border) and its target speed / max_speed (0 where the course has no line).
+An invalid env (no usable course, or a non-finite car state) observes all zeros (the cos
+column 1), gets reward 0 and is done.
 
-Reward per step: ``reward_progress * ds + reward_checkpoint * passed - penalty_oob * oob``,
-where ``ds`` is the arc length gained along the centerline this step (track units, wrapped at
-the start line, 0 on the first step of an episode). Episode progress (laps, the metric of the
+Reward per step: ``reward_progress * ds + reward_checkpoint * passed - penalty_oob * oob +
+reward_par * (ds / length * par - dt)``, where ``ds`` is the arc length gained along the
+centerline this step (track units, wrapped at the start line, 0 on the first step of an
+episode) and ``par`` the course's par lap time (s, the racing line's ``lap_time``): the last
+term is positive when the car gains arc faster than the par pace ``length / par``. It is
+added only when ``reward_par != 0`` (default 0: the reward of the other terms, bit for bit)
+and the course has a finite par (0 otherwise). Episode progress (laps, the metric of the
 training notes) is the sum of ``ds / length`` over the episode.
+
+Racing line (``racing_line="par"`` or ``"observe"``, or ``reward_par != 0``): the course gets
+a ``tools.RacingLine`` with the car's limits (``vehicle_width = 2 * half_extents[1]``,
+``a_lat = max_lateral_accel``, ``a_lon = max_accel``, ``v_max = max_speed``; the planner's
+default iterations, no curvature bound), re-planned by the course for every env a (masked)
+regeneration rebuilds. It costs about 1 ms per env per regeneration on the CPU. The par is a
+point-mass bound under a friction ellipse; the car has a box (full throttle and full grip at
+once), a steering-rate limit and a minimum turning radius, so a lap can beat it slightly or
+miss it.
+
+Lap times: a lap completes on the step the last checkpoint is passed; every lap of an
+episode after its first (one loop from the last checkpoint back to it, at racing speed) is
+timed in whole steps, ``steps * dt`` (each within ``dt`` of the continuous time, the error
+zero in the mean: both ends round the same way). :attr:`RaceEnv.final_lap_time` holds each
+env's last timed lap and :meth:`RaceEnv.stats` their mean and the mean percentage of par.
 """
 
 from __future__ import annotations
@@ -64,6 +88,7 @@ from ..seeds import PerEnvSeededRNG
 from ..tools.checkpoints import SPACING
 from .race_kernels import (
     _BASE_OBS,
+    _LINE_OBS,
     RaceDone,
     _drive,
     _observe,
@@ -139,6 +164,23 @@ REWARD_CHECKPOINT = _finite(
     "reward_checkpoint", 0.0, "per checkpoint", "reward per checkpoint passed."
 )
 PENALTY_OOB = _finite("penalty_oob", 2.0, "", "subtracted on the step the car leaves the road.")
+REWARD_PAR = _finite(
+    "reward_par",
+    0.0,
+    "per s",
+    "weight of the par-pace term reward_par * (ds / length * par_lap_time - dt), positive "
+    "when the car gains arc faster than the racing line's par pace; nonzero plans the racing "
+    "line even with racing_line='off'.",
+)
+RACING_LINE = Tunable(
+    "racing_line",
+    "off",
+    choices=("off", "par", "observe"),
+    doc="'par': plan a racing line on every course (tools.RacingLine, refreshed with each "
+    "regeneration) for par lap times in stats() and reward_par; 'observe': also append its "
+    "offset relative to the car and its target speed / max_speed to the observation; "
+    "'off': no line (about 1 ms per env per regeneration saved on the CPU).",
+)
 GENERATOR = Tunable(
     "generator",
     "bezier",
@@ -165,14 +207,24 @@ RACE_FIELDS = (
     REWARD_PROGRESS,
     REWARD_CHECKPOINT,
     PENALTY_OOB,
+    REWARD_PAR,
+    RACING_LINE,
     SPACING,
     GENERATOR,
 )
 
 
 def _obs_dim(self) -> int:
-    """Columns of the observation: ``8 + 2 * len(lookahead)``."""
-    return _BASE_OBS + 2 * len(self.lookahead)
+    """Columns of the observation: ``8 + 2 * len(lookahead)``, plus 2 with
+    ``racing_line="observe"``."""
+    line = _LINE_OBS if self.racing_line == "observe" else 0
+    return _BASE_OBS + 2 * len(self.lookahead) + line
+
+
+def _plans_line(self) -> bool:
+    """Whether the env plans a racing line: ``racing_line`` is not ``"off"`` or
+    ``reward_par`` is nonzero."""
+    return self.racing_line != "off" or self.reward_par != 0.0
 
 
 RaceConfig = config_class(
@@ -186,8 +238,9 @@ about 5 long), times in seconds, angles in radians. ``checkpoint_spacing`` is th
 checkpoints' declaration (``tools.checkpoints.SPACING``), narrowed to at most 100 here; a
 spacing giving more than 65536 checkpoints on the longest loop the track config allows is
 refused by :class:`RaceEnv` before anything is built. ``obs_dim``: the observation's columns,
-``8 + 2 * len(lookahead)``.""",
-    namespace={"obs_dim": property(_obs_dim)},
+``8 + 2 * len(lookahead)`` (+ 2 with ``racing_line="observe"``); ``plans_racing_line``:
+whether the env plans a racing line (``racing_line != "off"`` or ``reward_par != 0``).""",
+    namespace={"obs_dim": property(_obs_dim), "plans_racing_line": property(_plans_line)},
     defaults={"checkpoint_spacing": 0.6},
     narrow={"checkpoint_spacing": {"hi": 100.0}},
     module=__name__,
@@ -196,22 +249,47 @@ refused by :class:`RaceEnv` before anything is built. ``obs_dim``: the observati
 
 @dataclasses.dataclass(frozen=True)
 class RaceStats:
-    """Episodes that ended since the last :meth:`RaceEnv.stats` call with ``clear=True``.
+    """Episodes that ended, and laps timed, since the last :meth:`RaceEnv.stats` call with
+    ``clear=True``.
 
     Attributes:
         episodes: episodes ended (all envs).
         mean_progress: mean episode progress, laps (NaN when no episode ended).
         lap_rate: fraction of those episodes that completed ``max_laps`` laps.
         mean_length: mean episode length, steps.
+        laps_timed: timed laps completed in the same period (every lap of an episode after
+            its first: one loop of the course from the last checkpoint to the last
+            checkpoint, see :attr:`RaceEnv.final_lap_time`).
+        mean_lap_time: mean time of those laps, s (NaN when none).
+        mean_par_percent: mean of ``100 * lap time / par lap time`` over the timed laps on
+            courses with a racing line (NaN without ``racing_line`` or when none): 100 is
+            the racing line's par pace, below 100 faster.
     """
 
     episodes: int
     mean_progress: float
     lap_rate: float
     mean_length: float
+    laps_timed: int = 0
+    mean_lap_time: float = math.nan
+    mean_par_percent: float = math.nan
 
 
 # ------------------------------------------------------------------------------ the env
+def _racing_line_for(config: RaceConfig) -> tools.RacingLine:
+    """The ``tools.RacingLine`` a :class:`RaceEnv` with ``config`` adds to its course: the
+    car's limits as the point-mass limits of the speed profile (``vehicle_width = 2 *
+    half_extents[1]``, ``a_lat = max_lateral_accel``, ``a_lon = max_accel`` for traction and
+    braking, ``v_max = max_speed``), the planner's default iteration counts and no curvature
+    bound (``kappa_max = None``)."""
+    return tools.RacingLine(
+        2.0 * config.half_extents[1],
+        a_lat=config.max_lateral_accel,
+        a_lon=config.max_accel,
+        v_max=config.max_speed,
+    )
+
+
 def _device(device) -> wp.context.Device:
     """``device`` (None, a name such as ``"cpu"`` / ``"cuda:0"``, or a wp Device) as a Warp
     device; ValueError naming ``device`` and the devices present otherwise."""
@@ -282,6 +360,11 @@ class RaceEnv:
         episode_progress: float32 ``[E]``: laps gained in the running episode.
         final_progress: float32 ``[E]``: laps gained by the episode as of the last step
             (its total for a done env).
+        final_lap_time: float32 ``[E]``: s, the episode's last timed lap as of the last step
+            (a done env: its ended episode's), NaN before one completes (see the module docs).
+        racing_line: the course's :class:`~track_gen.tools.RacingLineSet` (per-env
+            ``lap_time``, the par, and per-bead offset and speed), or None without a racing
+            line (``config.plans_racing_line`` False).
         position: vec3f ``[E]`` (track units), yaw, speed, steer: float32 ``[E]`` (rad,
             track units / s, rad): the car state.
     """
@@ -330,11 +413,14 @@ class RaceEnv:
         self.config = config
         self.num_envs = E
         self.obs_dim = config.obs_dim
+        extra = [tools.Localizer(warm_window=8)]
+        if config.plans_racing_line:
+            extra.append(_racing_line_for(config))
         self.course = Course.track(
             spec,
             checkpoint_spacing=config.checkpoint_spacing,
             collision="segments",
-            extra=[tools.Localizer(warm_window=8)],
+            extra=extra,
             seeds=PerEnvSeededRNG(
                 AllocationBudget(dev, ENV_BUDGET_HINT, owner="this env's").array(
                     seed_values, wp.int32, "the env seeds"
@@ -375,9 +461,25 @@ class RaceEnv:
         self.episode_length = i32()
         self.episode_progress = f32()
         self.final_progress = f32()
+        self.final_lap_time = budget.full(E, wp.nan, wp.float32, "final lap times")
         self._s_prev = budget.full(E, wp.nan, wp.float32, "previous progress")
+        self._lap_mark = budget.full(E, -1, wp.int32, "lap marks")
+        self._lap_last = budget.full(E, wp.nan, wp.float32, "last lap times")
         self._stat_episodes, self._stat_laps, self._stat_steps = i32(), i32(), i32()
         self._stat_progress = f32()
+        self._stat_timed, self._stat_par_laps = i32(), i32()
+        self._stat_lap_time, self._stat_par_ratio = f32(), f32()
+        # the racing line sampled at each car's arc, and the par lap times (NaN: no line)
+        self._line_offset = budget.full(E, wp.nan, wp.float32, "racing line offsets")
+        self._line_speed = budget.full(E, wp.nan, wp.float32, "racing line speeds")
+        line = self.course.components.get("racing_line")
+        self.racing_line = None if line is None else line.result
+        self._par_time = (
+            self.racing_line.lap_time
+            if line is not None
+            else budget.full(E, wp.nan, wp.float32, "par lap times")
+        )
+        self._observe_line = config.racing_line == "observe"
         self._everyone = budget.full(E, 1, wp.int32, "all-envs mask")
         self.graph = None
 
@@ -409,8 +511,14 @@ class RaceEnv:
             device=self.device,
         )
 
+    def _sample_line(self, frame) -> None:
+        """The racing line's offset and target speed at each car's arc (observed columns)."""
+        if self._observe_line:
+            self.course.racing_line.sample(frame.s, self._line_offset, self._line_speed)
+
     def _observe(self, res) -> None:
         c, r, ev, frame = self.config, self.course.result, res.events, res.frame
+        self._sample_line(frame)
         wp.launch(
             _observe,
             self.num_envs,
@@ -430,11 +538,16 @@ class RaceEnv:
                 r.length,
                 r.count,
                 self.lookahead,
+                ev.next_index,
+                self._line_offset,
+                self._line_speed,
+                self._par_time,
                 self.position,
                 self.yaw,
                 self.speed,
                 self.steer,
                 self.n_max,
+                c.dt,
                 c.max_speed,
                 c.max_steer,
                 c.max_laps,
@@ -442,15 +555,23 @@ class RaceEnv:
                 c.reward_progress,
                 c.reward_checkpoint,
                 c.penalty_oob,
+                c.reward_par,
+                int(self._observe_line),
             ],
             outputs=[
                 self.episode_length,
                 self._s_prev,
                 self.episode_progress,
+                self._lap_mark,
+                self._lap_last,
                 self._stat_episodes,
                 self._stat_progress,
                 self._stat_laps,
                 self._stat_steps,
+                self._stat_timed,
+                self._stat_lap_time,
+                self._stat_par_laps,
+                self._stat_par_ratio,
                 self.obs,
                 self.final_obs,
                 self.reward,
@@ -458,6 +579,7 @@ class RaceEnv:
                 self.time_out,
                 self.done_reason,
                 self.final_progress,
+                self.final_lap_time,
             ],
             device=self.device,
         )
@@ -478,11 +600,14 @@ class RaceEnv:
                 self.orientation,
                 self.episode_length,
                 self.episode_progress,
+                self._lap_mark,
+                self._lap_last,
             ],
             device=self.device,
         )
         res = self.course.step()
         frame = res.frame
+        self._sample_line(frame)
         wp.launch(
             _observe_reset,
             self.num_envs,
@@ -500,6 +625,8 @@ class RaceEnv:
                 r.length,
                 r.count,
                 self.lookahead,
+                self._line_offset,
+                self._line_speed,
                 self.position,
                 self.yaw,
                 self.speed,
@@ -507,6 +634,7 @@ class RaceEnv:
                 self.n_max,
                 c.max_speed,
                 c.max_steer,
+                int(self._observe_line),
             ],
             outputs=[self._s_prev, self.obs],
             device=self.device,
@@ -584,16 +712,20 @@ class RaceEnv:
         return self.course.generator.seeds.epochs
 
     def stats(self, clear: bool = True) -> RaceStats:
-        """Episodes ended since the last clearing call, summed on the host (reads device
-        memory: call it between rollouts, not per step)."""
+        """Episodes ended (and laps timed) since the last clearing call, summed on the host
+        (reads device memory: call it between rollouts, not per step)."""
         clear = check_bool("clear", clear)
         eps = self._stat_episodes.numpy().astype(np.int64)
         n = int(eps.sum())
         prog = float(self._stat_progress.numpy().astype(np.float64).sum())
         laps = int(self._stat_laps.numpy().sum())
         steps = int(self._stat_steps.numpy().astype(np.int64).sum())
+        timed = int(self._stat_timed.numpy().astype(np.int64).sum())
+        lap_s = float(self._stat_lap_time.numpy().astype(np.float64).sum())
+        par_laps = int(self._stat_par_laps.numpy().astype(np.int64).sum())
+        ratio = float(self._stat_par_ratio.numpy().astype(np.float64).sum())
         if clear:
-            for a in (self._stat_episodes, self._stat_progress, self._stat_laps, self._stat_steps):
+            for a in self._stat_arrays():
                 a.zero_()
         nan = math.nan
         return RaceStats(
@@ -601,6 +733,21 @@ class RaceEnv:
             mean_progress=prog / n if n else nan,
             lap_rate=laps / n if n else nan,
             mean_length=steps / n if n else nan,
+            laps_timed=timed,
+            mean_lap_time=lap_s / timed if timed else nan,
+            mean_par_percent=100.0 * ratio / par_laps if par_laps else nan,
+        )
+
+    def _stat_arrays(self) -> tuple[wp.array, ...]:
+        return (
+            self._stat_episodes,
+            self._stat_progress,
+            self._stat_laps,
+            self._stat_steps,
+            self._stat_timed,
+            self._stat_lap_time,
+            self._stat_par_laps,
+            self._stat_par_ratio,
         )
 
     def _check_array(self, name: str, arr, dtype, shape: tuple[int, ...]) -> None:

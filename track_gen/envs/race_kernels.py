@@ -17,6 +17,8 @@ wp.set_module_options({"enable_backward": False})
 
 #: Fixed observation columns before the look-ahead points.
 _BASE_OBS = 8
+#: Racing-line columns after the look-ahead points (``racing_line="observe"``).
+_LINE_OBS = 2
 OBS_SPEED = wp.constant(0)
 OBS_STEER = wp.constant(1)
 OBS_LATERAL = wp.constant(2)
@@ -112,9 +114,15 @@ def _write_obs(
     steer: float,
     max_speed: float,
     max_steer: float,
+    observe_line: int,
+    line_offset: float,
+    line_speed: float,
     obs_out: wp.array2d(dtype=wp.float32),
 ):
-    """Every column of ``obs_out[e]`` (zeros, cos column 1, when not ``ok``)."""
+    """Every column of ``obs_out[e]`` (zeros, cos column 1, when not ``ok``). With
+    ``observe_line`` the two racing-line columns follow the look-ahead points: the line's
+    offset minus the car's lateral offset ``n`` and the line's target speed / max_speed at
+    ``s`` (``line_offset``, ``line_speed``: the line sampled at ``s``; 0 where not finite)."""
     obs_out[e, OBS_SPEED] = wp.where(ok, speed / max_speed, 0.0)
     obs_out[e, OBS_STEER] = wp.where(ok, steer / max_steer, 0.0)
     obs_out[e, OBS_LATERAL] = wp.where(ok, n, 0.0)
@@ -166,6 +174,10 @@ def _write_obs(
                 y = 0.0
         obs_out[e, OBS_LOOKAHEAD + 2 * k] = x
         obs_out[e, OBS_LOOKAHEAD + 2 * k + 1] = y
+    if observe_line != 0:
+        col = OBS_LOOKAHEAD + 2 * lookahead.shape[0]
+        obs_out[e, col] = wp.where(ok, _finite_or_zero(line_offset - n), 0.0)
+        obs_out[e, col + 1] = wp.where(ok, _finite_or_zero(line_speed / max_speed), 0.0)
 
 
 @wp.func
@@ -210,6 +222,11 @@ def _observe(
     length: wp.array(dtype=wp.float32),
     count: wp.array(dtype=wp.int32),
     lookahead: wp.array(dtype=wp.float32),
+    next_index: wp.array(dtype=wp.int32),
+    # inputs: the racing line (sampled at s; par lap time, NaN without a line)
+    line_offset: wp.array(dtype=wp.float32),
+    line_speed: wp.array(dtype=wp.float32),
+    par_time: wp.array(dtype=wp.float32),
     # inputs: car state
     pos: wp.array(dtype=wp.vec3f),
     yaw: wp.array(dtype=wp.float32),
@@ -217,6 +234,7 @@ def _observe(
     steer: wp.array(dtype=wp.float32),
     # static
     n_max: int,
+    dt: float,
     max_speed: float,
     max_steer: float,
     max_laps: int,
@@ -224,14 +242,22 @@ def _observe(
     reward_progress: float,
     reward_checkpoint: float,
     penalty_oob: float,
+    reward_par: float,
+    observe_line: int,
     # outputs: episode bookkeeping (read and written)
     episode_length_inout: wp.array(dtype=wp.int32),
     s_prev_inout: wp.array(dtype=wp.float32),
     progress_inout: wp.array(dtype=wp.float32),
+    lap_mark_inout: wp.array(dtype=wp.int32),
+    lap_last_inout: wp.array(dtype=wp.float32),
     stat_episodes_inout: wp.array(dtype=wp.int32),
     stat_progress_inout: wp.array(dtype=wp.float32),
     stat_laps_inout: wp.array(dtype=wp.int32),
     stat_steps_inout: wp.array(dtype=wp.int32),
+    stat_timed_inout: wp.array(dtype=wp.int32),
+    stat_lap_time_inout: wp.array(dtype=wp.float32),
+    stat_par_laps_inout: wp.array(dtype=wp.int32),
+    stat_par_ratio_inout: wp.array(dtype=wp.float32),
     # outputs: this step's answers
     obs_inout: wp.array2d(dtype=wp.float32),
     final_obs_out: wp.array2d(dtype=wp.float32),
@@ -240,10 +266,16 @@ def _observe(
     time_out_out: wp.array(dtype=wp.int32),
     done_reason_out: wp.array(dtype=wp.int32),
     final_progress_out: wp.array(dtype=wp.float32),
+    final_lap_time_out: wp.array(dtype=wp.float32),
 ):
     """Observation, reward, done mask and episode bookkeeping of one env; writes EVERY entry
     of every output (``done_out`` is the auto-reset mask), ``final_obs_out`` a copy of the
-    observation."""
+    observation.
+
+    Lap timing: a lap completes on the step the last checkpoint is passed (``passed`` with
+    ``next_index`` back at 0); the time since the previous completion of the same episode,
+    ``(steps - lap_mark) * dt``, is a timed lap (one loop of the course at racing speed; the
+    first lap of an episode, from the standing start, is not timed)."""
     e = wp.tid()
     L = length[e]
     s = frame_s[e]
@@ -275,6 +307,9 @@ def _observe(
         steer[e],
         max_speed,
         max_steer,
+        observe_line,
+        line_offset[e],
+        line_speed[e],
         obs_inout,
     )
     for k in range(obs_inout.shape[1]):
@@ -293,10 +328,31 @@ def _observe(
     off_road = oob[e] != 0
     r = reward_progress * ds + reward_checkpoint * float(passed[e])
     r = r - wp.where(off_road, penalty_oob, 0.0)
+    par = par_time[e]
+    has_par = wp.isfinite(par) and par > 0.0
+    if reward_par != 0.0 and has_par:  # a branch: the default reward keeps every bit
+        # the par pace: ds / L of a lap in ds / L * par seconds, against the step's dt
+        r = r + reward_par * (ds / wp.max(L, 1.0e-9) * par - dt)
     reward_out[e] = wp.where(ok, r, 0.0)  # a select: never r * float(valid[e])
 
     steps = episode_length_inout[e] + 1
     episode_length_inout[e] = steps
+
+    # lap timing (see the docstring)
+    lap_last = lap_last_inout[e]
+    if ok and passed[e] != 0 and next_index[e] == 0:
+        mark = lap_mark_inout[e]
+        if mark >= 0:
+            lap_s = float(steps - mark) * dt
+            lap_last = lap_s
+            stat_timed_inout[e] = stat_timed_inout[e] + 1
+            stat_lap_time_inout[e] = stat_lap_time_inout[e] + lap_s
+            if has_par:
+                stat_par_laps_inout[e] = stat_par_laps_inout[e] + 1
+                stat_par_ratio_inout[e] = stat_par_ratio_inout[e] + lap_s / par
+        lap_mark_inout[e] = steps
+    lap_last_inout[e] = lap_last
+    final_lap_time_out[e] = lap_last
     reason = int(0)
     if not ok:
         reason = reason | _INVALID
@@ -338,6 +394,8 @@ def _respawn(
     orientation_out: wp.array(dtype=wp.quatf),
     episode_length_out: wp.array(dtype=wp.int32),
     progress_out: wp.array(dtype=wp.float32),
+    lap_mark_out: wp.array(dtype=wp.int32),
+    lap_last_out: wp.array(dtype=wp.float32),
 ):
     """Each masked car at rest ``spawn_back`` behind bead 0 (the start line) of its course,
     facing along the centerline; without a finite bead 0, at the origin (the env is invalid
@@ -363,6 +421,8 @@ def _respawn(
     orientation_out[e] = wp.quat_from_axis_angle(wp.vec3f(0.0, 0.0, 1.0), yaw)
     episode_length_out[e] = 0
     progress_out[e] = 0.0
+    lap_mark_out[e] = -1  # no lap completed in the new episode yet
+    lap_last_out[e] = wp.nan
 
 
 @wp.kernel
@@ -381,6 +441,8 @@ def _observe_reset(
     length: wp.array(dtype=wp.float32),
     count: wp.array(dtype=wp.int32),
     lookahead: wp.array(dtype=wp.float32),
+    line_offset: wp.array(dtype=wp.float32),
+    line_speed: wp.array(dtype=wp.float32),
     pos: wp.array(dtype=wp.vec3f),
     yaw: wp.array(dtype=wp.float32),
     speed: wp.array(dtype=wp.float32),
@@ -389,6 +451,7 @@ def _observe_reset(
     n_max: int,
     max_speed: float,
     max_steer: float,
+    observe_line: int,
     # outputs (masked envs only)
     s_prev_out: wp.array(dtype=wp.float32),
     obs_out: wp.array2d(dtype=wp.float32),
@@ -426,6 +489,9 @@ def _observe_reset(
         steer[e],
         max_speed,
         max_steer,
+        observe_line,
+        line_offset[e],
+        line_speed[e],
         obs_out,
     )
     s_prev_out[e] = wp.where(ok, s, wp.nan)

@@ -3,7 +3,9 @@
 Components (``Component`` subclasses, used by :class:`track_gen.course.Course`):
 
 * track courses: ``Checkpoints``, ``Progress``, ``BandCollision``, ``Localizer``,
-  ``HeightFieldBake``, ``Props``, ``Lidar``;
+  ``HeightFieldBake``, ``Props``, ``RacingLine``; the per-step sensors ``Lookahead`` (->
+  ``LookaheadPoints``), ``ConeDetections`` (-> ``ConeDetectionSet``) and ``Lidar`` (->
+  ``LidarScan``);
 * gate courses: ``GateCheckpoints``, ``CenterlineFromGates``, ``Progress``, ``DiscCollision``
   or ``FrameCollision``, ``Localizer(source="centerline")``, ``Lidar``.
 
@@ -20,6 +22,7 @@ from ..core.capture_check import CaptureProblem, check_component
 from ..core.component import Component, ComponentContext, InputSpec, order_components
 from .band_collision import BandCollider, BandCollision, BandContact
 from .checkpoints import CheckpointPlacer, Checkpoints, CheckpointSet, GateCheckpoints
+from .cones import ConeColour, ConeDetections, ConeDetectionSet, ConeDetector
 from .course_line import CenterlineFromGates, CourseLine, CourseLineBuilder
 from .gate_collision import (
     DiscCollider,
@@ -39,6 +42,7 @@ from .heightfield import (
 )
 from .lidar import Lidar, LidarScan, LidarScanner
 from .localizer import Localizer, TrackFrame, TrackLocalizer
+from .lookahead import Lookahead, LookaheadPoints, LookaheadSampler
 from .progress import Progress, ProgressEvents, ProgressTracker
 from .props import PropKind, PropPlacer, Props, PropSet, PropSide
 from .racing_line import RacingLine, RacingLinePlanner, RacingLineSet
@@ -53,6 +57,10 @@ __all__ = [
     "CheckpointSet",
     "Checkpoints",
     "Component",
+    "ConeColour",
+    "ConeDetectionSet",
+    "ConeDetections",
+    "ConeDetector",
     "ComponentContext",
     "CourseLine",
     "CourseLineBuilder",
@@ -73,6 +81,9 @@ __all__ = [
     "LidarScan",
     "LidarScanner",
     "Localizer",
+    "Lookahead",
+    "LookaheadPoints",
+    "LookaheadSampler",
     "Progress",
     "ProgressEvents",
     "ProgressTracker",

@@ -1,0 +1,63 @@
+"""The Tunable declarations of the cone detector (read by its utility and its component)."""
+
+from __future__ import annotations
+
+import math
+
+from ...core.tunable import Tunable
+from ..fields import distance
+
+_SURFACES = ("tools.ConeDetections", "tools.ConeDetector")
+
+MAX_CONES = Tunable(
+    "max_cones",
+    None,
+    kind="int",
+    lo=1,
+    hi=4096,
+    unit="cones",
+    doc="detections per env, the nearest first (no default: ConeDetections and ConeDetector "
+    "require it).",
+    surfaces=_SURFACES,
+)
+
+FOV = Tunable(
+    "fov",
+    None,
+    kind="float",
+    lo=0.0,
+    hi=2.0 * math.pi,
+    lo_open=True,
+    unit="rad",
+    doc="full horizontal field of view, centred on the agent's heading: a cone can be seen "
+    "when its bearing |atan2(y, x)| <= fov / 2 (2*pi: all around; no default).",
+    surfaces=_SURFACES,
+)
+
+MAX_RANGE = distance(
+    "max_range",
+    None,
+    positive=True,
+    doc="largest 3D distance from the agent at which a cone is seen (no default).",
+    surfaces=_SURFACES,
+)
+
+DROPOUT = Tunable(
+    "dropout",
+    0.0,
+    kind="float",
+    lo=0.0,
+    hi=1.0,
+    unit="probability",
+    doc="chance that a cone is missed on a step, drawn per cone and step (0: never, 1: always).",
+    surfaces=_SURFACES,
+)
+
+NOISE = distance(
+    "noise",
+    0.0,
+    doc="standard deviation of the Gaussian noise added to each coordinate of a seen cone's "
+    "reported position, per cone and step (0: exact; whether a cone is seen is decided on its "
+    "true position).",
+    surfaces=_SURFACES,
+)

@@ -1,0 +1,187 @@
+"""The cone detector utility."""
+
+from __future__ import annotations
+
+import math
+
+import warp as wp
+
+from ...core.budget import AllocationBudget
+from ...core.checks import check_array
+from ...core.exec import require_not_capturing
+from ...results import Track
+from ..props import PropSet
+from ..shared import mask_or
+from .fields import DROPOUT, FOV, MAX_CONES, MAX_RANGE, NOISE
+from .kernels import _detect_kernel, _refresh_kernel, _reset_kernel
+from .result import ConeDetectionSet
+
+
+def check_settings(owner: str, max_cones, fov, max_range, dropout, noise) -> dict:
+    """Every setting checked against its Tunable (TypeError / ValueError naming
+    ``owner.<name>``, the value and the range), as a dict."""
+    out = {}
+    for tunable, value in (
+        (MAX_CONES, max_cones),
+        (FOV, fov),
+        (MAX_RANGE, max_range),
+        (DROPOUT, dropout),
+        (NOISE, noise),
+    ):
+        if value is None:
+            raise TypeError(
+                f"{owner}.{tunable.name} is required ({tunable.unit}): pass a {tunable.kind} "
+                f"{tunable.range_text()}"
+            )
+        out[tunable.name] = tunable.check(value, f"{owner}.{tunable.name}")
+    return out
+
+
+class ConeDetector:
+    """The cones of a :class:`~track_gen.tools.PropSet` of cones seen from each env's agent,
+    in its frame, nearest first, with their colour (``docs/sensors/cones.md``).
+
+    A cone (a prop row below ``PropSet.count``) is seen when its true position in the agent's
+    frame lies within ``max_range`` (3D distance) and within the field of view (``|atan2(y,
+    x)| <= fov / 2``, tested as ``x >= hypot(x, y) * cos(fov / 2)``) and it is not dropped
+    (probability ``dropout``). A seen cone is reported at its position plus Gaussian noise
+    (deviation ``noise`` on each coordinate); detections are sorted by the reported distance
+    (ties: the lower prop row) and cut to ``max_cones``, so a reported position may lie up to
+    the noise beyond the range or the field of view.
+
+    Random stream: a cone's dropout draw and noise come from a Warp RNG seeded by a hash of
+    (the env's effective seed and epoch at its last :meth:`refresh`, the env's step counter,
+    the prop row): a pure function of the env's course and of the number of :meth:`detect`
+    calls since its last :meth:`reset`, the same on replay and for any thread count, and
+    independent of every other env.
+
+    Args:
+        track: the generator's :class:`~track_gen.Track` (which border is the left one).
+        props: the :class:`PropSet` of the track's cones (``PropSet.kind == "cone"``).
+        seeds: int32 ``[E]``: the generator's per-env seeds (``generator.seeds.seeds``).
+        max_cones, fov, max_range, dropout, noise: see ``fields.py`` (keyword-only after
+            ``max_cones``).
+
+    Attributes:
+        detections: the :class:`ConeDetectionSet` every :meth:`detect` overwrites.
+        step: int64 ``[E]``: each env's detect calls since its last reset.
+
+    Construction checks every argument, allocates (outside any capture) and refreshes every
+    env; :meth:`refresh`, :meth:`reset` and :meth:`detect` are one launch each,
+    allocation-free, free of host synchronization and recordable.
+    """
+
+    def __init__(
+        self,
+        track: Track,
+        props: PropSet,
+        seeds: wp.array,
+        max_cones: int,
+        *,
+        fov: float,
+        max_range: float,
+        dropout: float = DROPOUT.default,
+        noise: float = NOISE.default,
+    ):
+        for name in ("center", "inner", "normal", "count", "valid", "generation"):
+            if not isinstance(getattr(track, name, None), wp.array):
+                raise TypeError(
+                    f"ConeDetector(track): track must be a Track (a TrackGenerator's result), "
+                    f"got {type(track).__name__} without a wp.array {name!r}"
+                )
+        if not isinstance(props, PropSet):
+            raise TypeError(
+                f"ConeDetector(props) must be a PropSet (tools.Props' result), got "
+                f"{type(props).__name__}"
+            )
+        if props.kind != "cone":
+            raise ValueError(
+                f"ConeDetector(props): the props are {props.kind!r}s: the detector sees cones: "
+                "use tools.Props(kind='cone')"
+            )
+        self.settings = check_settings("ConeDetector", max_cones, fov, max_range, dropout, noise)
+        device = track.center.device
+        E = track.count.shape[0]
+        n_max = track.center.shape[0] // E
+        if props.num_envs != E or props.device != device:
+            raise ValueError(
+                f"ConeDetector(props): {props.num_envs} envs on {props.device} for a track of "
+                f"{E} envs on {device}: place the props of this track"
+            )
+        check_array("ConeDetector seeds", seeds, wp.int32, E, device, "the generator's seeds")
+        require_not_capturing(device, "ConeDetector construction")
+        self.track = track
+        self.props = props
+        self.seeds = seeds
+        self.device = device
+        self._n_max = n_max
+        budget = AllocationBudget(device, "lower max_cones or num_envs")
+        self.detections = ConeDetectionSet.allocate(E, self.max_cones, device, budget)
+        self.step = budget.zeros(E, wp.int64, "cone detector step counters")
+        self._left = budget.full(E, -1, wp.int32, "cone detector left borders")
+        self._key = budget.zeros(E, wp.int32, "cone detector stream keys")
+        self._all = budget.full(E, 1, wp.int32, "all-envs mask")
+        self.refresh()
+
+    @staticmethod
+    def buffers(num_envs: int, max_cones: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a detector allocates (its
+        :class:`ConeDetectionSet`, the step counters, the per-env border side and stream key,
+        an all-envs mask)."""
+        E = num_envs
+        return ConeDetectionSet.buffers(E, max_cones) + [(E, wp.int64)] + [(E, wp.int32)] * 3
+
+    @property
+    def num_envs(self) -> int:
+        return self.detections.num_envs
+
+    @property
+    def max_cones(self) -> int:
+        return self.settings["max_cones"]
+
+    def refresh(self, mask: wp.array | None = None) -> None:
+        """Derive the masked envs' (None: all) left border and random-stream key from their
+        current course (call it after every regeneration, after the props' placement); the
+        other envs keep every byte."""
+        mask = mask_or(mask, self._all, self.num_envs, self.device)
+        t = self.track
+        wp.launch(
+            _refresh_kernel,
+            self.num_envs,
+            inputs=[t.center, t.inner, t.normal, t.count, t.valid, self.seeds, t.generation]
+            + [mask, self._n_max],
+            outputs=[self._left, self._key],
+            device=self.device,
+        )
+
+    def reset(self, mask: wp.array | None = None) -> None:
+        """Set the masked envs' (None: all) step counters to 0: their streams restart."""
+        mask = mask_or(mask, self._all, self.num_envs, self.device)
+        wp.launch(_reset_kernel, self.num_envs, [mask], [self.step], device=self.device)
+
+    def detect(self, position: wp.array, orientation: wp.array) -> ConeDetectionSet:
+        """The cones each env's agent sees; returns :attr:`detections` (the same instance).
+
+        Args:
+            position: vec3f ``[E]``: the agent's position (world, track units; a finite one
+                is clamped to ``COORD_LIMIT``).
+            orientation: quatf ``[E]`` (x, y, z, w): world-from-body; the plan-view heading
+                of its local x axis is the frame's x (any scale).
+
+        Both arrays are checked first (TypeError / ValueError naming them); one launch, no
+        allocation, no host sync; every env's step counter advances by one.
+        """
+        E = self.num_envs
+        check_array("position", position, wp.vec3f, E, self.device, "one per env")
+        check_array("orientation", orientation, wp.quatf, E, self.device, "one per env")
+        s, ps, d = self.settings, self.props, self.detections
+        wp.launch(
+            _detect_kernel,
+            E,
+            inputs=[ps.position, ps.side, ps.count, self._left, self._key, position, orientation]
+            + [ps.max_props, self.max_cones, math.cos(0.5 * s["fov"]), s["max_range"]]
+            + [s["dropout"], s["noise"]],
+            outputs=[d.position, d.distance, d.colour, d.prop, d.count, d.valid, self.step],
+            device=self.device,
+        )
+        return d

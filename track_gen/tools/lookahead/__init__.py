@@ -1,0 +1,20 @@
+"""The points ahead of the agent: :class:`Lookahead` (the course component ``"lookahead"``),
+:class:`LookaheadSampler` (its utility) and :class:`LookaheadPoints` (its result). See
+``docs/sensors/lookahead.md``."""
+
+from .component import Lookahead
+from .fields import NUM_POINTS, SOURCE, SPACING
+from .kernels import heading_axis, to_agent_frame
+from .result import LookaheadPoints
+from .utility import LookaheadSampler
+
+__all__ = [
+    "Lookahead",
+    "LookaheadPoints",
+    "LookaheadSampler",
+    "NUM_POINTS",
+    "SOURCE",
+    "SPACING",
+    "heading_axis",
+    "to_agent_frame",
+]

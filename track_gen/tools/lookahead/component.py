@@ -1,0 +1,97 @@
+"""The course component of the lookahead sampler (its Tunables: ``fields.py``)."""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ...core.component import Component, InputSpec, buffer_bytes
+from ...results import Track
+from ..shared import generator_result
+from .utility import LookaheadSampler, check_settings
+
+#: The localizer whose arc position the points start from.
+LOCALIZER = "localizer"
+
+
+class Lookahead(Component):
+    """Course component ``"lookahead"``: the ``num_points`` points ahead of the agent's arc
+    position on the centre line (or the racing line), in the agent's frame, with the left and
+    right widths and the curvature at each point (:class:`LookaheadSampler`; the racing line
+    adds its target speeds).
+
+    The arc position is the course's localizer's (component ``"localizer"``,
+    ``TrackFrame.s``): the component runs after it and requires it (add
+    ``tools.Localizer()`` to the course), so the two agree on where the agent is and the
+    closest-point search runs once per step. The centre line's curvature is the localizer's
+    per-bead curvature (:attr:`TrackLocalizer.curvature`).
+
+    Args:
+        num_points: K points per env (``NUM_POINTS``; required).
+        spacing: arc distance along the centre line between points, track units (``SPACING``;
+            required).
+        source: ``"center"`` (the centre line) or ``"racing_line"`` (the racing line of the
+            component ``"racing_line"``, :class:`~track_gen.tools.RacingLine`, which the
+            course then orders before this one) (``SOURCE``).
+        name: component name (default ``"lookahead"``).
+        after: more names to run after (the localizer and the racing line always are).
+
+    Inputs: ``position`` vec3f ``[E]`` and ``orientation`` quatf ``[E]`` (world from body,
+    the yaw about +z is used). ``step`` returns the :class:`LookaheadPoints`
+    (``res["lookahead"]``). Track courses only. Unlike the base class, ``source`` names the
+    line, not a component: the racing line's component is read through ``reads()``.
+    """
+
+    name = "lookahead"
+    families = ("track",)
+    requires = (LOCALIZER,)
+    INPUTS = (
+        InputSpec("position", wp.vec3f, doc="agent position per env, track units"),
+        InputSpec(
+            "orientation", wp.quatf, doc="agent orientation per env (world from body; yaw used)"
+        ),
+    )
+
+    def __init__(
+        self,
+        num_points: int,
+        spacing: float,
+        *,
+        source: str = "center",
+        name: str | None = None,
+        after=None,
+    ):
+        super().__init__(name=name, after=after)
+        self.num_points, self.spacing, self.line_source = check_settings(
+            "Lookahead", num_points, spacing, source
+        )
+        reads = (LOCALIZER,) + (("racing_line",) if self.line_source == "racing_line" else ())
+        self.after = tuple(self.after) + tuple(r for r in reads if r not in self.after)
+        if self.line_source == "racing_line":
+            self.requires = (LOCALIZER, "racing_line")
+
+    def attach(self, ctx) -> None:
+        track = generator_result(ctx, Track, "Lookahead", "the points follow a road's centre line")
+        localizer = ctx.get(LOCALIZER)
+        if getattr(localizer.utility, "line", None) is not track:
+            raise TypeError(
+                "Lookahead reads the arc position of the course's 'localizer' on the track's "
+                f"own centre line; {localizer!r} locates on another line: use "
+                "tools.Localizer() (source=None)"
+            )
+        line = None
+        curvature = localizer.utility.curvature
+        if self.line_source == "racing_line":
+            line = ctx.get("racing_line").result
+            curvature = line.curvature
+        self._frame = localizer.utility.frame
+        self.utility = LookaheadSampler(track, curvature, self.num_points, self.spacing, line=line)
+        self.result = self.utility.points
+
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`LookaheadSampler`'s buffers (:meth:`LookaheadSampler.buffers`)."""
+        racing = self.line_source == "racing_line"
+        return buffer_bytes(LookaheadSampler.buffers(layout.num_envs, self.num_points, racing))
+
+    def step(self, ctx):
+        b = self.bound
+        return self.utility.sample(self._frame.s, b["position"], b["orientation"])

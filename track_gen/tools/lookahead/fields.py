@@ -1,0 +1,36 @@
+"""The Tunable declarations of the lookahead sampler (read by its utility and its component)."""
+
+from __future__ import annotations
+
+from ...core.tunable import Tunable
+from ..fields import arc_spacing
+
+_SURFACES = ("tools.Lookahead", "tools.LookaheadSampler")
+
+NUM_POINTS = Tunable(
+    "num_points",
+    None,
+    kind="int",
+    lo=1,
+    hi=4096,
+    unit="points",
+    doc="points ahead of the agent per env (no default: Lookahead and LookaheadSampler "
+    "require it).",
+    surfaces=_SURFACES,
+)
+
+SPACING = arc_spacing(
+    doc="arc distance along the centre line between the agent's arc position and the first "
+    "point, and between consecutive points (required).",
+    surfaces=_SURFACES,
+)
+
+SOURCE = Tunable(
+    "source",
+    "center",
+    kind="choice",
+    choices=("center", "racing_line"),
+    doc="the line the points lie on: the centre line, or the racing line of the "
+    "'racing_line' component (with its target speeds).",
+    surfaces=("tools.Lookahead",),  # the sampler takes the racing line itself (line=)
+)

@@ -1,0 +1,229 @@
+"""Kernels and ``@wp.func`` helpers of the lookahead sampler (and the agent frame the cone
+detector shares: :func:`heading_axis`, :func:`to_agent_frame`)."""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ...core.extents import clamp3, scaled_quat
+from ...geometry import finite, finite3, xy
+
+wp.set_module_options({"enable_backward": False})
+
+_NAN = wp.constant(float("nan"))
+
+
+# ------------------------------------------------------------------------ the agent frame
+@wp.func
+def heading_axis(rot: wp.quatf) -> wp.vec3f:
+    """``(cos yaw, sin yaw, ok)`` of a world-from-body quaternion (x, y, z, w): the plan-view
+    direction of its rotated local x axis, as the band collision reads it (any scale: a
+    quaternion whose largest component lies outside ``[2**-30, 2**30]`` is divided by it
+    first; a rotated x axis that is vertical, or a zero quaternion: +x). ``ok`` is 0 for a
+    non-finite quaternion."""
+    r = scaled_quat(rot)
+    c = r[3] * r[3] + r[0] * r[0] - r[1] * r[1] - r[2] * r[2]
+    s = 2.0 * (r[0] * r[1] + r[3] * r[2])
+    ok = float(0.0)
+    if finite(c) and finite(s):
+        ok = 1.0
+    ln = wp.sqrt(c * c + s * s)
+    out = wp.vec3f(1.0, 0.0, ok)
+    if ln > 1.0e-30:
+        out = wp.vec3f(c / ln, s / ln, ok)
+    return out
+
+
+@wp.func
+def to_agent_frame(p: wp.vec3f, origin: wp.vec3f, axis: wp.vec3f) -> wp.vec3f:
+    """World point ``p`` in the frame of an agent at ``origin`` (clamped to ``COORD_LIMIT``)
+    heading ``axis`` (:func:`heading_axis`): x forward, y left, z up."""
+    d = p - clamp3(origin)
+    c = axis[0]
+    s = axis[1]
+    return wp.vec3f(c * d[0] + s * d[1], c * d[1] - s * d[0], d[2])
+
+
+# ------------------------------------------------------------------------ the line
+@wp.func
+def _bead_at(arclen: wp.array(dtype=wp.float32), base: int, n: int, u: wp.float64) -> int:
+    """The last bead ``i`` in ``[0, n - 1]`` with ``arclen[base + i] <= u`` (bead 0 when
+    none), compared in float64."""
+    lo = int(0)
+    hi = n - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if wp.float64(arclen[base + mid]) <= u:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@wp.func
+def _widths(
+    center: wp.array(dtype=wp.vec3f),
+    inner: wp.array(dtype=wp.vec3f),
+    outer: wp.array(dtype=wp.vec3f),
+    normal: wp.array(dtype=wp.vec3f),
+    row: int,
+) -> wp.vec2f:
+    """``(left, right)`` plan-view widths at bead ``row``: the borders' distances along the
+    left normal (the larger positive one is the left width, as the racing line reads them)."""
+    c = xy(center[row])
+    n = xy(normal[row])
+    da = wp.dot(xy(outer[row]) - c, n)
+    db = wp.dot(xy(inner[row]) - c, n)
+    return wp.vec2f(wp.max(da, db), wp.max(-da, -db))
+
+
+@wp.func
+def _point(
+    center: wp.array(dtype=wp.vec3f),
+    inner: wp.array(dtype=wp.vec3f),
+    outer: wp.array(dtype=wp.vec3f),
+    normal: wp.array(dtype=wp.vec3f),
+    arclen: wp.array(dtype=wp.float32),
+    line_position: wp.array(dtype=wp.vec3f),
+    line_offset: wp.array(dtype=wp.float32),
+    line_speed: wp.array(dtype=wp.float32),
+    curvature: wp.array(dtype=wp.float32),
+    row: int,
+    n: int,
+    total: float,
+    u: wp.float64,
+    p: wp.vec3f,
+    axis: wp.vec3f,
+    racing: int,
+    out: int,
+    position_out: wp.array(dtype=wp.vec3f),
+    width_left_out: wp.array(dtype=wp.float32),
+    width_right_out: wp.array(dtype=wp.float32),
+    curvature_out: wp.array(dtype=wp.float32),
+    speed_out: wp.array(dtype=wp.float32),
+    arc_out: wp.array(dtype=wp.float32),
+):
+    """Row ``out``: the line at centre-line arc ``u`` (in ``[0, total)``), linear between the
+    two beads around it, in the agent's frame."""
+    big = wp.float64(total)
+    i = _bead_at(arclen, row, n, u)
+    j = i + 1
+    end = big
+    if j < n:
+        end = wp.float64(arclen[row + j])
+    else:
+        j = 0
+    a = wp.float64(arclen[row + i])
+    t = float(0.0)
+    if end - a > wp.float64(0.0):
+        t = float(wp.clamp((u - a) / (end - a), wp.float64(0.0), wp.float64(1.0)))
+    pi = line_position[row + i]
+    pj = line_position[row + j]
+    w_i = _widths(center, inner, outer, normal, row + i)
+    w_j = _widths(center, inner, outer, normal, row + j)
+    w = w_i + t * (w_j - w_i)
+    if racing != 0:
+        off = line_offset[row + i] + t * (line_offset[row + j] - line_offset[row + i])
+        w = wp.vec2f(w[0] - off, w[1] + off)
+        speed_out[out] = line_speed[row + i] + t * (line_speed[row + j] - line_speed[row + i])
+    position_out[out] = to_agent_frame(pi + t * (pj - pi), p, axis)
+    width_left_out[out] = w[0]
+    width_right_out[out] = w[1]
+    curvature_out[out] = curvature[row + i] + t * (curvature[row + j] - curvature[row + i])
+    arc = float(u)
+    if arc >= total:
+        arc = 0.0  # rounded up to the loop's length: the start line
+    arc_out[out] = arc
+
+
+@wp.kernel
+def _lookahead_kernel(
+    # inputs
+    center: wp.array(dtype=wp.vec3f),
+    inner: wp.array(dtype=wp.vec3f),
+    outer: wp.array(dtype=wp.vec3f),
+    normal: wp.array(dtype=wp.vec3f),
+    arclen: wp.array(dtype=wp.float32),
+    length: wp.array(dtype=wp.float32),
+    count: wp.array(dtype=wp.int32),
+    valid: wp.array(dtype=wp.int32),
+    line_position: wp.array(dtype=wp.vec3f),
+    line_offset: wp.array(dtype=wp.float32),
+    line_speed: wp.array(dtype=wp.float32),
+    line_length: wp.array(dtype=wp.float32),
+    curvature: wp.array(dtype=wp.float32),
+    s: wp.array(dtype=wp.float32),
+    position: wp.array(dtype=wp.vec3f),
+    orientation: wp.array(dtype=wp.quatf),
+    # static
+    n_max: int,
+    num_points: int,
+    spacing: wp.float64,
+    racing: int,
+    # outputs
+    position_out: wp.array(dtype=wp.vec3f),
+    width_left_out: wp.array(dtype=wp.float32),
+    width_right_out: wp.array(dtype=wp.float32),
+    curvature_out: wp.array(dtype=wp.float32),
+    speed_out: wp.array(dtype=wp.float32),
+    arc_out: wp.array(dtype=wp.float32),
+    valid_out: wp.array(dtype=wp.int32),
+):
+    """Env ``e``'s points ``k = 1 .. K``: the line at centre-line arc ``s[e] + k * spacing``
+    (modulo the loop's length, float64), in the agent's frame, with its widths, curvature (and
+    speed); NaN rows and ``valid = 0`` for an env without an answer."""
+    e = wp.tid()
+    out = e * num_points
+    n = count[e]
+    total = length[e]
+    u0 = s[e]
+    p = position[e]
+    axis = heading_axis(orientation[e])
+    ok = valid[e] != 0 and n >= 2 and n <= n_max and finite(u0) and finite3(p)
+    ok = ok and axis[2] != 0.0 and finite(total) and total > 0.0
+    if racing != 0:
+        ok = ok and finite(line_length[e])
+    if not ok:
+        valid_out[e] = 0
+        nan3 = wp.vec3f(_NAN, _NAN, _NAN)
+        for k in range(num_points):
+            position_out[out + k] = nan3
+            width_left_out[out + k] = _NAN
+            width_right_out[out + k] = _NAN
+            curvature_out[out + k] = _NAN
+            arc_out[out + k] = _NAN
+            if racing != 0:
+                speed_out[out + k] = _NAN
+        return
+    valid_out[e] = 1
+    big = wp.float64(total)
+    for k in range(num_points):
+        u = wp.float64(u0) + wp.float64(k + 1) * spacing
+        u = u - wp.floor(u / big) * big  # into [0, total]
+        if not (u < big) or not (u >= wp.float64(0.0)):
+            u = wp.float64(0.0)  # u == total (rounding): the start line
+        _point(
+            center,
+            inner,
+            outer,
+            normal,
+            arclen,
+            line_position,
+            line_offset,
+            line_speed,
+            curvature,
+            e * n_max,
+            n,
+            total,
+            u,
+            p,
+            axis,
+            racing,
+            out + k,
+            position_out,
+            width_left_out,
+            width_right_out,
+            curvature_out,
+            speed_out,
+            arc_out,
+        )
