@@ -4,9 +4,10 @@ Components (``Component`` subclasses, used by :class:`track_gen.course.Course`):
 
 * track courses: ``Checkpoints``, ``Progress``, ``BandCollision``, ``Localizer``,
   ``HeightFieldBake``, ``Props``, ``RacingLine``; the per-step sensors ``Lookahead`` (->
-  ``LookaheadPoints``) and ``ConeDetections`` (-> ``ConeDetectionSet``);
+  ``LookaheadPoints``), ``ConeDetections`` (-> ``ConeDetectionSet``) and ``Lidar`` (->
+  ``LidarScan``);
 * gate courses: ``GateCheckpoints``, ``CenterlineFromGates``, ``Progress``, ``DiscCollision``
-  or ``FrameCollision``, ``Localizer(source="centerline")``.
+  or ``FrameCollision``, ``Localizer(source="centerline")``, ``Lidar``.
 
 Utilities they wrap: ``CheckpointPlacer`` (-> ``CheckpointSet``), ``ProgressTracker``
 (-> ``ProgressEvents``), ``BandCollider`` (-> ``BandContact``), ``CourseLineBuilder``
@@ -39,6 +40,7 @@ from .heightfield import (
     HeightFieldBaker,
     check_grid_resolution,
 )
+from .lidar import Lidar, LidarScan, LidarScanner
 from .localizer import Localizer, TrackFrame, TrackLocalizer
 from .lookahead import Lookahead, LookaheadPoints, LookaheadSampler
 from .progress import Progress, ProgressEvents, ProgressTracker
@@ -75,6 +77,9 @@ __all__ = [
     "HeightFieldBake",
     "HeightFieldBaker",
     "InputSpec",
+    "Lidar",
+    "LidarScan",
+    "LidarScanner",
     "Localizer",
     "Lookahead",
     "LookaheadPoints",

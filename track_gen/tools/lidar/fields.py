@@ -1,0 +1,127 @@
+"""The Tunable declarations of the lidar (read by its utility and its component)."""
+
+from __future__ import annotations
+
+import math
+
+from ...core.tunable import Tunable
+from ..fields import distance
+
+_SURFACES = ("tools.Lidar", "tools.LidarScanner")
+
+# ---------------------------------------------------------------------------------- fields
+NUM_BEAMS = Tunable(
+    "num_beams",
+    360,
+    kind="int",
+    lo=1,
+    hi=4096,
+    unit="beams",
+    doc="rays per env and step, spread evenly over the field of view.",
+    surfaces=_SURFACES,
+)
+
+
+FOV = Tunable(
+    "fov",
+    2.0 * math.pi,
+    kind="float",
+    lo=0.0,
+    hi=2.0 * math.pi,
+    lo_open=True,
+    unit="rad",
+    doc="angular width of the fan, centred on the agent's heading (2*pi: a full circle).",
+    surfaces=_SURFACES,
+)
+
+
+MAX_RANGE = distance(
+    "max_range",
+    1.0,
+    positive=True,
+    doc="longest distance a beam measures; a beam that hits nothing closer reads it.",
+    surfaces=_SURFACES,
+)
+
+
+GATE_MODEL = Tunable(
+    "gate_model",
+    "posts",
+    kind="choice",
+    choices=("posts", "frames"),
+    doc="what a beam sees of a gate (gate courses): its two posts (plan-view discs) or its "
+    "square frame (four solid members, met at the agent's height).",
+    surfaces=_SURFACES,
+)
+
+
+POST_RADIUS = distance(
+    "post_radius",
+    0.01,
+    positive=True,
+    doc="radius of the gate posts a beam sees (gate_model 'posts').",
+    surfaces=_SURFACES,
+)
+
+
+FRAME_THICKNESS = distance(
+    "frame_thickness",
+    0.01,
+    positive=True,
+    doc="width of each frame member in the gate plane (gate_model 'frames').",
+    surfaces=_SURFACES,
+)
+
+
+FRAME_DEPTH = distance(
+    "frame_depth",
+    0.01,
+    doc="extent of each frame member along the gate's forward axis (gate_model 'frames').",
+    surfaces=_SURFACES,
+)
+
+
+NOISE_STD = distance(
+    "noise_std",
+    0.0,
+    doc="standard deviation of the Gaussian range noise added to every hit (0: none).",
+    surfaces=_SURFACES,
+)
+
+
+DROPOUT = Tunable(
+    "dropout",
+    0.0,
+    kind="float",
+    lo=0.0,
+    hi=1.0,
+    unit="",
+    doc="probability that a beam returns nothing (reads max_range, hit 0) at a step.",
+    surfaces=_SURFACES,
+)
+
+
+GRID_CELLS = Tunable(
+    "grid_cells",
+    32,
+    kind="int",
+    lo=1,
+    hi=256,
+    unit="cells",
+    doc="cells per side of each env's square candidate grid of border segments and props "
+    "(track courses).",
+    surfaces=_SURFACES,
+)
+
+
+CELL_ENTRIES = Tunable(
+    "cell_entries",
+    4,
+    kind="int",
+    lo=1,
+    hi=1024,
+    unit="entries per segment",
+    doc="grid capacity per env: cell_entries * 2 * N_max cell entries (border segments and "
+    "props together); an env that needs more is scanned by brute force (exact, slower).",
+    surfaces=_SURFACES,
+)
