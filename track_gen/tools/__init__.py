@@ -3,11 +3,11 @@
 Components (``Component`` subclasses, used by :class:`track_gen.course.Course`):
 
 * track courses: ``Checkpoints``, ``Progress``, ``BandCollision``, ``Localizer``,
-  ``HeightFieldBake``, ``Props``, ``RacingLine``; the per-step sensors ``Lookahead`` (->
-  ``LookaheadPoints``), ``ConeDetections`` (-> ``ConeDetectionSet``) and ``Lidar`` (->
-  ``LidarScan``);
+  ``HeightFieldBake``, ``Props``, ``RacingLine``, ``EgoRaster``; the per-step sensors
+  ``Lookahead`` (-> ``LookaheadPoints``), ``ConeDetections`` (-> ``ConeDetectionSet``) and
+  ``Lidar`` (-> ``LidarScan``);
 * gate courses: ``GateCheckpoints``, ``CenterlineFromGates``, ``Progress``, ``DiscCollision``
-  or ``FrameCollision``, ``Localizer(source="centerline")``, ``Lidar``.
+  or ``FrameCollision``, ``Localizer(source="centerline")``, ``Lidar``, ``NextGates``.
 
 Utilities they wrap: ``CheckpointPlacer`` (-> ``CheckpointSet``), ``ProgressTracker``
 (-> ``ProgressEvents``), ``BandCollider`` (-> ``BandContact``), ``CourseLineBuilder``
@@ -43,9 +43,11 @@ from .heightfield import (
 from .lidar import Lidar, LidarScan, LidarScanner
 from .localizer import Localizer, TrackFrame, TrackLocalizer
 from .lookahead import Lookahead, LookaheadPoints, LookaheadSampler
+from .next_gates import NextGatePoses, NextGates, NextGateSensor
 from .progress import Progress, ProgressEvents, ProgressTracker
 from .props import PropKind, PropPlacer, Props, PropSet, PropSide
 from .racing_line import RacingLine, RacingLinePlanner, RacingLineSet
+from .raster import EgoRaster, EgoRasterImage, EgoRasterizer, RasterCell
 
 __all__ = [
     "BandCollider",
@@ -62,6 +64,9 @@ __all__ = [
     "ConeDetections",
     "ConeDetector",
     "ComponentContext",
+    "EgoRaster",
+    "EgoRasterImage",
+    "EgoRasterizer",
     "CourseLine",
     "CourseLineBuilder",
     "DiscCollider",
@@ -84,6 +89,9 @@ __all__ = [
     "Lookahead",
     "LookaheadPoints",
     "LookaheadSampler",
+    "NextGatePoses",
+    "NextGateSensor",
+    "NextGates",
     "Progress",
     "ProgressEvents",
     "ProgressTracker",
@@ -95,6 +103,7 @@ __all__ = [
     "RacingLine",
     "RacingLinePlanner",
     "RacingLineSet",
+    "RasterCell",
     "TrackFrame",
     "TrackLocalizer",
     "check_component",
