@@ -348,6 +348,7 @@ def test_component_in_a_course_masked_regeneration_and_plan(device):
     assert comp.planned_bytes(layout, None) == want
     u = comp.utility
     got = sum(a.capacity for a in (u.beads, u.frame, u.overflow, u.offsets, u.entries, u._all))
+    got += u.boxes.capacity
     got += sum(a.capacity for a in (u._empty_f, u._empty_v, *u.image.arrays()))
     assert got == want
 

@@ -1,6 +1,6 @@
 """Kernels of :mod:`track_gen.tools.raster` (private: use :class:`EgoRasterizer`).
 
-The grid kernel runs one thread per env, the cell kernel one per (env, row, column), the
+The grid kernel runs one thread per env, the cell kernel one per (env, row), the
 cone kernel one per env (it ORs its bit into the cells the cell kernel wrote). Every loop
 bound is clamped to the capacities, and every float turned into an index is range-checked
 (or clamped) first, so no input can index out of bounds.
@@ -79,6 +79,7 @@ def _grid_kernel(
     overflow_out: wp.array(dtype=wp.int32),
     offsets_inout: wp.array(dtype=wp.int32),
     entries_out: wp.array(dtype=wp.int32),
+    boxes_out: wp.array(dtype=wp.vec4f),
 ):
     e = wp.tid()
     if mask[e] == 0:
@@ -109,6 +110,7 @@ def _grid_kernel(
         d = _xy(inner[base + j])
         lo = wp.min(wp.min(a, b2), wp.min(c, d))
         hi = wp.max(wp.max(a, b2), wp.max(c, d))
+        boxes_out[base + i] = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
         bx0 = _bucket(lo[0] - pad, x0, x1, g)
         bx1 = _bucket(hi[0] + pad, x0, x1, g)
         by0 = _bucket(lo[1] - pad, y0, y1, g)
@@ -128,17 +130,11 @@ def _grid_kernel(
     eb = e * cap
     for k in range(n):
         i = n - 1 - k
-        j = _next(i, n)
-        a = _xy(inner[base + i])
-        b2 = _xy(outer[base + i])
-        c = _xy(outer[base + j])
-        d = _xy(inner[base + j])
-        lo = wp.min(wp.min(a, b2), wp.min(c, d))
-        hi = wp.max(wp.max(a, b2), wp.max(c, d))
-        bx0 = _bucket(lo[0] - pad, x0, x1, g)
-        bx1 = _bucket(hi[0] + pad, x0, x1, g)
-        by0 = _bucket(lo[1] - pad, y0, y1, g)
-        by1 = _bucket(hi[1] + pad, y0, y1, g)
+        box = boxes_out[base + i]
+        bx0 = _bucket(box[0] - pad, x0, x1, g)
+        bx1 = _bucket(box[2] + pad, x0, x1, g)
+        by0 = _bucket(box[1] - pad, y0, y1, g)
+        by1 = _bucket(box[3] + pad, y0, y1, g)
         for by in range(by0, by1 + 1):
             for bx in range(bx0, bx1 + 1):
                 slot = offsets_inout[ob + by * g + bx] - 1
@@ -201,6 +197,7 @@ def _local(p: wp.vec2f, w: wp.vec2f, h: wp.vec2f) -> wp.vec2f:
 def _quad_flags(
     inner: wp.array(dtype=wp.vec3f),
     outer: wp.array(dtype=wp.vec3f),
+    boxes: wp.array(dtype=wp.vec4f),
     base: int,
     i: int,
     n: int,
@@ -211,6 +208,12 @@ def _quad_flags(
 ) -> int:
     """``flags`` with ROAD set when quad ``i`` contains ``w`` and BORDER when one of its two
     border segments meets the cell square (half side ``hc``, axes from ``h``)."""
+    box = boxes[base + i]
+    reach = 1.5 * hc  # above half the square's diagonal: a farther box meets neither test
+    if w[0] < box[0] - reach or w[0] > box[2] + reach:
+        return flags
+    if w[1] < box[1] - reach or w[1] > box[3] + reach:
+        return flags
     j = _next(i, n)
     a = _xy(inner[base + i])
     b = _xy(outer[base + i])
@@ -218,9 +221,7 @@ def _quad_flags(
     d = _xy(inner[base + j])
     out = flags
     if (out & _ROAD) == 0:
-        lo = wp.min(wp.min(a, b), wp.min(c, d))
-        hi = wp.max(wp.max(a, b), wp.max(c, d))
-        if w[0] >= lo[0] and w[0] <= hi[0] and w[1] >= lo[1] and w[1] <= hi[1]:
+        if w[0] >= box[0] and w[0] <= box[2] and w[1] >= box[1] and w[1] <= box[3]:
             xs = _quad_row_crosses(
                 w[1], a, b, c, d, _slope(a, b), _slope(b, c), _slope(d, c), _slope(d, a)
             )
@@ -240,6 +241,7 @@ def _cells_kernel(
     heading: wp.array(dtype=wp.vec2f),
     inner: wp.array(dtype=wp.vec3f),
     outer: wp.array(dtype=wp.vec3f),
+    boxes: wp.array(dtype=wp.vec4f),
     beads: wp.array(dtype=wp.int32),
     frame: wp.array(dtype=wp.vec4f),
     overflow: wp.array(dtype=wp.int32),
@@ -259,54 +261,60 @@ def _cells_kernel(
     cells_out: wp.array(dtype=wp.uint8),
     height_out: wp.array(dtype=wp.float32),
 ):
-    e, r, col = wp.tid()
-    k = (e * res + r) * res + col
+    e, r = wp.tid()
+    k0 = (e * res + r) * res
     h = heading[e]
     if not (h[0] - h[0] == 0.0):
-        cells_out[k] = _UNKNOWN
-        if use_height != 0:
-            height_out[k] = _NAN
+        for col in range(res):
+            cells_out[k0 + col] = _UNKNOWN
+            if use_height != 0:
+                height_out[k0 + col] = _NAN
         return
     p = clamp3(position[e])  # core/extents.py: a finite position beyond COORD_LIMIT
     half = 0.5 * cell * float(res)
     f = half - (float(r) + 0.5) * cell
-    lft = half - (float(col) + 0.5) * cell
-    w = wp.vec2f(p[0] + f * h[0] - lft * h[1], p[1] + f * h[1] + lft * h[0])
     hc = 0.5 * cell
-    flags = int(0)
     fr = frame[e]
     n = wp.clamp(beads[e], 0, n_max)
     base = e * n_max
-    if w[0] >= fr[0] and w[0] <= fr[2] and w[1] >= fr[1] and w[1] <= fr[3]:
-        if overflow[e] != 0:
-            for i in range(n):
-                flags = _quad_flags(inner, outer, base, i, n, w, h, hc, flags)
-                if flags == (_ROAD | _BORDER):
-                    break
-        else:
-            bx = _bucket(w[0], fr[0], fr[2], g)
-            by = _bucket(w[1], fr[1], fr[3], g)
-            ob = e * (g * g + 1) + by * g + bx
-            t0 = wp.clamp(offsets[ob], 0, cap)
-            t1 = wp.clamp(offsets[ob + 1], t0, cap)
-            for t in range(t0, t1):
-                i = wp.clamp(entries[e * cap + t], 0, wp.max(n - 1, 0))
-                flags = _quad_flags(inner, outer, base, i, n, w, h, hc, flags)
-                if flags == (_ROAD | _BORDER):
-                    break
-    cells_out[k] = wp.uint8(flags)
+    over = overflow[e]
+    gb = e * (g * g + 1)
+    hf = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
     if use_height != 0:
         hf = hf_frame[e]
-        z = float(_NAN)
-        if hf[2] > 0.0 and wp.isfinite(hf[2]):
-            z = hf[3]  # off the height field's grid: its fill value
-            tx = (w[0] - hf[0]) / hf[2]
-            ty = (w[1] - hf[1]) / hf[2]
-            if tx >= 0.0 and ty >= 0.0 and tx < float(hf_res) and ty < float(hf_res):
-                ti = wp.min(int(tx), hf_res - 1)
-                tj = wp.min(int(ty), hf_res - 1)
-                z = hf_height[(e * hf_res + tj) * hf_res + ti]
-        height_out[k] = z - p[2]
+    for col in range(res):
+        lft = half - (float(col) + 0.5) * cell
+        w = wp.vec2f(p[0] + f * h[0] - lft * h[1], p[1] + f * h[1] + lft * h[0])
+        flags = int(0)
+        if w[0] >= fr[0] and w[0] <= fr[2] and w[1] >= fr[1] and w[1] <= fr[3]:
+            if over != 0:
+                for i in range(n):
+                    flags = _quad_flags(inner, outer, boxes, base, i, n, w, h, hc, flags)
+                    if flags == (_ROAD | _BORDER):
+                        break
+            else:
+                bx = _bucket(w[0], fr[0], fr[2], g)
+                by = _bucket(w[1], fr[1], fr[3], g)
+                ob = gb + by * g + bx
+                t0 = wp.clamp(offsets[ob], 0, cap)
+                t1 = wp.clamp(offsets[ob + 1], t0, cap)
+                for t in range(t0, t1):
+                    i = wp.clamp(entries[e * cap + t], 0, wp.max(n - 1, 0))
+                    flags = _quad_flags(inner, outer, boxes, base, i, n, w, h, hc, flags)
+                    if flags == (_ROAD | _BORDER):
+                        break
+        cells_out[k0 + col] = wp.uint8(flags)
+        if use_height != 0:
+            z = float(_NAN)
+            if hf[2] > 0.0 and wp.isfinite(hf[2]):
+                z = hf[3]  # off the height field's grid: its fill value
+                tx = (w[0] - hf[0]) / hf[2]
+                ty = (w[1] - hf[1]) / hf[2]
+                if tx >= 0.0 and ty >= 0.0 and tx < float(hf_res) and ty < float(hf_res):
+                    ti = wp.min(int(tx), hf_res - 1)
+                    tj = wp.min(int(ty), hf_res - 1)
+                    z = hf_height[(e * hf_res + tj) * hf_res + ti]
+            height_out[k0 + col] = z - p[2]
 
 
 @wp.func

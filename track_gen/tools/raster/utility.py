@@ -63,7 +63,9 @@ class EgoRasterizer:
     plan-view box of its borders padded by ``PAD_CELLS`` cells, cut into ``G x G`` buckets
     (:func:`grid_buckets`), and for each bucket the quads whose padded box overlaps it
     (ascending, at most ``ENTRIES_PER_BEAD * N_max`` entries per env; an env needing more is
-    flagged in ``overflow`` and its cells test every quad). A cell finds its candidates in
+    flagged in ``overflow`` and its cells test every quad), with each quad's plan-view box
+    (``boxes``, vec4f ``[E*N_max]``: a quad whose box is farther than 1.5 cells from a cell
+    centre is skipped without reading its corners). A cell finds its candidates in
     its centre's bucket, so its flags equal those of a test against every quad.
     """
 
@@ -125,6 +127,9 @@ class EgoRasterizer:
         self.overflow = budget.zeros(E, wp.int32, "raster grid overflow")
         self.offsets = budget.zeros(E * (g * g + 1), wp.int32, "raster grid buckets")
         self.entries = budget.zeros(E * self.capacity, wp.int32, "raster grid entries")
+        self.boxes = budget.full(
+            E * self.N_max, wp.vec4f(nan, nan, nan, nan), wp.vec4f, "raster quad boxes"
+        )
         self._all = budget.full(E, 1, wp.int32, "all-envs mask")
         self._empty_f = budget.zeros(1, wp.float32, "no height field")
         self._empty_v = budget.zeros(1, wp.vec4f, "no height field")
@@ -136,7 +141,7 @@ class EgoRasterizer:
         """``(count, dtype)`` of every array a rasterizer allocates."""
         E, g = num_envs, grid_buckets(n_max)
         own = [(E, wp.int32), (E, wp.vec4f), (E, wp.int32), (E * (g * g + 1), wp.int32)]
-        own += [(E * ENTRIES_PER_BEAD * n_max, wp.int32), (E, wp.int32)]
+        own += [(E * ENTRIES_PER_BEAD * n_max, wp.int32), (E * n_max, wp.vec4f), (E, wp.int32)]
         own += [(1, wp.float32), (1, wp.vec4f)]
         return EgoRasterImage.buffers(E, resolution, height) + own
 
@@ -150,7 +155,8 @@ class EgoRasterizer:
             self.num_envs,
             inputs=[mask, t.inner, t.outer, t.center, t.count, t.valid]
             + [self.N_max, self.buckets, self.capacity, float(PAD_CELLS * self.cell)],
-            outputs=[self.beads, self.frame, self.overflow, self.offsets, self.entries],
+            outputs=[self.beads, self.frame, self.overflow, self.offsets, self.entries]
+            + [self.boxes],
             device=self.device,
         )
 
@@ -175,8 +181,8 @@ class EgoRasterizer:
         hf_res = hf.resolution if use_height else 0
         wp.launch(
             _cells_kernel,
-            (E, res, res),
-            inputs=[position, im.heading, t.inner, t.outer, self.beads, self.frame]
+            (E, res),
+            inputs=[position, im.heading, t.inner, t.outer, self.boxes, self.beads, self.frame]
             + [self.overflow, self.offsets, self.entries, *hf_arrays, self.N_max]
             + [self.buckets, self.capacity, res, float(self.cell), int(use_height), hf_res],
             outputs=[im.cells, im.height if use_height else self._empty_f],
