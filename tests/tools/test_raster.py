@@ -386,8 +386,13 @@ def test_cpu_threads_give_the_same_bytes():
         pos, quat = poses_on_track(track, np.random.default_rng(0))
         course.bind(*arrays("cpu", pos, quat))
         u = course.components["raster"].utility
-        image = course.step()["raster"]
+        image = course.step()["raster"]  # threads > 1: one render per env range
         images.append((image.cells.numpy().tobytes(), u.entries.numpy().tobytes()))
+        with wp.ScopedCapture(device="cpu") as cap:  # a capture records one render
+            course.step()
+        image.cells.fill_(77)
+        wp.capture_launch(cap.graph)
+        assert image.cells.numpy().tobytes() == images[-1][0]
     assert images[0] == images[1]
 
 

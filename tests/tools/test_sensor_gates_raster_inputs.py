@@ -205,3 +205,75 @@ def test_raster_wrong_arrays_refused_before_launch():
         with pytest.raises(error, match="orientation"):
             raster.render(good_p, make())
     assert raster.image.cells.numpy().tobytes() == before
+
+
+# ------------------------------------------------------------------------------ bad course data
+_POISON = [np.nan, np.inf, -np.inf, 1e19, -1e30, 3.4e38, 1e-40]
+
+
+@settings(max_examples=examples(25))
+@given(
+    st.lists(st.sampled_from([-5, 0, 1, 2, 3, 10**6, 2**31 - 1]), min_size=E, max_size=E),
+    st.lists(st.sampled_from([1, 1, 0, 2, -1]), min_size=E, max_size=E),
+    st.lists(st.tuples(st.integers(0, E - 1), st.sampled_from(_POISON)), max_size=4),
+    st.integers(0, 2**31 - 1),
+)
+def test_raster_on_hand_made_bad_tracks(counts, valids, poison, seed):
+    """Counts beyond the rows, odd valid flags and NaN / huge border coordinates: an env
+    answers UNKNOWN exactly when the band rule refuses it (valid 0, fewer than 3 beads, a
+    border coordinate not finite or beyond 1e18), else finite flags; nothing crashes."""
+    gen, _, _ = _track()
+    track = gen.result.clone()
+    N = track.N_max
+    real = track.count.numpy().copy()
+    rng = np.random.default_rng(seed)
+    use = [int(c) if c != 10**6 else int(real[e]) for e, c in enumerate(counts)]
+    track.count.assign(np.asarray([min(c, 2**31 - 1) for c in use], np.int32))
+    track.valid.assign(np.asarray(valids, np.int32))
+    inner = track.inner.numpy().reshape(E, N, 3)
+    for e, value in poison:
+        n = max(int(real[e]), 1)
+        inner[e, rng.integers(n), rng.integers(2)] = value
+    track.inner.assign(inner.reshape(-1, 3))
+    raster = EgoRasterizer(track, 12, 0.8)
+    pos, quat = poses_on_track(gen.result, rng)
+    cells = raster.render(*arrays("cpu", pos, quat)).host("cells").reshape(E, -1)
+    count = track.count.numpy()
+    for e in range(E):
+        n = int(np.clip(count[e], 0, N))
+        rows = track.host("inner")[e, :n]
+        ok_rows = np.isfinite(rows).all() and (np.abs(rows) <= 1e18).all()
+        usable = valids[e] != 0 and n >= 3 and ok_rows
+        if usable:
+            assert not (cells[e] & UNKNOWN).any()
+        else:
+            assert (cells[e] == UNKNOWN).all()
+
+
+@settings(max_examples=examples(25))
+@given(
+    st.lists(st.sampled_from([-5, 0, 1, 2, 40, 2**31 - 1]), min_size=E, max_size=E),
+    st.lists(st.tuples(st.integers(0, E - 1), st.sampled_from(_POISON)), max_size=4),
+    st.integers(0, 2**31 - 1),
+)
+def test_next_gates_on_hand_made_bad_gates(counts, poison, seed):
+    """Gate counts beyond the capacity and NaN / huge gate coordinates: no crash; a slot
+    answers either a finite pose or NaN with index -1."""
+    gen = _gates()
+    seq = gen.result.clone()
+    rng = np.random.default_rng(seed)
+    seq.count.assign(np.asarray(counts, np.int32))
+    M = seq.max_gates
+    gp = seq.position.numpy().reshape(E, M, 3)
+    for e, value in poison:
+        gp[e, rng.integers(M), rng.integers(3)] = value
+    seq.position.assign(gp.reshape(-1, 3))
+    nxt = wp.array(rng.integers(-3, 50, E).astype(np.int32), dtype=wp.int32, device="cpu")
+    sensor = NextGateSensor(seq, nxt, 4, seeds=gen.seeds.seeds, reveal_range=0.3, nominal_noise=0.1)
+    pos = wp.array(rng.normal(0, 0.5, (E, 3)).astype(np.float32), dtype=wp.vec3f, device="cpu")
+    quat = wp.array(np.tile([0, 0, 0, 1], (E, 1)).astype(np.float32), dtype=wp.quatf)
+    poses = sensor.sense(pos, quat)
+    idx, rel = poses.host("index"), poses.host("position")
+    live = idx >= 0
+    assert np.isfinite(rel[live]).all() and np.isnan(rel[~live]).all()
+    assert (idx < np.clip(seq.count.numpy(), 0, M)[:, None]).all()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import warp as wp
 
 from ...core.component import Component, InputSpec, buffer_bytes
-from ...core.ranges import EnvSplit
+from ...core.exec import is_capturing
+from ...core.ranges import EnvSplit, run_ranges
 from ...results import Track
 from ..shared import generator_result
 from .fields import RESOLUTION
@@ -36,8 +37,10 @@ class EgoRaster(Component):
 
     Reads the bound ``position`` (vec3f ``[E]``) and ``orientation`` (quatf ``[E]``,
     world-from-body; the raster's up axis is the plan view of its body x).
-    ``on_generate(mask)`` rebuilds the regenerated envs' bucket grids (on the generator's
-    env ranges); no runtime state (``reset`` does nothing). ``utility`` is the
+    ``on_generate(mask)`` rebuilds the regenerated envs' bucket grids and ``step`` renders,
+    both on the generator's CPU env ranges (``cpu_threads``; one call inside a capture and
+    on CUDA), with the same bytes for any thread count; no runtime state (``reset`` does
+    nothing). ``utility`` is the
     :class:`EgoRasterizer`. Track courses only.
     """
 
@@ -90,7 +93,19 @@ class EgoRaster(Component):
             track, self.resolution, self.extent, props=props, height_field=field
         )
         self._split = EnvSplit(self.utility, ctx.generator)
+        self._tasks = []  # one render per CPU env range, on the bound inputs' slices
         self.result = self.utility.image
+
+    def on_bind(self, arrays) -> None:
+        """Cut the bound inputs to the generator's CPU env ranges (none on one thread or on
+        CUDA): a step then renders each range on its own thread."""
+        pos, quat = arrays.get("position"), arrays.get("orientation")
+        self._tasks = []
+        if pos is None or quat is None:
+            return
+        for view, (lo, hi) in zip(self._split.views, self._split.ranges, strict=True):
+            p, q = pos[lo:hi], quat[lo:hi]
+            self._tasks.append(lambda v=view, p=p, q=q: v.render(p, q))
 
     def planned_bytes(self, layout, config) -> int:
         """The :class:`EgoRasterizer`'s buffers (:meth:`EgoRasterizer.buffers`)."""
@@ -104,4 +119,7 @@ class EgoRaster(Component):
         self._split.run(EgoRasterizer.refresh, mask)  # on the generator's env ranges
 
     def step(self, ctx):
-        return self.utility.render(self.bound["position"], self.bound["orientation"])
+        if not self._tasks or is_capturing(ctx.device):
+            return self.utility.render(self.bound["position"], self.bound["orientation"])
+        run_ranges(self._tasks)  # disjoint env ranges: the same bytes on any thread count
+        return self.result
