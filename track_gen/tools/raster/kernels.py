@@ -80,6 +80,7 @@ def _grid_kernel(
     offsets_inout: wp.array(dtype=wp.int32),
     entries_out: wp.array(dtype=wp.int32),
     boxes_out: wp.array(dtype=wp.vec4f),
+    slopes_out: wp.array(dtype=wp.vec4f),
 ):
     e = wp.tid()
     if mask[e] == 0:
@@ -111,6 +112,7 @@ def _grid_kernel(
         lo = wp.min(wp.min(a, b2), wp.min(c, d))
         hi = wp.max(wp.max(a, b2), wp.max(c, d))
         boxes_out[base + i] = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
+        slopes_out[base + i] = wp.vec4f(_slope(a, b2), _slope(b2, c), _slope(d, c), _slope(d, a))
         bx0 = _bucket(lo[0] - pad, x0, x1, g)
         bx1 = _bucket(hi[0] + pad, x0, x1, g)
         by0 = _bucket(lo[1] - pad, y0, y1, g)
@@ -198,6 +200,7 @@ def _quad_flags(
     inner: wp.array(dtype=wp.vec3f),
     outer: wp.array(dtype=wp.vec3f),
     boxes: wp.array(dtype=wp.vec4f),
+    slopes: wp.array(dtype=wp.vec4f),
     base: int,
     i: int,
     n: int,
@@ -222,9 +225,8 @@ def _quad_flags(
     out = flags
     if (out & _ROAD) == 0:
         if w[0] >= box[0] and w[0] <= box[2] and w[1] >= box[1] and w[1] <= box[3]:
-            xs = _quad_row_crosses(
-                w[1], a, b, c, d, _slope(a, b), _slope(b, c), _slope(d, c), _slope(d, a)
-            )
+            k = slopes[base + i]  # the quad's edge slopes, as _slope gives them
+            xs = _quad_row_crosses(w[1], a, b, c, d, k[0], k[1], k[2], k[3])
             if _crosses_right_of(w[0], xs) % 2 == 1:
                 out = out | _ROAD
     if (out & _BORDER) == 0:
@@ -242,6 +244,7 @@ def _cells_kernel(
     inner: wp.array(dtype=wp.vec3f),
     outer: wp.array(dtype=wp.vec3f),
     boxes: wp.array(dtype=wp.vec4f),
+    slopes: wp.array(dtype=wp.vec4f),
     beads: wp.array(dtype=wp.int32),
     frame: wp.array(dtype=wp.vec4f),
     overflow: wp.array(dtype=wp.int32),
@@ -289,7 +292,7 @@ def _cells_kernel(
         if w[0] >= fr[0] and w[0] <= fr[2] and w[1] >= fr[1] and w[1] <= fr[3]:
             if over != 0:
                 for i in range(n):
-                    flags = _quad_flags(inner, outer, boxes, base, i, n, w, h, hc, flags)
+                    flags = _quad_flags(inner, outer, boxes, slopes, base, i, n, w, h, hc, flags)
                     if flags == (_ROAD | _BORDER):
                         break
             else:
@@ -300,7 +303,7 @@ def _cells_kernel(
                 t1 = wp.clamp(offsets[ob + 1], t0, cap)
                 for t in range(t0, t1):
                     i = wp.clamp(entries[e * cap + t], 0, wp.max(n - 1, 0))
-                    flags = _quad_flags(inner, outer, boxes, base, i, n, w, h, hc, flags)
+                    flags = _quad_flags(inner, outer, boxes, slopes, base, i, n, w, h, hc, flags)
                     if flags == (_ROAD | _BORDER):
                         break
         cells_out[k0 + col] = wp.uint8(flags)

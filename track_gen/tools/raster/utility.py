@@ -64,8 +64,8 @@ class EgoRasterizer:
     (:func:`grid_buckets`), and for each bucket the quads whose padded box overlaps it
     (ascending, at most ``ENTRIES_PER_BEAD * N_max`` entries per env; an env needing more is
     flagged in ``overflow`` and its cells test every quad), with each quad's plan-view box
-    (``boxes``, vec4f ``[E*N_max]``: a quad whose box is farther than 1.5 cells from a cell
-    centre is skipped without reading its corners). A cell finds its candidates in
+    (``boxes``) and edge slopes (``slopes``, vec4f ``[E*N_max]`` each; a quad whose box is
+    farther than 1.5 cells from a cell centre is skipped without reading its corners). A cell finds its candidates in
     its centre's bucket, so its flags equal those of a test against every quad.
     """
 
@@ -130,6 +130,9 @@ class EgoRasterizer:
         self.boxes = budget.full(
             E * self.N_max, wp.vec4f(nan, nan, nan, nan), wp.vec4f, "raster quad boxes"
         )
+        self.slopes = budget.full(
+            E * self.N_max, wp.vec4f(nan, nan, nan, nan), wp.vec4f, "raster quad slopes"
+        )
         self._all = budget.full(E, 1, wp.int32, "all-envs mask")
         self._empty_f = budget.zeros(1, wp.float32, "no height field")
         self._empty_v = budget.zeros(1, wp.vec4f, "no height field")
@@ -141,7 +144,8 @@ class EgoRasterizer:
         """``(count, dtype)`` of every array a rasterizer allocates."""
         E, g = num_envs, grid_buckets(n_max)
         own = [(E, wp.int32), (E, wp.vec4f), (E, wp.int32), (E * (g * g + 1), wp.int32)]
-        own += [(E * ENTRIES_PER_BEAD * n_max, wp.int32), (E * n_max, wp.vec4f), (E, wp.int32)]
+        own += [(E * ENTRIES_PER_BEAD * n_max, wp.int32), (E * n_max, wp.vec4f)]
+        own += [(E * n_max, wp.vec4f), (E, wp.int32)]
         own += [(1, wp.float32), (1, wp.vec4f)]
         return EgoRasterImage.buffers(E, resolution, height) + own
 
@@ -156,7 +160,7 @@ class EgoRasterizer:
             inputs=[mask, t.inner, t.outer, t.center, t.count, t.valid]
             + [self.N_max, self.buckets, self.capacity, float(PAD_CELLS * self.cell)],
             outputs=[self.beads, self.frame, self.overflow, self.offsets, self.entries]
-            + [self.boxes],
+            + [self.boxes, self.slopes],
             device=self.device,
         )
 
@@ -182,7 +186,8 @@ class EgoRasterizer:
         wp.launch(
             _cells_kernel,
             (E, res),
-            inputs=[position, im.heading, t.inner, t.outer, self.boxes, self.beads, self.frame]
+            inputs=[position, im.heading, t.inner, t.outer, self.boxes, self.slopes]
+            + [self.beads, self.frame]
             + [self.overflow, self.offsets, self.entries, *hf_arrays, self.N_max]
             + [self.buckets, self.capacity, res, float(self.cell), int(use_height), hf_res],
             outputs=[im.cells, im.height if use_height else self._empty_f],
