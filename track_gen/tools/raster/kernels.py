@@ -46,6 +46,8 @@ _BORDER = wp.constant(int(RasterCell.BORDER))
 _CONE = wp.constant(wp.uint8(int(RasterCell.CONE)))
 _UNKNOWN = wp.constant(wp.uint8(int(RasterCell.UNKNOWN)))
 _NAN = wp.constant(float("nan"))
+#: Relative slack of the bucket padding and the quad skip: many float32 ulps (1.2e-7).
+_ROUNDING = wp.constant(1.0e-6)
 
 
 @wp.func
@@ -72,7 +74,7 @@ def _grid_kernel(
     n_max: int,
     g: int,
     cap: int,
-    pad: float,
+    cell_pad: float,
     # outputs
     beads_out: wp.array(dtype=wp.int32),
     frame_out: wp.array(dtype=wp.vec4f),
@@ -97,6 +99,10 @@ def _grid_kernel(
         return
     base = e * n_max
     bb = _border_box(inner, outer, base, n)
+    # the padding, plus the float32 rounding of a cell centre at this course's coordinates
+    # (a cell far smaller than the coordinates' ulp still finds every quad it may meet)
+    mag = wp.max(wp.max(wp.abs(bb[0]), wp.abs(bb[1])), wp.max(wp.abs(bb[2]), wp.abs(bb[3])))
+    pad = cell_pad + _ROUNDING * mag
     x0 = bb[0] - pad
     y0 = bb[1] - pad
     x1 = bb[2] + pad
@@ -212,7 +218,8 @@ def _quad_flags(
     """``flags`` with ROAD set when quad ``i`` contains ``w`` and BORDER when one of its two
     border segments meets the cell square (half side ``hc``, axes from ``h``)."""
     box = boxes[base + i]
-    reach = 1.5 * hc  # above half the square's diagonal: a farther box meets neither test
+    # above half the square's diagonal (and the rounding of w): a farther box meets neither
+    reach = 1.5 * hc + _ROUNDING * (wp.abs(w[0]) + wp.abs(w[1]))
     if w[0] < box[0] - reach or w[0] > box[2] + reach:
         return flags
     if w[1] < box[1] - reach or w[1] > box[3] + reach:

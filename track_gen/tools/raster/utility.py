@@ -18,7 +18,8 @@ from .result import EgoRasterImage
 #: Bucket index entries each env may hold, per bead of ``N_max`` (more: the env's cells test
 #: every quad, still exactly).
 ENTRIES_PER_BEAD = 16
-#: The padding of a quad's box when it is binned, in cells (above half a cell's diagonal).
+#: The padding of a quad's box when it is binned, in cells (above half a cell's diagonal;
+#: the grid adds 1e-6 times the course's largest coordinate for float32 rounding).
 PAD_CELLS = 0.75
 
 
@@ -65,8 +66,9 @@ class EgoRasterizer:
     (ascending, at most ``ENTRIES_PER_BEAD * N_max`` entries per env; an env needing more is
     flagged in ``overflow`` and its cells test every quad), with each quad's plan-view box
     (``boxes``) and edge slopes (``slopes``, vec4f ``[E*N_max]`` each; a quad whose box is
-    farther than 1.5 cells from a cell centre is skipped without reading its corners). A cell finds its candidates in
-    its centre's bucket, so its flags equal those of a test against every quad.
+    farther than 1.5 cells from a cell centre is skipped without reading its corners). A cell
+    finds its candidates in its centre's bucket, so its flags equal those of a test against
+    every quad.
     """
 
     def __init__(
