@@ -81,7 +81,7 @@ def _grid_kernel(
     overflow_out: wp.array(dtype=wp.int32),
     offsets_inout: wp.array(dtype=wp.int32),
     entries_out: wp.array(dtype=wp.int32),
-    boxes_out: wp.array(dtype=wp.vec4f),
+    boxes_inout: wp.array(dtype=wp.vec4f),
     slopes_out: wp.array(dtype=wp.vec4f),
 ):
     e = wp.tid()
@@ -117,7 +117,7 @@ def _grid_kernel(
         d = _xy(inner[base + j])
         lo = wp.min(wp.min(a, b2), wp.min(c, d))
         hi = wp.max(wp.max(a, b2), wp.max(c, d))
-        boxes_out[base + i] = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
+        boxes_inout[base + i] = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
         slopes_out[base + i] = wp.vec4f(_slope(a, b2), _slope(b2, c), _slope(d, c), _slope(d, a))
         bx0 = _bucket(lo[0] - pad, x0, x1, g)
         bx1 = _bucket(hi[0] + pad, x0, x1, g)
@@ -138,7 +138,7 @@ def _grid_kernel(
     eb = e * cap
     for k in range(n):
         i = n - 1 - k
-        box = boxes_out[base + i]
+        box = boxes_inout[base + i]
         bx0 = _bucket(box[0] - pad, x0, x1, g)
         bx1 = _bucket(box[2] + pad, x0, x1, g)
         by0 = _bucket(box[1] - pad, y0, y1, g)
