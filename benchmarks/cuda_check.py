@@ -37,6 +37,16 @@ kernel_layout="per_env" and "per_item", checks the two produce bitwise-identical
 run picks the default layout with numbers; then the same for a BandCollision (sdf bake via a
 regeneration, sdf and segments step).
 
+The sensors section (--only sensors) builds a track course with the per-step sensors of
+issue 25 (tools.Lidar(360) with noise and dropout, tools.Lookahead(32), tools.ConeDetections
+on cone props, tools.EgoRaster(64, cones and height)) and a gate course with
+tools.NextGates(3, reveal_range, nominal_noise), twice each; it checks that a recorded
+course step replays like the twin's eager step (every sensor output bitwise, poisoned before
+each replay, the agents moving along the course), again after a masked reset and after a
+masked regeneration through the course graph (the sensors' refresh and streams), and prints
+the ms of each sensor's own step hook, of the whole step, eager and replayed, and of the
+masked regeneration.
+
 --device cpu runs every comparison on the CPU (eager calls and CPU captures: a course has no
 graph of its own there), to check the logic without a GPU. --only picks one section. Exits
 non-zero on a mismatch.
@@ -416,6 +426,143 @@ def check_layouts(E: int, calls: int, device: str, names) -> bool:
     return bool(ok)
 
 
+# ------------------------------------------------------------------------------ sensors
+#: Sensor outputs that are state (read and written by a step): never poisoned.
+SENSOR_STATE = ("lidar.step",)
+
+
+def _sensor_course(kind: str, E: int, device: str):
+    """The sensors of issue 25 on one course: a track course with the lidar (360 beams, with
+    noise and dropout), the lookahead (32), the cones and the raster (64 x 64, cones and
+    height), or a gate course with the next gates (3, with reveal and nominal noise)."""
+    from track_gen import tools
+
+    if kind == "gates":
+        return Course.gates(
+            presets.gates(num_envs=E, device=device, gate_width=0.1),
+            extra=[tools.NextGates(3, reveal_range=0.3, nominal_noise=0.05)],
+            seeds=3,
+        )
+    return Course.track(
+        presets.track(num_envs=E, device=device),
+        checkpoint_spacing=0.6,
+        extra=[
+            tools.Localizer(),
+            tools.Lookahead(32, 0.1),
+            tools.Props("cone", 0.1),
+            tools.ConeDetections(32, fov=2.0, max_range=1.5, dropout=0.1, noise=0.01),
+            tools.Lidar(360, max_range=1.0, noise_std=0.005, dropout=0.01),
+            tools.HeightFieldBake(128),
+            tools.EgoRaster(64, 1.0, cones="props", height="heightfield"),
+        ],
+        seeds=3,
+    )
+
+
+SENSOR_NAMES = {"track": ("lookahead", "cones", "lidar", "raster"), "gates": ("next_gates",)}
+
+
+def _sensor_outputs(course, kind: str) -> dict:
+    out = {}
+    for name in SENSOR_NAMES[kind]:
+        out.update(_fields(name, course.components[name].result))
+    return out
+
+
+def _sensor_path(course, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """Each env's agent path (the track's centre line, or the gate course's line), [E, L, 3],
+    and its bead counts (at least 2)."""
+    E = course.result.num_envs
+    line = course.result if kind == "track" else course.course_line.line
+    center = np.nan_to_num(line.center.numpy().reshape(E, -1, 3))
+    return center, np.maximum(line.count.numpy(), 2)
+
+
+def _sensor_replays(a, graph, b, kind, bufs, steps: int) -> bool:
+    """Replay a's recorded step (its sensor outputs poisoned first) and run b.step() eagerly
+    ``steps`` times, the agents one bead a step along the path, heading to the next bead;
+    True when every sensor output is bitwise the same."""
+    center, count = _sensor_path(b, kind)
+    E = center.shape[0]
+    rows = np.arange(E)
+    for k in range(steps):
+        here, ahead = center[rows, k % count], center[rows, (k + 1) % count]
+        yaw = np.arctan2(ahead[:, 1] - here[:, 1], ahead[:, 0] - here[:, 0])
+        quat = np.zeros((E, 4), np.float32)
+        quat[:, 2], quat[:, 3] = np.sin(yaw / 2), np.cos(yaw / 2)
+        for pos, orient in bufs:
+            pos.assign(here.astype(np.float32))
+            orient.assign(quat)
+        for name, arr in _sensor_outputs(a, kind).items():
+            if name not in SENSOR_STATE:
+                x = arr.numpy()
+                fill = POISON_INT if np.issubdtype(x.dtype, np.integer) else POISON_FLOAT
+                arr.assign(np.full(x.shape, np.array(fill).astype(x.dtype)))  # uint8: 0xC7
+        wp.capture_launch(graph)
+        b.step()
+        diff = _differ(_host(_sensor_outputs(a, kind), E), _host(_sensor_outputs(b, kind), E))
+        if not _report(f"{kind} sensors step {k}: replay != eager", diff):
+            return False  # later steps follow from the first mismatch
+    return True
+
+
+def check_sensors(E: int, calls: int, device: str, steps: int = 6) -> bool:
+    """The per-step sensors: a recorded course step replays like the eager step of a twin
+    course (every sensor output bitwise, outputs poisoned before each replay), again after a
+    masked reset and after a masked regeneration through the course graph; prints the ms
+    of each sensor's own step, of the whole step (eager and replayed) and of the masked
+    regeneration (1 env in 7, the sensors' refresh included)."""
+    ok = True
+    for kind in ("track", "gates"):
+        ok &= _check_sensor_course(kind, E, calls, device, steps)
+    return bool(ok)
+
+
+def _check_sensor_course(kind: str, E: int, calls: int, device: str, steps: int) -> bool:
+    a, b = _sensor_course(kind, E, device), _sensor_course(kind, E, device)
+    a.regenerate()  # records the course's graph (CUDA) ...
+    a.regenerate()  # ... and replays it
+    b.enqueue_generate()
+    bufs = []
+    for course in (a, b):
+        pos = wp.zeros(E, dtype=wp.vec3f, device=device)
+        quat = wp.full(E, wp.quat_identity(), dtype=wp.quatf, device=device)
+        course.bind(position=pos, orientation=quat)
+        bufs.append((pos, quat))
+    with wp.ScopedCapture(device=device) as cap:
+        a.step()
+    graph = cap.graph
+    a.reset()
+    b.reset()
+    same = _sensor_replays(a, graph, b, kind, bufs, steps)
+    m = np.zeros(E, np.int32)
+    m[::7] = 1
+    a.reset(wp.array(m, dtype=wp.int32, device=device))
+    b.reset(wp.array(m, dtype=wp.int32, device=device))
+    same = same and _sensor_replays(a, graph, b, kind, bufs, steps)
+    for course in (a, b):
+        course.inputs["regen_mask"].assign(m)
+    a.regenerate(mask=a.inputs["regen_mask"], advance=True)  # the course graph's variant
+    b.enqueue_generate(mask=b.inputs["regen_mask"], advance=True)  # eager
+    same = same and _sensor_replays(a, graph, b, kind, bufs, steps)
+    ctx = b._ctx  # the components' hooks' argument
+    for name in SENSOR_NAMES[kind]:
+        comp = b.components[name]
+        hook_ms = _ms(lambda comp=comp: comp.step(ctx), device, calls)
+        print(f"sensor {name:<10} E={E:<6} own step {hook_ms:8.3f} ms", flush=True)
+    step_ms = _ms(b.step, device, calls)
+    replay_ms = _ms(lambda: wp.capture_launch(graph), device, calls)
+    regen = a.inputs["regen_mask"]
+    masked_ms = _ms(lambda: a.regenerate(mask=regen, advance=True), device, calls)
+    print(
+        f"sensors {kind:<6} E={E:<6} step {step_ms:8.3f} ms  replay {replay_ms:8.3f} ms  "
+        f"masked regenerate ({int(m.sum())} envs) {masked_ms:8.2f} ms  replay == eager "
+        f"{'yes' if same else 'NO'}  {'ok' if same else 'MISMATCH'}",
+        flush=True,
+    )
+    return bool(same)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--E", type=int, default=8192)
@@ -423,7 +570,7 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cuda:0", help="cuda:0, or cpu for a dry run")
     ap.add_argument(
         "--only",
-        choices=("generators", "courses", "capture", "layouts"),
+        choices=("generators", "courses", "capture", "layouts", "sensors"),
         default=None,
         help="run one section only",
     )
@@ -448,6 +595,8 @@ def main(argv=None) -> int:
     if args.only in (None, "layouts"):
         # repulsive is left out: its sampler, not the layout stages, sets its time
         ok &= check_layouts(args.E, args.calls, device, [g for g in names if g != "repulsive"])
+    if args.only in (None, "sensors"):
+        ok &= check_sensors(args.E, args.calls, device)
     return 0 if ok else 1
 
 

@@ -1,5 +1,5 @@
 """benchmarks/cuda_check.py, the script the first GPU session runs, passes its CPU dry run
-(every section)."""
+(every section, the per-step sensors included)."""
 
 from __future__ import annotations
 
@@ -18,3 +18,8 @@ def test_cuda_check_dry_run_on_the_cpu():
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert "bitwise ok" in out.stdout
+    lines = out.stdout.splitlines()
+    for kind in ("track", "gates"):  # the sensors section ran its replay checks on both
+        assert any(x.startswith(f"sensors {kind} ") and x.endswith(" ok") for x in lines), kind
+    for name in ("lidar", "lookahead", "cones", "raster", "next_gates"):
+        assert any(x.startswith(f"sensor {name} ") for x in lines), name
