@@ -216,8 +216,11 @@ def _line_stats_kernel(
     straight_fraction_out: wp.array(dtype=wp.float32),
     elevation_range_out: wp.array(dtype=wp.float32),
     par_time_out: wp.array(dtype=wp.float32),
+    width_mean_inout: wp.array(dtype=wp.float32),
+    width_min_inout: wp.array(dtype=wp.float32),
 ):
-    """Every line descriptor of env ``e`` (after a width kernel wrote ``half_width``)."""
+    """Every line descriptor of env ``e`` (after a width kernel wrote ``half_width`` and the
+    widths, which become NaN here when the line is unusable)."""
     e = wp.tid()
     if mask[e] == 0:
         return
@@ -263,6 +266,8 @@ def _line_stats_kernel(
         straight_fraction_out[e] = _NAN
         elevation_range_out[e] = _NAN
         par_time_out[e] = _NAN
+        width_mean_inout[e] = _NAN
+        width_min_inout[e] = _NAN
         for q in range(P):
             percentile_out[e * P + q] = _NAN
         return

@@ -216,6 +216,8 @@ class CourseStatsMeter:
                 st.straight_fraction,
                 st.elevation_range,
                 st.par_time,
+                st.width_mean,
+                st.width_min,
             ],
             device=self.device,
         )
