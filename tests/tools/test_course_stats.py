@@ -465,3 +465,23 @@ def test_realism_ks_statistic_matches_scipy():
         want = stats.ks_2samp(a, b).statistic
         assert realism.ks_statistic(a, b) == pytest.approx(want, abs=1e-12)
     assert np.isnan(realism.ks_statistic(np.array([]), np.array([1.0])))
+
+
+def test_realism_script_ranks_samplers_against_a_folder_of_circuits(tmp_path, capsys):
+    from ..io import write_csv
+
+    for name in ("oval", "variable", "sample"):
+        xy, wr, wl = CIRCUITS[name]()
+        write_csv(tmp_path / f"{name}.csv", xy, wr, wl)
+    realism = _realism()
+    rows = realism.main(
+        ["--circuits", str(tmp_path), "--E", "8", "--samplers", "bezier", "polar", "--mixes"]
+        + ["--half-widths", "0.1", "--csv", str(tmp_path / "out.csv")]
+    )
+    assert [r["mean"] for r in rows] == sorted(r["mean"] for r in rows)
+    assert {r["source"] for r in rows} == {"bezier", "polar", "mix(bezier+polar)"}
+    for r in rows:
+        assert all(0.0 <= r[k] <= 1.0 for k in realism.FEATURES)
+    out = capsys.readouterr().out
+    assert "3 of 3 circuits measured" in out and "| mean |" in out
+    assert (tmp_path / "out.csv").read_text().startswith("source,")
