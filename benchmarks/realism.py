@@ -143,9 +143,10 @@ def generated_features(spec_or_config, seed: int) -> tuple[dict[str, np.ndarray]
     return f, float(gen.result.valid.numpy().mean()), time.perf_counter() - t0
 
 
-def _row(name: str, hw: float, wv: float, yld: float, feats, real) -> dict:
-    n = len(feats["turning"])
-    row = {"source": name, "half_width": hw, "width_variation": wv, "envs": n, "yield": yld}
+def _row(name: str, setting: tuple, yld: float, feats, real) -> dict:
+    hw, wv, npts = setting
+    row = {"source": name, "half_width": hw, "width_variation": wv, "num_points": npts}
+    row.update({"envs": len(feats["turning"]), "yield": yld})
     for k in FEATURES:
         row[k] = ks_statistic(feats[k], real[k])
     row["mean"] = float(np.nanmean([row[k] for k in FEATURES]))
@@ -166,6 +167,9 @@ def main(argv=None) -> list[dict]:
     p.add_argument(
         "--width-variations", nargs="+", type=float, default=[0.0], help="width_variation values"
     )
+    p.add_argument(
+        "--num-points", nargs="+", type=int, default=[256], help="sampler resolutions num_points"
+    )
     p.add_argument("--mixes", action="store_true", help="also a mix of all --samplers")
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=0)
@@ -180,10 +184,15 @@ def main(argv=None) -> list[dict]:
     label, count, real = real_features(args.circuits, args.device)
     print(f"# real: {label}: {len(real['turning'])} of {count} circuits measured")
     runs = []
-    grid = [(hw, wv) for hw in args.half_widths for wv in args.width_variations]
-    for hw, wv in grid:
+    grid = [
+        (hw, wv, npts)
+        for hw in args.half_widths
+        for wv in args.width_variations
+        for npts in args.num_points
+    ]
+    for hw, wv, npts in grid:
         common = {"num_envs": args.E, "half_width": hw, "device": args.device}
-        common["width_variation"] = wv
+        common.update(width_variation=wv, num_points=npts)
         # room for a loop of 8 track units at the beads' spacing 0.6 * half_width
         common["N_max"] = max(TrackGenConfig().N_max, int(8.0 / (0.6 * hw)) + 2)
         sources = [(g, TrackGenConfig(generator=g, **common)) for g in args.samplers]
@@ -192,28 +201,28 @@ def main(argv=None) -> list[dict]:
             sources.append((name, presets.track_mix(list(args.samplers), **common)))
         for name, src in sources:
             feats, yld, secs = generated_features(src, args.seed)
-            runs.append((name, hw, wv, feats, yld))
+            runs.append((name, (hw, wv, npts), feats, yld))
             n = len(feats["turning"])
-            print(f"# {name} hw={hw} wv={wv}: {n} valid envs, {secs:.1f} s", flush=True)
+            print(f"# {name} hw={hw} wv={wv} pts={npts}: {n} valid, {secs:.1f} s", flush=True)
     rows = sorted(
-        (_row(n, hw, wv, y, f, real) for n, hw, wv, f, y in runs),
+        (_row(n, setting, y, f, real) for n, setting, f, y in runs),
         key=lambda r: r["mean"],
     )
     print(f"\nKS statistic per feature against {label} (lower is closer), best first:\n")
-    print("| source | half_width | width_var | yield | " + " | ".join(FEATURES) + " | mean |")
-    print("|---" * (len(FEATURES) + 5) + "|")
+    cols = "| source | half_width | width_var | points | yield | "
+    print(cols + " | ".join(FEATURES) + " | mean |")
+    print("|---" * (len(FEATURES) + 6) + "|")
     for r in rows:
         cells = " | ".join(f"{r[k]:.2f}" for k in FEATURES)
-        head = (
-            f"| {r['source']} | {r['half_width']:g} | {r['width_variation']:g} | {r['yield']:.0%}"
-        )
+        head = f"| {r['source']} | {r['half_width']:g} | {r['width_variation']:g}"
+        head += f" | {r['num_points']} | {r['yield']:.0%}"
         print(f"{head} | {cells} | {r['mean']:.3f} |")
     print("\nMedians of the features:\n")
     print("| source | " + " | ".join(FEATURES) + " |")
     print("|---" * (len(FEATURES) + 1) + "|")
     print(_medians("real", real))
-    for n, hw, wv, f, _ in runs:
-        print(_medians(f"{n} (hw {hw:g}, wv {wv:g})", f))
+    for n, (hw, wv, npts), f, _ in runs:
+        print(_medians(f"{n} (hw {hw:g}, wv {wv:g}, {npts} points)", f))
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=list(rows[0]))

@@ -373,6 +373,7 @@ def test_stats_are_bitwise_identical_for_every_thread_count():
             extra=[tools.CourseStats()],
             seeds=4,
         )
+        assert len(course.generator.env_ranges) == (t if t > 1 else 0)
         st = course.components["stats"].result
         run = [_bytes(st)]
         course.regenerate(advance=True)
