@@ -5,14 +5,17 @@ Run from the repository root (or with track_gen installed):
 
     PYTHONPATH=. python benchmarks/realism.py                       # the test circuits
     PYTHONPATH=. python benchmarks/realism.py --circuits /path/to/racetrack-database/tracks
-    PYTHONPATH=. python benchmarks/realism.py --E 512 --half-widths 0.1 0.05 --csv realism.csv
+    PYTHONPATH=. python benchmarks/realism.py --E 512 --half-widths 0.1 0.0125 \
+        --width-variations 0 0.5 --num-points 256 2048 --mixes --csv realism.csv
 
 Real circuits: every ``*.csv`` of ``--circuits`` (the TUM racetrack-database layout, read with
 ``track_gen.io.read_tum``) or, by default, the hand-made circuits the tests ship
 (``tests/io/__init__.py``: an oval, a hairpin, a variable-width loop, a sample circuit), built
 at their own widths through ``track_gen.io.tracks_spec`` (metres). Generated courses: for
-each sampler and each ``--half-widths`` value, ``E`` envs of
-``TrackGenConfig(generator=g, half_width=hw)`` (and ``presets.track_mix`` of all samplers with
+each sampler and each setting of the grid ``--half-widths`` x ``--width-variations`` x
+``--num-points`` (the sampler's resolution before resampling), ``E`` envs of
+``TrackGenConfig(generator=g, half_width=hw, width_variation=wv, num_points=p)`` with
+``N_max`` room for 8 track units of beads (and ``presets.track_mix`` of all samplers with
 ``--mixes``). Every valid env is measured by ``tools.CourseStatsMeter`` (the ``"stats"``
 component's utility, default settings: corners are radii below 20 half widths) and invalid
 envs are dropped.
