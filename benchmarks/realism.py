@@ -5,6 +5,7 @@ Run from the repository root (or with track_gen installed):
 
     PYTHONPATH=. python benchmarks/realism.py                       # the test circuits
     PYTHONPATH=. python benchmarks/realism.py --circuits /path/to/racetrack-database/tracks
+    PYTHONPATH=. python benchmarks/realism.py --meter-ms --E 8192            # the meter's cost
     PYTHONPATH=. python benchmarks/realism.py --E 512 --half-widths 0.1 0.0125 \
         --width-variations 0 0.5 --num-points 256 2048 --mixes --csv realism.csv
 
@@ -146,6 +147,30 @@ def generated_features(spec_or_config, seed: int) -> tuple[dict[str, np.ndarray]
     return f, float(gen.result.valid.numpy().mean()), time.perf_counter() - t0
 
 
+def time_meter(num_envs: int, device, calls: int = 20) -> tuple[float, float]:
+    """Median ms per ``CourseStatsMeter.measure`` call on ``num_envs`` default generated
+    tracks: every env, and a mask of 1% of them (``wp.synchronize_device`` before each timer
+    stops)."""
+    gen = TrackGenerator(presets.track(num_envs=num_envs, device=device), seeds=0)
+    gen.generate()
+    meter = tools.CourseStatsMeter(gen.result)
+    few = np.zeros(num_envs, np.int32)
+    few[:: max(1, num_envs // max(1, num_envs // 100))] = 1
+    few = wp.array(few, dtype=wp.int32, device=device)
+    out = []
+    for mask in (None, few):
+        meter.measure(mask)
+        wp.synchronize_device(device)
+        times = []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            meter.measure(mask)
+            wp.synchronize_device(device)
+            times.append(1e3 * (time.perf_counter() - t0))
+        out.append(float(np.median(times)))
+    return out[0], out[1]
+
+
 def _row(name: str, setting: tuple, yld: float, feats, real) -> dict:
     hw, wv, npts = setting
     row = {"source": name, "half_width": hw, "width_variation": wv, "num_points": npts}
@@ -177,9 +202,20 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--csv", default=None, help="write the rows to this CSV file")
+    p.add_argument(
+        "--meter-ms", action="store_true", help="only time CourseStatsMeter.measure at --E envs"
+    )
     args = p.parse_args(argv)
     if args.E < 1:
         raise SystemExit(f"--E {args.E}: must be >= 1")
+    if args.meter_ms:
+        wp.init()
+        full, masked = time_meter(args.E, args.device)
+        print(
+            f"CourseStatsMeter.measure, E={args.E} on {args.device}: {full:.3f} ms every env, "
+            f"{masked:.3f} ms with 1% of the envs masked"
+        )
+        return []
     unknown = [s for s in args.samplers if s not in TRACK_GENERATORS]
     if unknown:
         raise SystemExit(f"--samplers {unknown}: not among {list(TRACK_GENERATORS)}")
