@@ -361,6 +361,12 @@ def test_gate_course_is_measured_along_its_course_line(device):
         widths = 2 * gates.host("half_size")[e, :g].astype(np.float64)
         assert_matches(st, e, oracle(line.host("center")[e, :n], widths, **SETTINGS))
     assert (st.width_min.numpy()[gates.valid.numpy() == 1] == np.float32(0.1)).all()
+    assert np.isnan(st.par_time.numpy()).all()
+    comp = course.components["stats"]
+    comp.planned_source = course.components["centerline"]  # as the course sets it
+    owned = [*st.arrays(), *(getattr(comp.utility, k) for k in ("_no_lap", "_everyone"))]
+    owned += [comp.utility._half_width, comp.utility._kappa]
+    assert comp.planned_bytes(course.generator.layout, None) == sum(a.capacity for a in owned)
     assert tools.check_component("stats", course) == []
 
 
