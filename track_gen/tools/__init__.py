@@ -3,7 +3,8 @@
 Components (``Component`` subclasses, used by :class:`track_gen.course.Course`):
 
 * track courses: ``Checkpoints``, ``Progress``, ``BandCollision``, ``Localizer``,
-  ``HeightFieldBake``, ``Props``, ``RacingLine``, ``EgoRaster``; the per-step sensors
+  ``HeightFieldBake``, ``Props``, ``RacingLine``, ``EgoRaster``, ``CourseStats``
+  (``CourseStats(source="centerline")`` on a gate course); the per-step sensors
   ``Lookahead`` (-> ``LookaheadPoints``), ``ConeDetections`` (-> ``ConeDetectionSet``) and
   ``Lidar`` (-> ``LidarScan``);
 * gate courses: ``GateCheckpoints``, ``CenterlineFromGates``, ``Progress``, ``DiscCollision``
@@ -24,6 +25,7 @@ from .band_collision import BandCollider, BandCollision, BandContact
 from .checkpoints import CheckpointPlacer, Checkpoints, CheckpointSet, GateCheckpoints
 from .cones import ConeColour, ConeDetections, ConeDetectionSet, ConeDetector
 from .course_line import CenterlineFromGates, CourseLine, CourseLineBuilder
+from .course_stats import CourseStats, CourseStatsMeter, CourseStatsSet
 from .gate_collision import (
     DiscCollider,
     DiscCollision,
@@ -69,6 +71,9 @@ __all__ = [
     "EgoRasterizer",
     "CourseLine",
     "CourseLineBuilder",
+    "CourseStats",
+    "CourseStatsMeter",
+    "CourseStatsSet",
     "DiscCollider",
     "DiscCollision",
     "DiscContact",
