@@ -24,8 +24,12 @@ A step, in order (:meth:`RaceEnv.step`):
    by their new episode's first one (gymnasium's same-step autoreset). ``final_obs`` keeps
    the last observation of the ended episode.
 
-Observation (float32 ``[E, obs_dim]``, ``obs_dim = 8 + 2 * len(lookahead)``, plus 2 with
-``racing_line="observe"``), per column: speed / max_speed; steering angle / max_steer; lateral
+Observation (float32 ``[E, obs_dim]``): the terms of ``config.observations`` in order,
+``"state"`` (the default) and the sensors ``"lidar"``, ``"lookahead"``, ``"cones"``, whose
+columns :mod:`track_gen.envs.race_sensors` documents (one kernel writes them after the state
+kernel; every column finite, 0 for an invalid env). The ``state`` term
+(``config.state_dim = 8 + 2 * len(lookahead)``, plus 2 with ``racing_line="observe"``), per
+column: speed / max_speed; steering angle / max_steer; lateral
 offset ``n`` from the centerline (track units, left positive); sin and cos of the heading
 error (car yaw minus the closest segment's direction); band clearance (track units, negative
 off the road); distance to the next checkpoint (track units); lap fraction ``s / length`` in
@@ -103,6 +107,15 @@ from .race_kernels import (
     _observe,
     _observe_reset,
     _respawn,
+)
+from .race_sensors import (
+    SENSOR_DEFAULTS,
+    SENSOR_FIELDS,
+    observe_sensors,
+    sensor_components,
+    sensor_dims,
+    stochastic_sensors,
+    terms,
 )
 
 __all__ = ["RaceConfig", "RaceDone", "RaceEnv", "RaceStats"]
@@ -223,22 +236,32 @@ RACE_FIELDS = (
 )
 
 
-def _obs_dim(self) -> int:
-    """Columns of the observation: ``8 + 2 * len(lookahead)``, plus 2 with
+def _state_dim(self) -> int:
+    """Columns of the ``state`` term: ``8 + 2 * len(lookahead)``, plus 2 with
     ``racing_line="observe"``."""
     line = _LINE_OBS if self.racing_line == "observe" else 0
     return _BASE_OBS + 2 * len(self.lookahead) + line
 
 
+def _obs_dim(self) -> int:
+    """Columns of the observation: the state's (when observed) and each sensor's."""
+    state = _state_dim(self) if "state" in terms(self) else 0
+    return state + sum(sensor_dims(self).values())
+
+
 def _plans_line(self) -> bool:
-    """Whether the env plans a racing line: ``racing_line`` is not ``"off"`` or
-    ``reward_par`` is nonzero."""
-    return self.racing_line != "off" or self.reward_par != 0.0
+    """Whether the env plans a racing line: ``racing_line`` is not ``"off"``, ``reward_par``
+    is nonzero, or the observed look-ahead points lie on the racing line."""
+    looks = "lookahead" in terms(self) and self.lookahead_source == "racing_line"
+    return self.racing_line != "off" or self.reward_par != 0.0 or looks
 
 
 RaceConfig = config_class(
     "RaceConfig",
-    [("Car, episode, reward and course", "", RACE_FIELDS)],
+    [
+        ("Car, episode, reward and course", "", RACE_FIELDS),
+        ("Observations and sensors", "", SENSOR_FIELDS),
+    ],
     doc="""The car, the episode and the reward of a :class:`RaceEnv` (checked on construction:
 TypeError for a wrong kind, ValueError for a value out of range, naming the field).
 
@@ -246,11 +269,23 @@ Lengths in track units (the default road is 0.1 wide on each side of the centerl
 about 5 long), times in seconds, angles in radians. ``checkpoint_spacing`` is the course
 checkpoints' declaration (``tools.checkpoints.SPACING``), narrowed to at most 100 here; a
 spacing giving more than 65536 checkpoints on the longest loop the track config allows is
-refused by :class:`RaceEnv` before anything is built. ``obs_dim``: the observation's columns,
-``8 + 2 * len(lookahead)`` (+ 2 with ``racing_line="observe"``); ``plans_racing_line``:
-whether the env plans a racing line (``racing_line != "off"`` or ``reward_par != 0``).""",
-    namespace={"obs_dim": property(_obs_dim), "plans_racing_line": property(_plans_line)},
-    defaults={"checkpoint_spacing": 0.6},
+refused by :class:`RaceEnv` before anything is built. ``observations`` names the observed
+terms joined by ``+`` (default ``"state"``); the ``lidar_*``, ``lookahead_*`` and ``cones_*``
+fields are the settings of ``tools.Lidar``, ``tools.Lookahead`` and ``tools.ConeDetections``
+(their own declarations), read only when the sensor is observed (column layout:
+:mod:`track_gen.envs.race_sensors`). ``obs_dim``: the observation's columns; ``state_dim``:
+the ``state`` term's, ``8 + 2 * len(lookahead)`` (+ 2 with ``racing_line="observe"``);
+``observed``: the terms as a tuple; ``plans_racing_line``: whether the env plans a racing
+line (``racing_line != "off"``, ``reward_par != 0`` or observed ``lookahead_source=
+"racing_line"``).""",
+    namespace={
+        "obs_dim": property(_obs_dim),
+        "state_dim": property(_state_dim),
+        "observed": property(terms),
+        "sensor_dims": property(sensor_dims),
+        "plans_racing_line": property(_plans_line),
+    },
+    defaults={"checkpoint_spacing": 0.6, **SENSOR_DEFAULTS},
     narrow={"checkpoint_spacing": {"hi": 100.0}},
     module=__name__,
 )
@@ -440,6 +475,11 @@ class RaceEnv:
             line (``config.plans_racing_line`` False).
         position: vec3f ``[E]`` (track units), yaw, speed, steer: float32 ``[E]`` (rad,
             track units / s, rad): the car state.
+        observed: the observed terms (``config.observed``, e.g. ``("state", "lidar")``).
+        sensor_dims: ``{term: columns}`` of the observed sensors, in column order.
+        sensors: ``{term: result}`` of the observed sensors (``tools.LidarScan``,
+            ``tools.LookaheadPoints``, ``tools.ConeDetectionSet``: the arrays the
+            observation's columns are read from, as of the last step; empty without).
         curriculum: the :class:`~track_gen.curriculum.LevelReplay` on :attr:`course` (None
             without ``curriculum=``). Each step, after the observe kernel and before the
             auto-reset, the env calls ``curriculum.update(done, curriculum_signal)`` (every
@@ -503,6 +543,7 @@ class RaceEnv:
         extra = [tools.Localizer(warm_window=8)]
         if config.plans_racing_line:
             extra.append(_racing_line_for(config))
+        extra.extend(sensor_components(config))
         self.course = Course.track(
             spec,
             checkpoint_spacing=config.checkpoint_spacing,
@@ -518,7 +559,9 @@ class RaceEnv:
         )
         self.device = self.course.device
         self.n_max = self.course.generator.layout.N_max
-        self._host_guard = self.device.is_cpu
+        # a step without a done env skips the auto-reset pass on the CPU, unless a sensor draws
+        # noise: that pass steps the course again (new draws), as a recorded step always does
+        self._host_guard = self.device.is_cpu and not stochastic_sensors(config)
 
         budget = AllocationBudget(dev, ENV_BUDGET_HINT, owner="this env's")
 
@@ -543,6 +586,8 @@ class RaceEnv:
         self.actions = f32((E, 2), "actions")
         self.obs = f32((E, self.obs_dim), "observations")
         self.final_obs = f32((E, self.obs_dim), "final observations")
+        self._ok = i32("usable-env flags")
+        self._sensor_setup(config, budget)
         self.reward = f32()
         self.done, self.time_out, self.done_reason = i32(), i32(), i32()
         self.episode_length = i32()
@@ -580,6 +625,83 @@ class RaceEnv:
         self._respawn_observe(self._everyone)
         if captured:
             self.capture()
+
+    # ------------------------------------------------------------------ sensors
+    def _sensor_setup(self, config: RaceConfig, budget: AllocationBudget) -> None:
+        """The state term's buffers (the observation itself when ``state`` is observed, else
+        scratch) and the sensor kernel's fixed arguments."""
+        E = self.num_envs
+        self.observed = config.observed
+        self.sensor_dims = config.sensor_dims
+        if "state" in self.observed:
+            self._state_obs, self._state_final = self.obs, self.final_obs
+        else:
+            S = config.state_dim
+            self._state_obs = budget.zeros((E, S), wp.float32, "state scratch")
+            self._state_final = budget.zeros((E, S), wp.float32, "state scratch")
+        self._has_sensors = bool(self.sensor_dims)
+        self.sensors: dict = {}
+        one_f = budget.zeros(1, wp.float32, "placeholders")
+        one_i = budget.zeros(1, wp.int32, "placeholders")
+        one_v = budget.zeros(1, wp.vec3f, "placeholders")
+        self._placeholders = (one_f, one_i, one_v)
+        col = config.state_dim if "state" in self.observed else 0
+        cols = {}
+        for name, dim in self.sensor_dims.items():
+            cols[name] = col
+            col += dim
+        K, h = config.lookahead_num_points, config.lookahead_spacing
+        self._sensor_static = [
+            config.lidar_num_beams if "lidar" in cols else 0,
+            cols.get("lidar", 0),
+            1.0 / config.lidar_max_range,
+            K if "lookahead" in cols else 0,
+            cols.get("lookahead", 0),
+            self.sensor_dims.get("lookahead", 0) // max(K, 1),
+            1.0 / (K * h),
+            h,
+            1.0 / config.max_speed,
+            config.cones_max_cones if "cones" in cols else 0,
+            cols.get("cones", 0),
+            1.0 / config.cones_max_range,
+        ]
+
+    def _observe_sensors(self, mask: wp.array, res, write_final: int) -> None:
+        """The sensor columns of every env (one kernel; nothing without sensors): after a
+        step (``write_final`` 1: into ``final_obs`` too) or after the course step of a reset
+        of ``mask`` (2: ``final_obs`` of the others too; see the kernel)."""
+        if not self._has_sensors:
+            return
+        f, i, v = self._placeholders
+        if not self.sensors:  # the sensors answer into the same arrays every step
+            self.sensors = {name: res[name] for name in self.sensor_dims}
+        lidar = self.sensors.get("lidar")
+        look = self.sensors.get("lookahead")
+        cones = self.sensors.get("cones")
+        speed = f if look is None or look.speed is None else look.speed
+        wp.launch(
+            observe_sensors,
+            self.num_envs,
+            inputs=[
+                mask,
+                self._ok,
+                f if lidar is None else lidar.distance,
+                v if look is None else look.position,
+                f if look is None else look.width_left,
+                f if look is None else look.width_right,
+                f if look is None else look.curvature,
+                speed,
+                i if look is None else look.valid,
+                v if cones is None else cones.position,
+                i if cones is None else cones.colour,
+                i if cones is None else cones.count,
+                i if cones is None else cones.valid,
+                *self._sensor_static,
+                write_final,
+            ],
+            outputs=[self.obs, self.final_obs],
+            device=self.device,
+        )
 
     # ------------------------------------------------------------------ stages
     def _drive(self) -> None:
@@ -667,8 +789,8 @@ class RaceEnv:
                 self._stat_lap_time,
                 self._stat_par_laps,
                 self._stat_par_ratio,
-                self.obs,
-                self.final_obs,
+                self._state_obs,
+                self._state_final,
                 self.reward,
                 self.done,
                 self.time_out,
@@ -676,9 +798,11 @@ class RaceEnv:
                 self.final_progress,
                 self.final_lap_time,
                 self._signal,
+                self._ok,
             ],
             device=self.device,
         )
+        self._observe_sensors(self._everyone, res, 1)
 
     def _respawn_observe(self, mask: wp.array) -> None:
         """Respawn the masked cars behind the start line of their current course, step the
@@ -732,9 +856,10 @@ class RaceEnv:
                 c.max_steer,
                 int(self._observe_line),
             ],
-            outputs=[self._s_prev, self.obs],
+            outputs=[self._s_prev, self._state_obs, self._ok],
             device=self.device,
         )
+        self._observe_sensors(mask, res, 2)
 
     def _auto_reset(self) -> None:
         if self.curriculum is not None:

@@ -275,6 +275,7 @@ def _observe(
     final_progress_out: wp.array(dtype=wp.float32),
     final_lap_time_out: wp.array(dtype=wp.float32),
     signal_out: wp.array(dtype=wp.float32),
+    ok_out: wp.array(dtype=wp.int32),
 ):
     """Observation, reward, done mask and episode bookkeeping of one env; writes EVERY entry
     of every output (``done_out`` is the auto-reset mask), ``final_obs_out`` a copy of the
@@ -296,6 +297,7 @@ def _observe(
     p = pos[e]
     ok = _usable(valid[e], count[e], frame_segment[e], s, n, heading, L, gap, dist)
     ok = ok and wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(yaw[e])
+    ok_out[e] = wp.where(ok, 1, 0)
     _write_obs(
         e,
         ok,
@@ -469,6 +471,7 @@ def _observe_reset(
     # outputs (masked envs only)
     s_prev_out: wp.array(dtype=wp.float32),
     obs_out: wp.array2d(dtype=wp.float32),
+    ok_out: wp.array(dtype=wp.int32),
 ):
     """The first observation of a respawned car's episode (masked envs only)."""
     e = wp.tid()
@@ -482,6 +485,7 @@ def _observe_reset(
     dist = dist_to_next[e]
     p = pos[e]
     ok = _usable(valid[e], count[e], frame_segment[e], s, n, heading, L, gap, dist)
+    ok_out[e] = wp.where(ok, 1, 0)
     _write_obs(
         e,
         ok,
