@@ -3,11 +3,12 @@
 Components (``Component`` subclasses, used by :class:`track_gen.course.Course`):
 
 * track courses: ``Checkpoints``, ``Progress``, ``BandCollision``, ``Localizer``,
-  ``HeightFieldBake``, ``Props``, ``RacingLine``; the per-step sensors ``Lookahead`` (->
-  ``LookaheadPoints``), ``ConeDetections`` (-> ``ConeDetectionSet``) and ``Lidar`` (->
-  ``LidarScan``);
+  ``HeightFieldBake``, ``Props``, ``RacingLine``, ``EgoRaster``, ``CourseStats``
+  (``CourseStats(source="centerline")`` on a gate course); the per-step sensors
+  ``Lookahead`` (-> ``LookaheadPoints``), ``ConeDetections`` (-> ``ConeDetectionSet``) and
+  ``Lidar`` (-> ``LidarScan``);
 * gate courses: ``GateCheckpoints``, ``CenterlineFromGates``, ``Progress``, ``DiscCollision``
-  or ``FrameCollision``, ``Localizer(source="centerline")``, ``Lidar``.
+  or ``FrameCollision``, ``Localizer(source="centerline")``, ``Lidar``, ``NextGates``.
 
 Utilities they wrap: ``CheckpointPlacer`` (-> ``CheckpointSet``), ``ProgressTracker``
 (-> ``ProgressEvents``), ``BandCollider`` (-> ``BandContact``), ``CourseLineBuilder``
@@ -24,6 +25,7 @@ from .band_collision import BandCollider, BandCollision, BandContact
 from .checkpoints import CheckpointPlacer, Checkpoints, CheckpointSet, GateCheckpoints
 from .cones import ConeColour, ConeDetections, ConeDetectionSet, ConeDetector
 from .course_line import CenterlineFromGates, CourseLine, CourseLineBuilder
+from .course_stats import CourseStats, CourseStatsMeter, CourseStatsSet
 from .gate_collision import (
     DiscCollider,
     DiscCollision,
@@ -43,9 +45,11 @@ from .heightfield import (
 from .lidar import Lidar, LidarScan, LidarScanner
 from .localizer import Localizer, TrackFrame, TrackLocalizer
 from .lookahead import Lookahead, LookaheadPoints, LookaheadSampler
+from .next_gates import NextGatePoses, NextGates, NextGateSensor
 from .progress import Progress, ProgressEvents, ProgressTracker
 from .props import PropKind, PropPlacer, Props, PropSet, PropSide
 from .racing_line import RacingLine, RacingLinePlanner, RacingLineSet
+from .raster import EgoRaster, EgoRasterImage, EgoRasterizer, RasterCell
 
 __all__ = [
     "BandCollider",
@@ -62,8 +66,14 @@ __all__ = [
     "ConeDetections",
     "ConeDetector",
     "ComponentContext",
+    "EgoRaster",
+    "EgoRasterImage",
+    "EgoRasterizer",
     "CourseLine",
     "CourseLineBuilder",
+    "CourseStats",
+    "CourseStatsMeter",
+    "CourseStatsSet",
     "DiscCollider",
     "DiscCollision",
     "DiscContact",
@@ -84,6 +94,9 @@ __all__ = [
     "Lookahead",
     "LookaheadPoints",
     "LookaheadSampler",
+    "NextGatePoses",
+    "NextGateSensor",
+    "NextGates",
     "Progress",
     "ProgressEvents",
     "ProgressTracker",
@@ -95,6 +108,7 @@ __all__ = [
     "RacingLine",
     "RacingLinePlanner",
     "RacingLineSet",
+    "RasterCell",
     "TrackFrame",
     "TrackLocalizer",
     "check_component",

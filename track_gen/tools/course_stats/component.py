@@ -1,0 +1,105 @@
+"""The course component of the course descriptors (its Tunables: ``fields.py``)."""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ...core.component import Component, buffer_bytes
+from ...core.ranges import EnvSplit
+from ...results import GateSequence, Track
+from .fields import CORNER_ANGLE, CORNER_RADIUS, PERCENTILES
+from .utility import CourseStatsMeter, check_settings
+
+_GATE_HINT = (
+    "a gate course has no centre line of its own: pass source='centerline' (the "
+    "tools.CenterlineFromGates component of Course.gates) to measure its course line"
+)
+
+
+class CourseStats(Component):
+    """Course component ``"stats"``: per-env descriptors of every course the generator
+    builds (:class:`CourseStatsMeter`), recomputed for the regenerated envs (``on_generate``;
+    unmasked envs keep every byte). A per-generation component: no entry of ``StepResult``,
+    read ``course.components["stats"].result``.
+
+    Args:
+        corner_radius, corner_angle, percentiles: see :class:`CourseStatsMeter` and
+            ``fields.py``.
+        racing_line: None, or the name of a :class:`~track_gen.tools.RacingLine` component
+            of the course (``"racing_line"``) whose ``lap_time`` becomes ``par_time``; this
+            component then runs after it.
+        source: None measures the generator's Track; on a gate course, the name of the
+            component whose result is the course line (``"centerline"``), the gate openings
+            giving the widths.
+
+    ``result`` is the :class:`CourseStatsSet`, ``utility`` the :class:`CourseStatsMeter`.
+    Every argument is checked here, before any course is built.
+    """
+
+    name = "stats"
+
+    def __init__(
+        self,
+        corner_radius: float = CORNER_RADIUS.default,
+        corner_angle: float = CORNER_ANGLE.default,
+        percentiles=PERCENTILES.default,
+        *,
+        racing_line: str | None = None,
+        source: str | None = None,
+        name: str | None = None,
+        after=None,
+    ):
+        self.settings = check_settings("CourseStats", corner_radius, corner_angle, percentiles)
+        if racing_line is not None and (not isinstance(racing_line, str) or not racing_line):
+            raise TypeError(
+                f"CourseStats.racing_line must be None or the name of a RacingLine component "
+                f"(such as 'racing_line'), got {racing_line!r}"
+            )
+        super().__init__(name=name, after=after, source=source)
+        self.racing_line = racing_line
+        if racing_line is not None and racing_line not in self.after:
+            self.after = (*self.after, racing_line)
+
+    def check_family(self, family: str) -> None:
+        """A gate course needs ``source`` (ValueError naming the fix)."""
+        if self.source is None and family == "gates":
+            raise ValueError(f"CourseStats(): {_GATE_HINT}")
+
+    def attach(self, ctx) -> None:
+        course = ctx.generator.result
+        line = None
+        if self.source is None:
+            if isinstance(course, GateSequence):
+                raise ValueError(f"CourseStats(): {_GATE_HINT}")
+        else:
+            line = ctx.get(self.source).result
+            if isinstance(course, Track):
+                raise ValueError(
+                    f"CourseStats(source={self.source!r}): a track course is measured along "
+                    "its own centre line: leave source=None"
+                )
+        lap = None
+        if self.racing_line is not None:
+            lap = getattr(ctx.get(self.racing_line).result, "lap_time", None)
+            if not isinstance(lap, wp.array):
+                raise TypeError(
+                    f"CourseStats(racing_line={self.racing_line!r}): that component's result "
+                    "has no lap_time array: name a tools.RacingLine component"
+                )
+        self.utility = CourseStatsMeter(course, line=line, lap_time=lap, **self.settings)
+        self._split = EnvSplit(self.utility, ctx.generator)
+        self.result = self.utility.stats
+
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`CourseStatsMeter`'s buffers: on the generator's centre line
+        (``layout.N_max`` rows per env) or on the line of the ``source`` component (its
+        ``planned_line_rows(layout)``, else ``layout.N_max``)."""
+        rows = layout.N_max
+        line_rows = getattr(self.planned_source, "planned_line_rows", None)
+        if self.source is not None and callable(line_rows):
+            rows = int(line_rows(layout))
+        P = len(self.settings["percentiles"])
+        return buffer_bytes(CourseStatsMeter.buffers(layout.num_envs, rows, P))
+
+    def on_generate(self, ctx, mask) -> None:
+        self._split.run(CourseStatsMeter.measure, mask)  # on the generator's env ranges

@@ -1,0 +1,105 @@
+"""The course component of the next-gates sensor (its Tunables: ``fields.py``)."""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.ranges import EnvSplit
+from ...results import GateSequence
+from ..shared import generator_result
+from .utility import NextGateSensor, check_settings
+
+
+class NextGates(Component):
+    """Course component ``"next_gates"`` of a gate course: the poses of each env's next
+    ``num_gates`` gates relative to the agent's body frame (:class:`NextGatePoses`,
+    ``res["next_gates"]``).
+
+    Args:
+        num_gates: slots per env (``NUM_GATES``); slot 0 is the progress target.
+        reveal_range: keyword-only (``REVEAL_RANGE``): with it, a gate answers its nominal
+            pose (drawn at generation) until the agent comes within this distance of the
+            gate's true centre, then its true pose until the env is reset or regenerated.
+        nominal_noise: keyword-only (``NOMINAL_NOISE``), the error of the nominal poses.
+        source: the component whose result holds the target gate (``next_index``):
+            ``"progress"``.
+
+    Reads the bound ``position`` (vec3f ``[E]``) and ``orientation`` (quatf ``[E]``,
+    world-from-body). ``on_generate(mask)`` draws the regenerated envs' nominal poses (on the
+    generator's env ranges) and clears their revealed flags; ``reset(mask)`` clears the
+    flags. ``utility`` is the :class:`NextGateSensor`. Gate courses only.
+    """
+
+    name = "next_gates"
+    source = "progress"
+    families = ("gates",)
+    INPUTS = (
+        InputSpec("position", wp.vec3f, doc="agent position per env, track units"),
+        InputSpec(
+            "orientation",
+            wp.quatf,
+            doc="agent orientation per env (x, y, z, w), world-from-body, yaw about +z",
+        ),
+    )
+
+    def __init__(
+        self,
+        num_gates: int,
+        *,
+        reveal_range: float | None = None,
+        nominal_noise: float = 0.0,
+        source: str | None = None,
+        name: str | None = None,
+        after=None,
+    ):
+        super().__init__(name=name, after=after, source=source)
+        self.num_gates, self.reveal_range, self.nominal_noise = check_settings(
+            "NextGates", num_gates, reveal_range, nominal_noise
+        )
+
+    def attach(self, ctx) -> None:
+        why = "a track course has no gates"
+        gates = generator_result(ctx, GateSequence, "NextGates", why)
+        events = ctx.get(self.source).result
+        next_index = getattr(events, "next_index", None)
+        if not isinstance(next_index, wp.array):
+            raise TypeError(
+                f"NextGates(source={self.source!r}): that component's result has no wp.array "
+                "'next_index' (the target gate per env): use source='progress'"
+            )
+        seeds = None
+        if self.reveal_range is not None:
+            seeds = getattr(getattr(ctx.generator, "seeds", None), "seeds", None)
+            if not isinstance(seeds, wp.array):
+                raise TypeError(
+                    "NextGates(reveal_range=...): the generator has no seeds.seeds array for "
+                    "the nominal poses' stream: use a GateGenerator"
+                )
+        self.utility = NextGateSensor(
+            gates,
+            next_index,
+            self.num_gates,
+            seeds=seeds,
+            reveal_range=self.reveal_range,
+            nominal_noise=self.nominal_noise,
+        )
+        self._split = EnvSplit(self.utility, ctx.generator)
+        self.result = self.utility.poses
+
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`NextGateSensor`'s buffers (:meth:`NextGateSensor.buffers`)."""
+        return buffer_bytes(
+            NextGateSensor.buffers(
+                layout.num_envs, layout.N_max, self.num_gates, self.reveal_range is not None
+            )
+        )
+
+    def on_generate(self, ctx, mask) -> None:
+        self._split.run(NextGateSensor.refresh, mask)  # on the generator's env ranges
+
+    def step(self, ctx):
+        return self.utility.sense(self.bound["position"], self.bound["orientation"])
+
+    def reset(self, ctx, mask) -> None:
+        self.utility.reset(mask)

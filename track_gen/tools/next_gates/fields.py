@@ -1,0 +1,40 @@
+"""The Tunable declarations of the next-gates sensor (read by its utility and its component)."""
+
+from __future__ import annotations
+
+from ...core.tunable import Tunable
+from ..fields import distance
+
+_SURFACES = ("tools.NextGates", "tools.NextGateSensor")
+
+NUM_GATES = Tunable(
+    "num_gates",
+    None,
+    kind="int",
+    lo=1,
+    hi=256,
+    unit="gates",
+    doc="how many upcoming gates each env answers (slot 0: the target gate); required.",
+    surfaces=_SURFACES,
+)
+
+
+REVEAL_RANGE = distance(
+    "reveal_range",
+    None,
+    optional=True,
+    doc="distance from a gate's true centre within which the agent sees its true pose (kept "
+    "until a reset or a regeneration); until then the gate answers its nominal pose. None: "
+    "every gate answers its true pose.",
+    surfaces=_SURFACES,
+)
+
+
+NOMINAL_NOISE = distance(
+    "nominal_noise",
+    0.0,
+    doc="size of the error of a nominal gate pose, drawn at generation: each centre "
+    "coordinate is off by up to this much, and the yaw by atan(d / half_size) for a fourth "
+    "draw |d| up to it. Needs reveal_range.",
+    surfaces=_SURFACES,
+)

@@ -1,0 +1,125 @@
+"""The course component of the ego raster (its Tunables: ``fields.py``)."""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.exec import is_capturing
+from ...core.ranges import EnvSplit, run_ranges
+from ...results import Track
+from ..shared import generator_result
+from .fields import RESOLUTION
+from .utility import EgoRasterizer, check_settings
+
+
+def _name(owner: str, keyword: str, value) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise TypeError(
+            f"{owner}.{keyword} must be a component name (a non-empty str) or None, got {value!r}"
+        )
+    return value
+
+
+class EgoRaster(Component):
+    """Course component ``"raster"`` of a track course: a top-down, agent-centred,
+    heading-up raster per env (:class:`EgoRasterImage`, ``res["raster"]``).
+
+    Args:
+        resolution: cells per side (``RESOLUTION``).
+        extent: side of the square window, track units (``EXTENT``; required).
+        cones: keyword-only name of a ``tools.Props`` component of kind ``"cone"`` (e.g.
+            ``"props"``) whose cones set the ``CONE`` bit, or None.
+        height: keyword-only name of a ``tools.HeightFieldBake`` component (e.g.
+            ``"heightfield"``) whose heights fill ``height``, or None (``height`` is None).
+
+    Reads the bound ``position`` (vec3f ``[E]``) and ``orientation`` (quatf ``[E]``,
+    world-from-body; the raster's up axis is the plan view of its body x).
+    ``on_generate(mask)`` rebuilds the regenerated envs' bucket grids and ``step`` renders,
+    both on the generator's CPU env ranges (``cpu_threads``; one call inside a capture and
+    on CUDA), with the same bytes for any thread count; no runtime state (``reset`` does
+    nothing). ``utility`` is the
+    :class:`EgoRasterizer`. Track courses only.
+    """
+
+    name = "raster"
+    families = ("track",)
+    INPUTS = (
+        InputSpec("position", wp.vec3f, doc="agent position per env, track units"),
+        InputSpec(
+            "orientation",
+            wp.quatf,
+            doc="agent orientation per env (x, y, z, w), world-from-body, yaw about +z",
+        ),
+    )
+
+    def __init__(
+        self,
+        resolution: int = RESOLUTION.default,
+        extent: float | None = None,
+        *,
+        cones: str | None = None,
+        height: str | None = None,
+        name: str | None = None,
+        after=None,
+    ):
+        self.resolution, self.extent = check_settings("EgoRaster", resolution, extent)
+        self.cones = _name("EgoRaster", "cones", cones)
+        self.height = _name("EgoRaster", "height", height)
+        reads = tuple(after or ()) + tuple(n for n in (self.cones, self.height) if n)
+        super().__init__(name=name, after=reads)
+
+    def attach(self, ctx) -> None:
+        why = "a gate course has no road to draw"
+        track = generator_result(ctx, Track, "EgoRaster", why)
+        props = field = None
+        if self.cones is not None:
+            props = ctx.get(self.cones).result
+            if getattr(props, "kind", None) != "cone":
+                raise ValueError(
+                    f"EgoRaster(cones={self.cones!r}): that component's result is not a "
+                    "PropSet of cones: pass the name of a tools.Props('cone', ...) component"
+                )
+        if self.height is not None:
+            field = ctx.get(self.height).result
+            if not isinstance(getattr(field, "frame", None), wp.array):
+                raise TypeError(
+                    f"EgoRaster(height={self.height!r}): that component's result is not a "
+                    "HeightField: pass the name of a tools.HeightFieldBake component"
+                )
+        self.utility = EgoRasterizer(
+            track, self.resolution, self.extent, props=props, height_field=field
+        )
+        self._split = EnvSplit(self.utility, ctx.generator)
+        self._tasks = []  # one render per CPU env range, on the bound inputs' slices
+        self.result = self.utility.image
+
+    def on_bind(self, arrays) -> None:
+        """Cut the bound inputs to the generator's CPU env ranges (none on one thread or on
+        CUDA): a step then renders each range on its own thread."""
+        pos, quat = arrays.get("position"), arrays.get("orientation")
+        self._tasks = []
+        if pos is None or quat is None:
+            return
+        for view, (lo, hi) in zip(self._split.views, self._split.ranges, strict=True):
+            p, q = pos[lo:hi], quat[lo:hi]
+            self._tasks.append(lambda v=view, p=p, q=q: v.render(p, q))
+
+    def planned_bytes(self, layout, config) -> int:
+        """The :class:`EgoRasterizer`'s buffers (:meth:`EgoRasterizer.buffers`)."""
+        return buffer_bytes(
+            EgoRasterizer.buffers(
+                layout.num_envs, layout.N_max, self.resolution, self.height is not None
+            )
+        )
+
+    def on_generate(self, ctx, mask) -> None:
+        self._split.run(EgoRasterizer.refresh, mask)  # on the generator's env ranges
+
+    def step(self, ctx):
+        if not self._tasks or is_capturing(ctx.device):
+            return self.utility.render(self.bound["position"], self.bound["orientation"])
+        run_ranges(self._tasks)  # disjoint env ranges: the same bytes on any thread count
+        return self.result

@@ -1,0 +1,27 @@
+"""The Tunable declarations of the ego raster (read by its utility and its component)."""
+
+from __future__ import annotations
+
+from ...core.tunable import Tunable
+from ..fields import distance
+
+_SURFACES = ("tools.EgoRaster", "tools.EgoRasterizer")
+
+RESOLUTION = Tunable(
+    "resolution",
+    64,
+    lo=8,
+    hi=512,
+    unit="cells",
+    doc="cells per side of each env's square raster.",
+    surfaces=_SURFACES,
+)
+
+
+EXTENT = distance(
+    "extent",
+    None,
+    positive=True,
+    doc="side of the square window the raster covers, centred on the agent (required).",
+    surfaces=_SURFACES,
+)
