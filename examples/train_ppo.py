@@ -18,9 +18,9 @@ held-out progress, lap rate and the mean lap time as a percentage of the racing 
 (every timed lap: the laps of an episode after its first). ``--racing-line`` and
 ``--reward-par`` train with the racing line observed and with the par-pace reward.
 
-``--obs`` (a comma list of ``state``, ``lidar``, ``lookahead``, ``cones``; default ``state``)
-picks the observation (``RaceConfig.observations``, its columns in that order whatever the
-list's): ``--obs lidar`` trains from the LiDAR's 64 normalized ranges alone
+``--obs`` (a comma list of ``state``, ``lidar``, ``lookahead``, ``cones``, ``raster``;
+default ``state``) picks the observation (``RaceConfig.observations``, its columns in that
+order whatever the list's): ``--obs lidar`` trains from the LiDAR's 64 normalized ranges alone
 (``--lidar-beams`` sets their number), ``--obs state,cones`` adds the nearest cones.
 """
 

@@ -18,8 +18,8 @@ from track_gen.envs.race_sensors import OBSERVATION_CHOICES, OBSERVATION_TERMS, 
 
 E = 4
 SEED = 11
-ALL = "state+lidar+lookahead+cones"
-SMALL = dict(lidar_num_beams=12, lookahead_num_points=3, cones_max_cones=4)
+ALL = "state+lidar+lookahead+cones+raster"
+SMALL = dict(lidar_num_beams=12, lookahead_num_points=3, cones_max_cones=4, raster_resolution=8)
 
 
 def _follow(obs: np.ndarray, speed: float, gain: float = 3.0) -> np.ndarray:
@@ -55,6 +55,11 @@ def _oracle(env) -> np.ndarray:
                 parts.append(r.speed.numpy().reshape(n, K) * np.float32(1.0 / c.max_speed))
             good = (r.valid.numpy() != 0)[:, None, None]
             cols.append(np.where(good, np.stack(parts, -1), 0.0).reshape(n, -1))
+        elif name == "raster":
+            cells = r.cells.numpy().reshape(n, -1).astype(np.int64)
+            known = (cells & 128) == 0
+            chans = [(cells & bit) != 0 for bit in (1, 2, 4)[: 3 if "cones" in env.observed else 2]]
+            cols.append(np.concatenate([(ch & known).astype(np.float32) for ch in chans], 1))
         else:
             M = c.cones_max_cones
             p = r.position.numpy().reshape(n, M, 3)
@@ -78,6 +83,7 @@ def _sensor_cols(env) -> np.ndarray:
     [
         (ALL, {}),
         ("lidar", {}),
+        ("raster", {"raster_extent": 0.6}),
         ("lookahead+cones", {"lookahead_source": "racing_line", "cones_dropout": 0.3}),
         ("state+lidar", {"lidar_noise_std": 0.01, "lidar_dropout": 0.1, "lidar_fov": 3.0}),
     ],
@@ -87,7 +93,9 @@ def test_columns_equal_the_sensors_results_while_driving(observations, extra):
     env = RaceEnv(E, "cpu", SEED, config=config)
     state = RaceEnv(E, "cpu", SEED)  # the state-only twin: the same cars, the same courses
     assert env.obs.shape == (E, config.obs_dim)
-    dims = {"lidar": 12, "lookahead": 3 * (6 if extra else 5), "cones": 12}
+    cone_ch = 3 if "cones" in observations else 2
+    look = 3 * (6 if "lookahead_source" in extra else 5)
+    dims = {"lidar": 12, "lookahead": look, "cones": 12, "raster": 64 * cone_ch}
     assert env.sensor_dims == {t: dims[t] for t in observations.split("+") if t != "state"}
     rng = np.random.default_rng(0)
     for t in range(40):
@@ -176,12 +184,14 @@ def test_default_observation_is_the_state():
     env = RaceEnv(2, "cpu", 0)
     assert env.sensors == {} and env.sensor_dims == {}
     names = [c.name for c in env.course.components.values()]
-    assert not {"lidar", "lookahead", "cones", "props"} & set(names), names
+    assert not {"lidar", "lookahead", "cones", "props", "raster"} & set(names), names
 
 
 def test_obs_dim_and_plans():
     c = RaceConfig(observations="lidar+lookahead+cones", lidar_num_beams=7)
     assert c.obs_dim == 7 + 8 * 5 + 8 * 3
+    assert RaceConfig(observations="raster").obs_dim == 2 * 16 * 16
+    assert RaceConfig(observations="cones+raster").obs_dim == 8 * 3 + 3 * 16 * 16
     c = RaceConfig(observations="lookahead", lookahead_source="racing_line")
     assert c.plans_racing_line and c.obs_dim == 8 * 6
     assert not RaceConfig(lookahead_source="racing_line").plans_racing_line  # not observed
@@ -192,7 +202,7 @@ def test_gym_spaces_box_and_dict():
     gym = pytest.importorskip("gymnasium")
     from track_gen.envs.gym import RaceVectorEnv
 
-    config = RaceConfig(observations="state+lidar+cones", **SMALL)
+    config = RaceConfig(observations="state+lidar+cones+raster", **SMALL)
     box = RaceVectorEnv(3, "cpu", 0, config=config)
     assert box.single_observation_space.shape == (config.obs_dim,)
     obs, _ = box.reset()
@@ -204,18 +214,18 @@ def test_gym_spaces_box_and_dict():
         "state": (config.state_dim,),
         "lidar": (12,),
         "cones": (12,),
+        "raster": (3 * 64,),
     }
     obs_d, _ = d.reset()
-    assert np.concatenate([obs_d[k] for k in ("state", "lidar", "cones")], 1).tobytes() == (
-        obs.tobytes()
-    )
+    terms = ("state", "lidar", "cones", "raster")
+    assert np.concatenate([obs_d[k] for k in terms], 1).tobytes() == (obs.tobytes())
     assert d.observation_space.contains(obs_d)
     for _ in range(30):
         o, _, term, trunc, info = d.step(np.tile([1.0, 1.0], (3, 1)))
         assert d.observation_space.contains(o)
         if "final_obs" in info:
             e = int(np.flatnonzero(info["_final_obs"])[0])
-            assert set(info["final_obs"][e]) == {"state", "lidar", "cones"}
+            assert set(info["final_obs"][e]) == set(terms)
     with pytest.raises(ValueError, match="obs_format"):
         RaceVectorEnv(3, "cpu", 0, obs_format="tuple")
 
@@ -236,7 +246,10 @@ def test_rsl_rl_is_flat():
         ({"observations": "lidar+state"}, ValueError, "RaceConfig.observations"),
         ({"observations": ""}, ValueError, "RaceConfig.observations"),
         ({"observations": ("state", "lidar")}, TypeError, "RaceConfig.observations"),
-        ({"observations": "raster"}, ValueError, "RaceConfig.observations"),
+        ({"observations": "sonar"}, ValueError, "RaceConfig.observations"),
+        ({"observations": "raster+cones"}, ValueError, "RaceConfig.observations"),
+        ({"raster_resolution": 4}, ValueError, "RaceConfig.raster_resolution"),
+        ({"raster_extent": 0.0}, ValueError, "RaceConfig.raster_extent"),
         ({"lidar_num_beams": 0}, ValueError, "RaceConfig.lidar_num_beams"),
         ({"lidar_max_range": 0.0}, ValueError, "RaceConfig.lidar_max_range"),
         ({"lidar_dropout": 1.5}, ValueError, "RaceConfig.lidar_dropout"),
@@ -309,14 +322,16 @@ def test_fuzz_sensor_fields(name, value):
     st.integers(1, 6),
     st.integers(1, 6),
     st.sampled_from(["center", "racing_line"]),
+    st.integers(8, 12),
 )
-def test_fuzz_valid_observations_build_and_step(observations, beams, points, cones, source):
+def test_fuzz_valid_observations_build_and_step(observations, beams, points, cones, source, res):
     config = RaceConfig(
         observations=observations,
         lidar_num_beams=beams,
         lookahead_num_points=points,
         cones_max_cones=cones,
         lookahead_source=source,
+        raster_resolution=res,
     )
     env = RaceEnv(2, "cpu", 5, config=config)
     env.step(wp.array(np.ones((2, 2), np.float32), device="cpu"))

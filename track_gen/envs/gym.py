@@ -29,7 +29,7 @@ __all__ = ["RaceVectorEnv"]
 
 _OPEN = (-np.inf, np.inf)
 #: The bounds of a term's Box in the ``Dict`` observation (others are unbounded).
-_BOUNDS = {"lidar": (0.0, 1.0)}
+_BOUNDS = {"lidar": (0.0, 1.0), "raster": (0.0, 1.0)}
 
 
 def _term_slices(env: RaceEnv) -> dict[str, tuple[int, int]]:
@@ -53,10 +53,10 @@ class RaceVectorEnv(VectorEnv):
         seed: an int ``s``: env ``e`` gets seed ``s + e`` (``reset(seed=...)`` reseeds).
         obs_format: keyword-only, ``"box"`` (default: the flat observation, ``[E, D]``) or
             ``"dict"`` (a ``Dict`` space of one ``Box`` per observed term of
-            ``config.observations``, in its order: ``"state"`` ``(-inf, inf)``, ``"lidar"``
-            ``[0, 1]``, ``"lookahead"`` and ``"cones"`` ``(-inf, inf)``; observations are
-            then dicts of ``[E, d]`` arrays, the flat columns split by term, and each
-            ``infos["final_obs"][e]`` a dict of ``[d]`` arrays).
+            ``config.observations``, in its order: ``"lidar"`` and ``"raster"`` ``[0, 1]``,
+            the others ``(-inf, inf)``; observations are then dicts of ``[E, d]`` arrays,
+            the flat columns split by term, and each ``infos["final_obs"][e]`` a dict of
+            ``[d]`` arrays).
         env_kwargs: keyword arguments of :class:`RaceEnv` (``config``,
             ``new_course_on_reset``, ``captured``, ``curriculum``).
 

@@ -112,6 +112,7 @@ from .race_sensors import (
     SENSOR_DEFAULTS,
     SENSOR_FIELDS,
     observe_sensors,
+    raster_channels,
     sensor_components,
     sensor_dims,
     stochastic_sensors,
@@ -644,7 +645,8 @@ class RaceEnv:
         one_f = budget.zeros(1, wp.float32, "placeholders")
         one_i = budget.zeros(1, wp.int32, "placeholders")
         one_v = budget.zeros(1, wp.vec3f, "placeholders")
-        self._placeholders = (one_f, one_i, one_v)
+        one_u = budget.zeros(1, wp.uint8, "placeholders")
+        self._placeholders = (one_f, one_i, one_v, one_u)
         col = config.state_dim if "state" in self.observed else 0
         cols = {}
         for name, dim in self.sensor_dims.items():
@@ -664,6 +666,9 @@ class RaceEnv:
             config.cones_max_cones if "cones" in cols else 0,
             cols.get("cones", 0),
             1.0 / config.cones_max_range,
+            config.raster_resolution**2 if "raster" in cols else 0,
+            cols.get("raster", 0),
+            raster_channels(config),
         ]
 
     def _observe_sensors(self, mask: wp.array, res, write_final: int) -> None:
@@ -672,12 +677,13 @@ class RaceEnv:
         of ``mask`` (2: ``final_obs`` of the others too; see the kernel)."""
         if not self._has_sensors:
             return
-        f, i, v = self._placeholders
+        f, i, v, u = self._placeholders
         if not self.sensors:  # the sensors answer into the same arrays every step
             self.sensors = {name: res[name] for name in self.sensor_dims}
         lidar = self.sensors.get("lidar")
         look = self.sensors.get("lookahead")
         cones = self.sensors.get("cones")
+        raster = self.sensors.get("raster")
         speed = f if look is None or look.speed is None else look.speed
         wp.launch(
             observe_sensors,
@@ -696,6 +702,7 @@ class RaceEnv:
                 i if cones is None else cones.colour,
                 i if cones is None else cones.count,
                 i if cones is None else cones.valid,
+                u if raster is None else raster.cells,
                 *self._sensor_static,
                 write_final,
             ],

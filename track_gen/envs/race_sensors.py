@@ -16,6 +16,11 @@ has no answer:
   max_range, y / max_range (car frame) and the side, +1 left (``ConeColour.LEFT``), -1 right,
   0 for an empty slot (then x = y = 0). The cones stand along both borders every
   ``cones_spacing`` (``tools.Props(kind="cone")``, added before the lidar, which sees them).
+- ``raster``: ``tools.EgoRaster(raster_resolution, raster_extent)`` (heading up, cell ``(row,
+  col)`` as in :class:`~track_gen.tools.EgoRasterImage`), channel-major: ``res * res``
+  columns per channel, 1.0 where the cell has the channel's :class:`~track_gen.tools.RasterCell`
+  bit, else 0.0 (and 0.0 on an ``UNKNOWN`` cell); the channels road, border, and cone when
+  ``cones`` is observed too (the raster then draws its cones).
 """
 
 from __future__ import annotations
@@ -32,13 +37,14 @@ from ..tools.cones import fields as cone_fields
 from ..tools.lidar import fields as lidar_fields
 from ..tools.lookahead import fields as lookahead_fields
 from ..tools.props import fields as prop_fields
+from ..tools.raster import fields as raster_fields
 
 __all__ = ["OBSERVATION_TERMS", "SENSOR_FIELDS", "sensor_components", "sensor_dims"]
 
 wp.set_module_options({"enable_backward": False})
 
 #: The observation terms, in their column order.
-OBSERVATION_TERMS = ("state", "lidar", "lookahead", "cones")
+OBSERVATION_TERMS = ("state", "lidar", "lookahead", "cones", "raster")
 #: Every accepted ``observations`` value: the terms of a nonempty subset joined by ``+``.
 OBSERVATION_CHOICES = tuple(
     "+".join(c)
@@ -47,6 +53,8 @@ OBSERVATION_CHOICES = tuple(
 )
 LOOKAHEAD_COLS = 5  # x, y, width_left, width_right, curvature (+ speed with the racing line)
 CONE_COLS = 3  # x, y, side
+#: The raster's channels, in column order: the RasterCell bits road, border (and cone).
+RASTER_BITS = (1, 2, 4)
 
 
 def _as(t, keyword: str, sensor: str):
@@ -60,9 +68,9 @@ OBSERVATIONS = Tunable(
     "observations",
     "state",
     choices=OBSERVATION_CHOICES,
-    doc="the observation's terms joined by '+', in the order state, lidar, lookahead, cones "
-    "(e.g. 'lidar', 'state+cones'): 'state' the car and track-frame columns, the others the "
-    "sensors' columns (docs/training.md).",
+    doc="the observation's terms joined by '+', in the order state, lidar, lookahead, cones, "
+    "raster (e.g. 'lidar', 'state+cones'): 'state' the car and track-frame columns, the "
+    "others the sensors' columns (docs/training.md).",
 )
 LIDAR_NUM_BEAMS = _as(lidar_fields.NUM_BEAMS, "lidar_num_beams", "lidar")
 LIDAR_FOV = _as(lidar_fields.FOV, "lidar_fov", "lidar")
@@ -78,6 +86,8 @@ CONES_MAX_RANGE = _as(cone_fields.MAX_RANGE, "cones_max_range", "cones")
 CONES_DROPOUT = _as(cone_fields.DROPOUT, "cones_dropout", "cones")
 CONES_NOISE = _as(cone_fields.NOISE, "cones_noise", "cones")
 CONES_SPACING = _as(prop_fields.SPACING, "cones_spacing", "cones (tools.Props(kind='cone'))")
+RASTER_RESOLUTION = _as(raster_fields.RESOLUTION, "raster_resolution", "raster")
+RASTER_EXTENT = _as(raster_fields.EXTENT, "raster_extent", "raster")
 
 #: RaceConfig's sensor fields, in order (``observations`` first).
 SENSOR_FIELDS = (
@@ -96,6 +106,8 @@ SENSOR_FIELDS = (
     CONES_DROPOUT,
     CONES_NOISE,
     CONES_SPACING,
+    RASTER_RESOLUTION,
+    RASTER_EXTENT,
 )
 #: RaceConfig's defaults of the sensor fields whose declaration has none (or too many beams
 #: for a policy's input).
@@ -107,6 +119,8 @@ SENSOR_DEFAULTS = {
     "cones_fov": math.pi,
     "cones_max_range": 0.5,
     "cones_spacing": 0.1,
+    "raster_resolution": 16,
+    "raster_extent": 1.0,
 }
 
 
@@ -120,12 +134,18 @@ def lookahead_cols(config) -> int:
     return LOOKAHEAD_COLS + (1 if config.lookahead_source == "racing_line" else 0)
 
 
+def raster_channels(config) -> int:
+    """Channels of the raster term: road and border, and cone when ``cones`` is observed."""
+    return 3 if "cones" in terms(config) else 2
+
+
 def sensor_dims(config) -> dict[str, int]:
     """Columns of each observed sensor term of ``config`` (state excluded), in order."""
     dims = {
         "lidar": config.lidar_num_beams,
         "lookahead": config.lookahead_num_points * lookahead_cols(config),
         "cones": config.cones_max_cones * CONE_COLS,
+        "raster": raster_channels(config) * config.raster_resolution**2,
     }
     return {t: dims[t] for t in terms(config) if t != "state"}
 
@@ -173,6 +193,14 @@ def sensor_components(config) -> list:
                 noise=config.cones_noise,
             )
         )
+    if "raster" in obs:
+        out.append(
+            tools.EgoRaster(
+                config.raster_resolution,
+                config.raster_extent,
+                cones="props" if "cones" in obs else None,
+            )
+        )
     return out
 
 
@@ -199,6 +227,7 @@ def observe_sensors(
     cone_colour: wp.array(dtype=wp.int32),
     cone_count: wp.array(dtype=wp.int32),
     cone_valid: wp.array(dtype=wp.int32),
+    raster_cells: wp.array(dtype=wp.uint8),
     # static
     num_beams: int,
     lidar_col: int,
@@ -212,6 +241,9 @@ def observe_sensors(
     max_cones: int,
     cone_col: int,
     inv_cone_range: float,
+    raster_n: int,
+    raster_col: int,
+    raster_channels: int,
     write_final: int,
     # outputs
     obs_out: wp.array2d(dtype=wp.float32),
@@ -263,3 +295,13 @@ def observe_sensors(
             if fin != 0:
                 for j in range(3):
                     final_obs_out[e, col + j] = obs_out[e, col + j]
+    for i in range(raster_n):
+        bits = int(raster_cells[e * raster_n + i])
+        known = ok and (bits & 128) == 0
+        for c in range(raster_channels):
+            bit = 1 << c  # RASTER_BITS: road 1, border 2, cone 4
+            col = raster_col + c * raster_n + i
+            v = wp.where(known and (bits & bit) != 0, 1.0, 0.0)
+            obs_out[e, col] = v
+            if fin != 0:
+                final_obs_out[e, col] = v
