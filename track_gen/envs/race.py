@@ -15,7 +15,10 @@ A step, in order (:meth:`RaceEnv.step`):
    bookkeeping of every env, gated on ``valid`` with selects.
 4. auto-reset of the done envs: with ``new_course_on_reset=True`` (default) a masked
    regeneration ``course.regenerate(mask=done, advance=True)`` gives each a NEW course (its
-   ``(seed, epoch + 1)``); with ``False`` ``course.reset(mask=done)`` keeps its course. The car
+   ``(seed, epoch + 1)``); with ``False`` ``course.reset(mask=done)`` keeps its course; with
+   a ``curriculum=`` its ``LevelReplay`` first scores the ended episodes
+   (``curriculum.update(done, curriculum_signal)``, every step) and then
+   ``curriculum.regenerate(done)`` picks and builds each done env's next level. The car
    respawns at rest behind the start line, the course is stepped once more (the first update
    after a reset never counts a crossing) and the observation of the done envs is replaced
    by their new episode's first one (gymnasium's same-step autoreset). ``final_obs`` keeps
@@ -65,6 +68,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+from collections.abc import Mapping
 
 import numpy as np
 import warp as wp
@@ -83,12 +87,17 @@ from ..core.checks import (
 from ..core.tunable import Tunable, config_class
 from ..course import Course
 from ..course.rules import check_checkpoint_capacity
+from ..curriculum import LevelReplay
+from ..curriculum import fields as curriculum_fields
 from ..pipeline import PipelineSpec, presets
 from ..seeds import PerEnvSeededRNG
 from ..tools.checkpoints import SPACING
 from .race_kernels import (
     _BASE_OBS,
     _LINE_OBS,
+    SIGNAL_LAP_TIME,
+    SIGNAL_NONE,
+    SIGNAL_SUCCESS,
     RaceDone,
     _drive,
     _observe,
@@ -320,6 +329,65 @@ def _env_seeds(seeds, E: int) -> np.ndarray:
     return check_seed_values("seeds", seeds, E)
 
 
+#: The settings ``RaceEnv(curriculum={...})`` takes: LevelReplay's own declarations.
+CURRICULUM_FIELDS = {
+    t.name: t
+    for t in (
+        curriculum_fields.BUFFER_SIZE,
+        curriculum_fields.REPLAY_PROB,
+        curriculum_fields.SCORE,
+        curriculum_fields.STALENESS,
+        curriculum_fields.TEMPERATURE,
+        curriculum_fields.SEED,
+    )
+}
+#: What the observe kernel writes into ``curriculum_signal`` for each score rule.
+_SIGNAL_MODE = {
+    "value_loss": SIGNAL_NONE,
+    "learnability": SIGNAL_SUCCESS,
+    "regret": SIGNAL_LAP_TIME,
+}
+
+
+def _curriculum_settings(curriculum, config: RaceConfig, new_course_on_reset: bool):
+    """``curriculum`` (None or a mapping of LevelReplay keyword arguments) checked: the
+    keyword arguments with normalized values, or None; TypeError / ValueError naming
+    ``curriculum.<key>`` otherwise (nothing is built before)."""
+    if curriculum is None:
+        return None
+    names = ", ".join(CURRICULUM_FIELDS)
+    if not isinstance(curriculum, Mapping):
+        raise TypeError(
+            f"curriculum must be None or a mapping of LevelReplay settings ({names}), e.g. "
+            f"{{'buffer_size': 256, 'replay_prob': 0.5}}, got {type(curriculum).__name__}"
+        )
+    for key in curriculum:
+        if key not in CURRICULUM_FIELDS:
+            raise ValueError(
+                f"curriculum.{key!s} ({key!r}) is not a LevelReplay setting: use only {names}"
+            )
+    for key in ("buffer_size", "replay_prob"):
+        if key not in curriculum:
+            raise ValueError(
+                f"curriculum.{key} is missing: LevelReplay has no default for it, pass e.g. "
+                "curriculum={'buffer_size': 256, 'replay_prob': 0.5}"
+            )
+    kw = {k: CURRICULUM_FIELDS[k].check(v, f"curriculum.{k}") for k, v in curriculum.items()}
+    if not new_course_on_reset:
+        raise ValueError(
+            "curriculum needs new_course_on_reset=True (a curriculum picks each done env's "
+            "next course; with False every episode restarts on the same course): pass "
+            "new_course_on_reset=True or curriculum=None"
+        )
+    if kw.get("score") == "regret" and not config.plans_racing_line:
+        raise ValueError(
+            "curriculum.score = 'regret' scores each lap time against the racing line's par "
+            "time, and config plans no racing line: pass config=RaceConfig(racing_line='par') "
+            "(or 'observe'), or pick curriculum.score 'learnability' or 'value_loss'"
+        )
+    return kw
+
+
 class RaceEnv:
     """``E`` kinematic cars, one per env, each racing its own course; see the module docs.
 
@@ -340,6 +408,11 @@ class RaceEnv:
             :class:`~track_gen.pipeline.PipelineSpec` of ``num_envs`` envs, e.g.
             ``io.tracks_spec(circuits, num_envs=E, units="normalized")`` to drive imported
             real circuits; its device is the env's (``device`` must then be None or equal).
+        curriculum: None, or a mapping of :class:`~track_gen.curriculum.LevelReplay` keyword
+            arguments (``buffer_size``, ``replay_prob`` required; ``score``, ``staleness``,
+            ``temperature``, ``seed``): the auto-reset then gives each done env the level the
+            curriculum picks (see :attr:`curriculum`). Needs ``new_course_on_reset=True``;
+            ``score="regret"`` needs a racing line (``config.plans_racing_line``).
 
     Every argument is checked before anything is built (TypeError / ValueError naming it).
 
@@ -367,6 +440,18 @@ class RaceEnv:
             line (``config.plans_racing_line`` False).
         position: vec3f ``[E]`` (track units), yaw, speed, steer: float32 ``[E]`` (rad,
             track units / s, rad): the car state.
+        curriculum: the :class:`~track_gen.curriculum.LevelReplay` on :attr:`course` (None
+            without ``curriculum=``). Each step, after the observe kernel and before the
+            auto-reset, the env calls ``curriculum.update(done, curriculum_signal)`` (every
+            step, done or not: the staleness counts steps), and the auto-reset calls
+            ``curriculum.regenerate(done)`` in place of ``course.regenerate(mask=done,
+            advance=True)``.
+        curriculum_signal: float32 ``[E]`` (None without a curriculum), read where done:
+            with ``score="learnability"`` the observe kernel writes 1.0 where the episode
+            ended with ``max_laps`` laps completed, else 0.0; with ``"regret"`` the episode's
+            last timed lap (s, :attr:`final_lap_time`), ``+inf`` when no lap was timed; with
+            ``"value_loss"`` the env never writes it: the training loop writes each env's
+            positive value loss estimate there before the step (NaN until then: unscored).
     """
 
     def __init__(
@@ -379,6 +464,7 @@ class RaceEnv:
         new_course_on_reset: bool = True,
         captured: bool = False,
         spec=None,
+        curriculum=None,
     ):
         E = check_int("num_envs", num_envs, 1, 2**20)
         if config is None:
@@ -388,6 +474,7 @@ class RaceEnv:
         self.new_course_on_reset = check_bool("new_course_on_reset", new_course_on_reset)
         captured = check_bool("captured", captured)
         seed_values = _env_seeds(seeds, E)
+        self._curriculum_kw = _curriculum_settings(curriculum, config, self.new_course_on_reset)
 
         if spec is None:
             dev = _device(device)
@@ -481,6 +568,13 @@ class RaceEnv:
         )
         self._observe_line = config.racing_line == "observe"
         self._everyone = budget.full(E, 1, wp.int32, "all-envs mask")
+        self._signal = budget.full(E, wp.nan, wp.float32, "curriculum signals")
+        kw = self._curriculum_kw
+        self._signal_mode = (
+            SIGNAL_NONE if kw is None else _SIGNAL_MODE[kw.get("score", "value_loss")]
+        )
+        self.curriculum = None if kw is None else LevelReplay(self.course, **kw)
+        self.curriculum_signal = None if kw is None else self._signal
         self.graph = None
 
         self._respawn_observe(self._everyone)
@@ -557,6 +651,7 @@ class RaceEnv:
                 c.penalty_oob,
                 c.reward_par,
                 int(self._observe_line),
+                self._signal_mode,
             ],
             outputs=[
                 self.episode_length,
@@ -580,6 +675,7 @@ class RaceEnv:
                 self.done_reason,
                 self.final_progress,
                 self.final_lap_time,
+                self._signal,
             ],
             device=self.device,
         )
@@ -641,7 +737,9 @@ class RaceEnv:
         )
 
     def _auto_reset(self) -> None:
-        if self.new_course_on_reset:
+        if self.curriculum is not None:
+            self.curriculum.regenerate(self.done)
+        elif self.new_course_on_reset:
             self.course.regenerate(mask=self.done, advance=True)
         else:
             self.course.reset(self.done)
@@ -650,6 +748,8 @@ class RaceEnv:
     def _simulate(self, guard: bool) -> None:
         self._drive()
         self._observe(self.course.step())
+        if self.curriculum is not None:  # every step: the staleness counts steps
+            self.curriculum.update(self.done, self._signal)
         if guard and not self.done.numpy().any():  # CPU only: a free read of host memory
             return
         self._auto_reset()
@@ -688,9 +788,19 @@ class RaceEnv:
 
     def reseed(self, seeds) -> None:
         """New seeds for every env (int ``s``: env ``e`` gets ``s + e``; or one int32 per
-        env), epochs back to 0, new courses, every episode restarted."""
+        env), epochs back to 0, new courses, every episode restarted.
+
+        With a curriculum, :attr:`curriculum` becomes a new ``LevelReplay`` of the same
+        settings (an empty buffer; its fresh levels follow the new seeds) and a recorded
+        step is recorded again (it launched the old one's kernels)."""
         self.course.generate(seeds=_env_seeds(seeds, self.num_envs))
+        if self.curriculum is not None:
+            self.curriculum = LevelReplay(self.course, **self._curriculum_kw)
+            self._signal.fill_(wp.nan)
         self._respawn_observe(self._everyone)
+        if self.curriculum is not None and self.graph is not None:
+            self.graph = None
+            self.capture()
 
     def capture(self):
         """Record :meth:`step` (without the action copy) once; every later :meth:`step`

@@ -44,6 +44,12 @@ _LAPS = wp.constant(int(RaceDone.LAPS))
 _TIME_OUT = wp.constant(int(RaceDone.TIME_OUT))
 _INVALID = wp.constant(int(RaceDone.INVALID))
 
+#: What the observe kernel writes into the curriculum signal (``signal_mode``): nothing, the
+#: episode's success (``"learnability"``) or its last timed lap time (``"regret"``).
+SIGNAL_NONE, SIGNAL_SUCCESS, SIGNAL_LAP_TIME = 0, 1, 2
+_SIGNAL_SUCCESS = wp.constant(SIGNAL_SUCCESS)
+_SIGNAL_LAP_TIME = wp.constant(SIGNAL_LAP_TIME)
+
 
 # ------------------------------------------------------------------------------ kernels
 @wp.func
@@ -244,6 +250,7 @@ def _observe(
     penalty_oob: float,
     reward_par: float,
     observe_line: int,
+    signal_mode: int,
     # outputs: episode bookkeeping (read and written)
     episode_length_inout: wp.array(dtype=wp.int32),
     s_prev_inout: wp.array(dtype=wp.float32),
@@ -267,10 +274,13 @@ def _observe(
     done_reason_out: wp.array(dtype=wp.int32),
     final_progress_out: wp.array(dtype=wp.float32),
     final_lap_time_out: wp.array(dtype=wp.float32),
+    signal_out: wp.array(dtype=wp.float32),
 ):
     """Observation, reward, done mask and episode bookkeeping of one env; writes EVERY entry
     of every output (``done_out`` is the auto-reset mask), ``final_obs_out`` a copy of the
-    observation.
+    observation; ``signal_out`` (the curriculum's signal) only with ``signal_mode`` 1
+    (learnability: 1.0 where ``max_laps`` laps were completed, else 0.0) or 2 (regret: the
+    last timed lap, s, ``+inf`` when none was timed); 0 leaves it as it is.
 
     Lap timing: a lap completes on the step the last checkpoint is passed (``passed`` with
     ``next_index`` back at 0); the time since the previous completion of the same episode,
@@ -374,6 +384,10 @@ def _observe(
         stat_steps_inout[e] = stat_steps_inout[e] + steps
         if (reason & _LAPS) != 0:
             stat_laps_inout[e] = stat_laps_inout[e] + 1
+    if signal_mode == _SIGNAL_SUCCESS:
+        signal_out[e] = wp.where((reason & _LAPS) != 0, 1.0, 0.0)
+    elif signal_mode == _SIGNAL_LAP_TIME:
+        signal_out[e] = wp.where(wp.isfinite(lap_last), lap_last, wp.inf)
 
 
 @wp.kernel
