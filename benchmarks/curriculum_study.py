@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import inspect
 import io
 import json
 import math
@@ -83,7 +82,8 @@ class PositiveAdvantage:
     update: so an episode's score is the mean positive advantage of its steps up to the start
     of the rollout it ended in (at most ``num_steps_per_env`` steps stale). An env whose
     episode has no step before the current rollout (it ended on the rollout's last step) gets
-    its mean over the whole rollout instead."""
+    its mean over the whole rollout instead. Before the first update the env's signal is NaN,
+    so the episodes that end in the first rollout leave their levels unscored."""
 
     def __init__(self, env: RaceEnv, runner):
         self.storage = runner.alg.storage
@@ -121,72 +121,21 @@ def curriculum_settings(method: str, seed: int, args) -> dict | None:
     }
 
 
-#: Whether RaceEnv has the ``curriculum=`` hook (branch race-obs); without it the study runs
-#: :class:`_CurriculumStandIn`, the same composition written here (STAND-IN, see its docs).
-HOOK = "curriculum" in inspect.signature(RaceEnv.__init__).parameters
-
-
-@wp.kernel
-def _lap_success(reason: wp.array(dtype=wp.int32), success_out: wp.array(dtype=wp.float32)):
-    """STAND-IN: 1 where the episode reached ``max_laps`` laps (``RaceDone.LAPS``), else 0."""
-    e = wp.tid()
-    success_out[e] = wp.where((reason[e] & 2) != 0, 1.0, 0.0)
-
-
-class _CurriculumStandIn(RaceEnv):
-    """STAND-IN for ``RaceEnv(..., curriculum=...)`` while the hook is not in this branch:
-    a RaceEnv whose auto-reset goes through a :class:`~track_gen.curriculum.LevelReplay`
-    (as ``benchmarks/env_step.py --curriculum`` composes it), with ``curriculum`` and
-    ``curriculum_signal`` as the hook names them. ``update`` runs every step with the signal:
-    ``curriculum_signal`` for ``value_loss``, the lap-target success for ``learnability``."""
-
-    def __init__(self, E, device, seeds, *, config, curriculum):
-        super().__init__(E, device, seeds, config=config)
-        from track_gen.curriculum import LevelReplay
-
-        self.curriculum = LevelReplay(self.course, **curriculum)
-        self.curriculum_signal = wp.zeros(E, dtype=wp.float32, device=self.device)
-        self._success = wp.zeros(E, dtype=wp.float32, device=self.device)
-        self._learnability = curriculum["score"] == "learnability"
-
-    def _simulate(self, guard: bool) -> None:
-        self._drive()
-        self._observe(self.course.step())
-        signal = self.curriculum_signal
-        if self._learnability:
-            wp.launch(
-                _lap_success,
-                self.num_envs,
-                inputs=[self.done_reason],
-                outputs=[self._success],
-                device=self.device,
-            )
-            signal = self._success
-        self.curriculum.update(self.done, signal)  # every step: the staleness counts steps
-        if guard and not self.done.numpy().any():  # CPU only, as RaceEnv's own guard
-            return
-        self._auto_reset()
-
-    def _auto_reset(self) -> None:
-        self.curriculum.regenerate(self.done)
-        self._respawn_observe(self.done)
-
-
 def train_env(method: str, seed: int, args, config: RaceConfig) -> RaceEnv:
     """The training env of ``examples/train_ppo.py`` (env ``e`` seeded ``seed * 100003 + e``,
     a new course per episode), through a curriculum for ``plr`` and ``learnability``."""
     settings = curriculum_settings(method, seed, args)
     if settings is None:
         return make_env(args.num_envs, args.device, seed, False, config)
-    cls = RaceEnv if HOOK else _CurriculumStandIn
-    return cls(args.num_envs, args.device, seed * 100003, config=config, curriculum=settings)
+    return RaceEnv(args.num_envs, args.device, seed * 100003, config=config, curriculum=settings)
 
 
 def train(method: str, seed: int, args, config: RaceConfig, verbose: bool = False):
     """One PPO training run; returns ``(runner, env, history)`` (per-iteration dicts:
     ``iteration``, ``env_steps``, ``episodes``, ``mean_progress`` laps, ``lap_rate``,
     ``replayed`` (share of the envs whose current level is a replay, NaN for ``dr``),
-    ``levels`` (filled buffer slots), ``seconds``)."""
+    ``levels`` (filled buffer slots), ``scored`` (buffered levels scored above 0),
+    ``seconds``)."""
     from rsl_rl.runners import OnPolicyRunner
 
     torch.manual_seed(seed)
@@ -214,12 +163,15 @@ def train(method: str, seed: int, args, config: RaceConfig, verbose: bool = Fals
             "lap_rate": st.lap_rate,
             "replayed": math.nan,
             "levels": 0,
+            "scored": 0,
             "seconds": time.perf_counter() - t0,
         }
         if lr is not None:
             snap = lr.snapshot()
             row["replayed"] = float(np.asarray(snap["replayed"]).mean())
             row["levels"] = len(snap["seed"])
+            score = np.asarray(snap["score"], np.float64)
+            row["scored"] = int(np.sum(score > 0))  # levels whose score is above 0
         history.append(row)
         if verbose and (it % 25 == 0 or it == args.iterations - 1):
             print(
