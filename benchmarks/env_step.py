@@ -10,10 +10,11 @@ env-steps/s (E * steps / s) with the policy forward pass included, the same for 
 Episodes end and courses regenerate as in early training (random actions crash often: a
 pessimistic regeneration load). No pass/fail.
 
-``--curriculum``: per E, the env alone (the same random actions) with and without a
-:class:`~track_gen.curriculum.LevelReplay` at the auto-reset (``score="learnability"``, the
-signal ``final_progress``: a lap or more is a success; ``update`` every step, then
-``regenerate(done)`` in place of ``course.regenerate(mask=done, advance=True)``), alternated
+``--curriculum``: per E, the env alone (the same random actions) with and without
+``RaceEnv(curriculum={"buffer_size": ..., "replay_prob": 0.5, "score": "learnability"})``:
+a :class:`~track_gen.curriculum.LevelReplay` at the auto-reset (the env's signal: 1.0 where
+the episode completed ``max_laps`` laps; ``update`` every step, then ``regenerate(done)`` in
+place of ``course.regenerate(mask=done, advance=True)``), alternated
 over ``--rounds`` rounds (medians), and the curriculum's own calls timed apart: ``update``
 plus ``regenerate`` of an all-zero mask minus ``course.regenerate`` of the same mask.
 """
@@ -27,33 +28,8 @@ import time
 import torch
 import warp as wp
 
-from track_gen.curriculum import LevelReplay
 from track_gen.envs import RaceEnv
 from track_gen.envs.rsl_rl import RslRlRaceEnv, ppo_config
-
-
-class CurriculumRaceEnv(RaceEnv):
-    """A RaceEnv whose auto-reset goes through a LevelReplay (the benchmark's composition)."""
-
-    def __init__(self, E, device, seeds, *, captured, buffer_size):
-        super().__init__(E, device, seeds)
-        self.curriculum = LevelReplay(
-            self.course, buffer_size=buffer_size, replay_prob=0.5, score="learnability"
-        )
-        if captured:
-            self.capture()
-
-    def _simulate(self, guard: bool) -> None:
-        self._drive()
-        self._observe(self.course.step())
-        self.curriculum.update(self.done, self.final_progress)  # every step: the staleness
-        if guard and not self.done.numpy().any():  # CPU only, as RaceEnv's own guard
-            return
-        self._auto_reset()
-
-    def _auto_reset(self) -> None:
-        self.curriculum.regenerate(self.done)
-        self._respawn_observe(self.done)
 
 
 def env_only(env: RaceEnv, device, steps: int, warmup: int) -> dict:
@@ -75,7 +51,7 @@ def env_only(env: RaceEnv, device, steps: int, warmup: int) -> dict:
     return {"ms": 1e3 * dt / steps, "resets": env.stats(clear=True).episodes / steps}
 
 
-def curriculum_calls(env: CurriculumRaceEnv, reps: int = 200) -> float:
+def curriculum_calls(env: RaceEnv, reps: int = 200) -> float:
     """ms of the curriculum's own work per step, the median over ``reps`` paired runs:
     update + regenerate(zero mask) minus the course's regenerate of the same zero mask run
     right after it (pairs cancel most of a loaded machine's drift)."""
@@ -90,7 +66,7 @@ def curriculum_calls(env: CurriculumRaceEnv, reps: int = 200) -> float:
 
     diffs = []
     for _ in range(reps):
-        a = timed(lambda: (lr.update(zero, env.final_progress), lr.regenerate(zero)))
+        a = timed(lambda: (lr.update(zero, env.curriculum_signal), lr.regenerate(zero)))
         b = timed(lambda: course.regenerate(mask=zero, advance=False))
         diffs.append(1e3 * (a - b))
     return sorted(diffs)[reps // 2]
@@ -99,7 +75,8 @@ def curriculum_calls(env: CurriculumRaceEnv, reps: int = 200) -> float:
 def measure_curriculum(E, device, steps, warmup, captured, rounds, buffer_size) -> dict:
     base, cur = [], []
     plain = RaceEnv(E, device, 0, captured=captured)
-    level = CurriculumRaceEnv(E, device, 0, captured=captured, buffer_size=buffer_size)
+    settings = {"buffer_size": buffer_size, "replay_prob": 0.5, "score": "learnability"}
+    level = RaceEnv(E, device, 0, captured=captured, curriculum=settings)
     for _ in range(rounds):
         base.append(env_only(plain, device, steps, warmup))
         cur.append(env_only(level, device, steps, warmup))

@@ -17,6 +17,11 @@ Then the policy (mean action) drives one episode on each of ``--eval-envs`` held
 held-out progress, lap rate and the mean lap time as a percentage of the racing line's par
 (every timed lap: the laps of an episode after its first). ``--racing-line`` and
 ``--reward-par`` train with the racing line observed and with the par-pace reward.
+
+``--obs`` (a comma list of ``state``, ``lidar``, ``lookahead``, ``cones``, ``raster``;
+default ``state``) picks the observation (``RaceConfig.observations``, its columns in that
+order whatever the list's): ``--obs lidar`` trains from the LiDAR's 64 normalized ranges alone
+(``--lidar-beams`` sets their number), ``--obs state,cones`` adds the nearest cones.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import torch
 import warp as wp
 
 from track_gen.envs import RaceConfig, RaceDone, RaceEnv
+from track_gen.envs.race_sensors import OBSERVATION_TERMS
 from track_gen.envs.rsl_rl import RslRlRaceEnv, ppo_config
 
 
@@ -225,14 +231,30 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--check", action="store_true", help="exit 1 unless the curve rises 3x")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    ap.add_argument(
+        "--obs",
+        default="state",
+        help=f"observation terms, a comma list of {', '.join(OBSERVATION_TERMS)}",
+    )
+    ap.add_argument("--lidar-beams", type=int, default=64, help="RaceConfig.lidar_num_beams")
     ap.add_argument("--headless", action="store_true", help="accepted for uniformity")
     args = ap.parse_args(argv)
+    names = [n.strip() for n in args.obs.split(",") if n.strip()]
+    unknown = [n for n in names if n not in OBSERVATION_TERMS]
+    if unknown or not names:
+        ap.error(f"--obs {args.obs!r}: use a comma list of {', '.join(OBSERVATION_TERMS)}")
+    observations = "+".join(t for t in OBSERVATION_TERMS if t in names)
     wp.config.quiet = True
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    config = RaceConfig(racing_line=args.racing_line, reward_par=args.reward_par)
+    config = RaceConfig(
+        racing_line=args.racing_line,
+        reward_par=args.reward_par,
+        observations=observations,
+        lidar_num_beams=args.lidar_beams,
+    )
     runner, env, history = train(
         num_envs=args.num_envs,
         iterations=args.iterations,

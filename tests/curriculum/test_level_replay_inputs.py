@@ -90,7 +90,7 @@ def test_constructor_fields(field):
     run()
 
 
-@pytest.mark.parametrize("obj", [None, 3, "course", object()], ids=repr)
+@pytest.mark.parametrize("obj", [None, 3, "course", object()], ids=lambda o: type(o).__name__)
 def test_the_course_must_be_a_course(obj):
     with pytest.raises(TypeError, match="course must be"):
         LevelReplay(obj, **VALID)

@@ -27,6 +27,22 @@ from .race import ENV_BUDGET_HINT, RaceDone, RaceEnv
 
 __all__ = ["RaceVectorEnv"]
 
+_OPEN = (-np.inf, np.inf)
+#: The bounds of a term's Box in the ``Dict`` observation (others are unbounded).
+_BOUNDS = {"lidar": (0.0, 1.0), "raster": (0.0, 1.0)}
+
+
+def _term_slices(env: RaceEnv) -> dict[str, tuple[int, int]]:
+    """Each observed term's columns ``[a, b)`` in the flat observation, in order."""
+    out, col = {}, 0
+    if "state" in env.observed:
+        out["state"] = (0, env.config.state_dim)
+        col = env.config.state_dim
+    for name, dim in env.sensor_dims.items():
+        out[name] = (col, col + dim)
+        col += dim
+    return out
+
 
 class RaceVectorEnv(VectorEnv):
     """A gymnasium ``VectorEnv`` of ``num_envs`` racing cars (see the module docs).
@@ -35,21 +51,41 @@ class RaceVectorEnv(VectorEnv):
         num_envs: E.
         device: Warp device of the env (None: the default device).
         seed: an int ``s``: env ``e`` gets seed ``s + e`` (``reset(seed=...)`` reseeds).
+        obs_format: keyword-only, ``"box"`` (default: the flat observation, ``[E, D]``) or
+            ``"dict"`` (a ``Dict`` space of one ``Box`` per observed term of
+            ``config.observations``, in its order: ``"lidar"`` and ``"raster"`` ``[0, 1]``,
+            the others ``(-inf, inf)``; observations are then dicts of ``[E, d]`` arrays,
+            the flat columns split by term, and each ``infos["final_obs"][e]`` a dict of
+            ``[d]`` arrays).
         env_kwargs: keyword arguments of :class:`RaceEnv` (``config``,
-            ``new_course_on_reset``, ``captured``).
+            ``new_course_on_reset``, ``captured``, ``curriculum``).
 
-    Spaces: ``single_observation_space`` ``Box(-inf, inf, (D,), float32)``,
+    Spaces: ``single_observation_space`` ``Box(-inf, inf, (D,), float32)`` (or the ``Dict``),
     ``single_action_space`` ``Box(-1, 1, (2,), float32)`` (throttle, steering command);
     ``observation_space`` / ``action_space`` are their batches.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
-    def __init__(self, num_envs: int, device=None, seed: int = 0, **env_kwargs):
+    def __init__(
+        self, num_envs: int, device=None, seed: int = 0, *, obs_format: str = "box", **env_kwargs
+    ):
+        if obs_format not in ("box", "dict"):
+            raise ValueError(f"obs_format = {obs_format!r} must be 'box' or 'dict'")
         self.env = RaceEnv(num_envs, device, seed, **env_kwargs)
         self.num_envs = self.env.num_envs
+        self.obs_format = obs_format
         D = self.env.obs_dim
-        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (D,), np.float32)
+        self._terms = _term_slices(self.env)
+        if obs_format == "dict":
+            self.single_observation_space = gym.spaces.Dict(
+                {
+                    name: gym.spaces.Box(*_BOUNDS.get(name, _OPEN), (b - a,), np.float32)
+                    for name, (a, b) in self._terms.items()
+                }
+            )
+        else:
+            self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (D,), np.float32)
         self.single_action_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -91,7 +127,13 @@ class RaceVectorEnv(VectorEnv):
             self.env.reset(self._mask)
         else:
             self.env.reset()
-        return self.env.obs.numpy().copy(), {}
+        return self._format(self.env.obs.numpy().copy()), {}
+
+    def _format(self, flat: np.ndarray):
+        """The flat observation (``[..., D]``) in the space's format."""
+        if self.obs_format == "box":
+            return flat
+        return {name: flat[..., a:b].copy() for name, (a, b) in self._terms.items()}
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Step every env with ``actions`` (``[E, 2]`` real numbers, read as float32): each
@@ -125,7 +167,7 @@ class RaceVectorEnv(VectorEnv):
             final = e.final_obs.numpy()
             final_obs = np.full(self.num_envs, None, dtype=object)
             for i in np.flatnonzero(done):
-                final_obs[i] = final[i].copy()
+                final_obs[i] = self._format(final[i].copy())
             reason = e.done_reason.numpy().copy()
             infos = {
                 "final_obs": final_obs,
@@ -140,7 +182,7 @@ class RaceVectorEnv(VectorEnv):
                 },
                 "_final_info": done.copy(),
             }
-        return obs, reward, terminated, truncated, infos
+        return self._format(obs), reward, terminated, truncated, infos
 
     def close_extras(self, **kwargs) -> None:
         """Nothing to release beyond the env's arrays (freed with it)."""

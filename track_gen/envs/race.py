@@ -15,14 +15,21 @@ A step, in order (:meth:`RaceEnv.step`):
    bookkeeping of every env, gated on ``valid`` with selects.
 4. auto-reset of the done envs: with ``new_course_on_reset=True`` (default) a masked
    regeneration ``course.regenerate(mask=done, advance=True)`` gives each a NEW course (its
-   ``(seed, epoch + 1)``); with ``False`` ``course.reset(mask=done)`` keeps its course. The car
+   ``(seed, epoch + 1)``); with ``False`` ``course.reset(mask=done)`` keeps its course; with
+   a ``curriculum=`` its ``LevelReplay`` first scores the ended episodes
+   (``curriculum.update(done, curriculum_signal)``, every step) and then
+   ``curriculum.regenerate(done)`` picks and builds each done env's next level. The car
    respawns at rest behind the start line, the course is stepped once more (the first update
    after a reset never counts a crossing) and the observation of the done envs is replaced
    by their new episode's first one (gymnasium's same-step autoreset). ``final_obs`` keeps
    the last observation of the ended episode.
 
-Observation (float32 ``[E, obs_dim]``, ``obs_dim = 8 + 2 * len(lookahead)``, plus 2 with
-``racing_line="observe"``), per column: speed / max_speed; steering angle / max_steer; lateral
+Observation (float32 ``[E, obs_dim]``): the terms of ``config.observations`` in order,
+``"state"`` (the default) and the sensors ``"lidar"``, ``"lookahead"``, ``"cones"``, whose
+columns :mod:`track_gen.envs.race_sensors` documents (one kernel writes them after the state
+kernel; every column finite, 0 for an invalid env). The ``state`` term
+(``config.state_dim = 8 + 2 * len(lookahead)``, plus 2 with ``racing_line="observe"``), per
+column: speed / max_speed; steering angle / max_steer; lateral
 offset ``n`` from the centerline (track units, left positive); sin and cos of the heading
 error (car yaw minus the closest segment's direction); band clearance (track units, negative
 off the road); distance to the next checkpoint (track units); lap fraction ``s / length`` in
@@ -65,6 +72,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+from collections.abc import Mapping
 
 import numpy as np
 import warp as wp
@@ -83,17 +91,32 @@ from ..core.checks import (
 from ..core.tunable import Tunable, config_class
 from ..course import Course
 from ..course.rules import check_checkpoint_capacity
+from ..curriculum import LevelReplay
+from ..curriculum import fields as curriculum_fields
 from ..pipeline import PipelineSpec, presets
 from ..seeds import PerEnvSeededRNG
 from ..tools.checkpoints import SPACING
 from .race_kernels import (
     _BASE_OBS,
     _LINE_OBS,
+    SIGNAL_LAP_TIME,
+    SIGNAL_NONE,
+    SIGNAL_SUCCESS,
     RaceDone,
     _drive,
     _observe,
     _observe_reset,
     _respawn,
+)
+from .race_sensors import (
+    SENSOR_DEFAULTS,
+    SENSOR_FIELDS,
+    observe_sensors,
+    raster_channels,
+    sensor_components,
+    sensor_dims,
+    stochastic_sensors,
+    terms,
 )
 
 __all__ = ["RaceConfig", "RaceDone", "RaceEnv", "RaceStats"]
@@ -214,22 +237,32 @@ RACE_FIELDS = (
 )
 
 
-def _obs_dim(self) -> int:
-    """Columns of the observation: ``8 + 2 * len(lookahead)``, plus 2 with
+def _state_dim(self) -> int:
+    """Columns of the ``state`` term: ``8 + 2 * len(lookahead)``, plus 2 with
     ``racing_line="observe"``."""
     line = _LINE_OBS if self.racing_line == "observe" else 0
     return _BASE_OBS + 2 * len(self.lookahead) + line
 
 
+def _obs_dim(self) -> int:
+    """Columns of the observation: the state's (when observed) and each sensor's."""
+    state = _state_dim(self) if "state" in terms(self) else 0
+    return state + sum(sensor_dims(self).values())
+
+
 def _plans_line(self) -> bool:
-    """Whether the env plans a racing line: ``racing_line`` is not ``"off"`` or
-    ``reward_par`` is nonzero."""
-    return self.racing_line != "off" or self.reward_par != 0.0
+    """Whether the env plans a racing line: ``racing_line`` is not ``"off"``, ``reward_par``
+    is nonzero, or the observed look-ahead points lie on the racing line."""
+    looks = "lookahead" in terms(self) and self.lookahead_source == "racing_line"
+    return self.racing_line != "off" or self.reward_par != 0.0 or looks
 
 
 RaceConfig = config_class(
     "RaceConfig",
-    [("Car, episode, reward and course", "", RACE_FIELDS)],
+    [
+        ("Car, episode, reward and course", "", RACE_FIELDS),
+        ("Observations and sensors", "", SENSOR_FIELDS),
+    ],
     doc="""The car, the episode and the reward of a :class:`RaceEnv` (checked on construction:
 TypeError for a wrong kind, ValueError for a value out of range, naming the field).
 
@@ -237,11 +270,23 @@ Lengths in track units (the default road is 0.1 wide on each side of the centerl
 about 5 long), times in seconds, angles in radians. ``checkpoint_spacing`` is the course
 checkpoints' declaration (``tools.checkpoints.SPACING``), narrowed to at most 100 here; a
 spacing giving more than 65536 checkpoints on the longest loop the track config allows is
-refused by :class:`RaceEnv` before anything is built. ``obs_dim``: the observation's columns,
-``8 + 2 * len(lookahead)`` (+ 2 with ``racing_line="observe"``); ``plans_racing_line``:
-whether the env plans a racing line (``racing_line != "off"`` or ``reward_par != 0``).""",
-    namespace={"obs_dim": property(_obs_dim), "plans_racing_line": property(_plans_line)},
-    defaults={"checkpoint_spacing": 0.6},
+refused by :class:`RaceEnv` before anything is built. ``observations`` names the observed
+terms joined by ``+`` (default ``"state"``); the ``lidar_*``, ``lookahead_*`` and ``cones_*``
+fields are the settings of ``tools.Lidar``, ``tools.Lookahead`` and ``tools.ConeDetections``
+(their own declarations), read only when the sensor is observed (column layout:
+:mod:`track_gen.envs.race_sensors`). ``obs_dim``: the observation's columns; ``state_dim``:
+the ``state`` term's, ``8 + 2 * len(lookahead)`` (+ 2 with ``racing_line="observe"``);
+``observed``: the terms as a tuple; ``plans_racing_line``: whether the env plans a racing
+line (``racing_line != "off"``, ``reward_par != 0`` or observed ``lookahead_source=
+"racing_line"``).""",
+    namespace={
+        "obs_dim": property(_obs_dim),
+        "state_dim": property(_state_dim),
+        "observed": property(terms),
+        "sensor_dims": property(sensor_dims),
+        "plans_racing_line": property(_plans_line),
+    },
+    defaults={"checkpoint_spacing": 0.6, **SENSOR_DEFAULTS},
     narrow={"checkpoint_spacing": {"hi": 100.0}},
     module=__name__,
 )
@@ -320,6 +365,65 @@ def _env_seeds(seeds, E: int) -> np.ndarray:
     return check_seed_values("seeds", seeds, E)
 
 
+#: The settings ``RaceEnv(curriculum={...})`` takes: LevelReplay's own declarations.
+CURRICULUM_FIELDS = {
+    t.name: t
+    for t in (
+        curriculum_fields.BUFFER_SIZE,
+        curriculum_fields.REPLAY_PROB,
+        curriculum_fields.SCORE,
+        curriculum_fields.STALENESS,
+        curriculum_fields.TEMPERATURE,
+        curriculum_fields.SEED,
+    )
+}
+#: What the observe kernel writes into ``curriculum_signal`` for each score rule.
+_SIGNAL_MODE = {
+    "value_loss": SIGNAL_NONE,
+    "learnability": SIGNAL_SUCCESS,
+    "regret": SIGNAL_LAP_TIME,
+}
+
+
+def _curriculum_settings(curriculum, config: RaceConfig, new_course_on_reset: bool):
+    """``curriculum`` (None or a mapping of LevelReplay keyword arguments) checked: the
+    keyword arguments with normalized values, or None; TypeError / ValueError naming
+    ``curriculum.<key>`` otherwise (nothing is built before)."""
+    if curriculum is None:
+        return None
+    names = ", ".join(CURRICULUM_FIELDS)
+    if not isinstance(curriculum, Mapping):
+        raise TypeError(
+            f"curriculum must be None or a mapping of LevelReplay settings ({names}), e.g. "
+            f"{{'buffer_size': 256, 'replay_prob': 0.5}}, got {type(curriculum).__name__}"
+        )
+    for key in curriculum:
+        if key not in CURRICULUM_FIELDS:
+            raise ValueError(
+                f"curriculum.{key!s} ({key!r}) is not a LevelReplay setting: use only {names}"
+            )
+    for key in ("buffer_size", "replay_prob"):
+        if key not in curriculum:
+            raise ValueError(
+                f"curriculum.{key} is missing: LevelReplay has no default for it, pass e.g. "
+                "curriculum={'buffer_size': 256, 'replay_prob': 0.5}"
+            )
+    kw = {k: CURRICULUM_FIELDS[k].check(v, f"curriculum.{k}") for k, v in curriculum.items()}
+    if not new_course_on_reset:
+        raise ValueError(
+            "curriculum needs new_course_on_reset=True (a curriculum picks each done env's "
+            "next course; with False every episode restarts on the same course): pass "
+            "new_course_on_reset=True or curriculum=None"
+        )
+    if kw.get("score") == "regret" and not config.plans_racing_line:
+        raise ValueError(
+            "curriculum.score = 'regret' scores each lap time against the racing line's par "
+            "time, and config plans no racing line: pass config=RaceConfig(racing_line='par') "
+            "(or 'observe'), or pick curriculum.score 'learnability' or 'value_loss'"
+        )
+    return kw
+
+
 class RaceEnv:
     """``E`` kinematic cars, one per env, each racing its own course; see the module docs.
 
@@ -340,6 +444,11 @@ class RaceEnv:
             :class:`~track_gen.pipeline.PipelineSpec` of ``num_envs`` envs, e.g.
             ``io.tracks_spec(circuits, num_envs=E, units="normalized")`` to drive imported
             real circuits; its device is the env's (``device`` must then be None or equal).
+        curriculum: None, or a mapping of :class:`~track_gen.curriculum.LevelReplay` keyword
+            arguments (``buffer_size``, ``replay_prob`` required; ``score``, ``staleness``,
+            ``temperature``, ``seed``): the auto-reset then gives each done env the level the
+            curriculum picks (see :attr:`curriculum`). Needs ``new_course_on_reset=True``;
+            ``score="regret"`` needs a racing line (``config.plans_racing_line``).
 
     Every argument is checked before anything is built (TypeError / ValueError naming it).
 
@@ -367,6 +476,23 @@ class RaceEnv:
             line (``config.plans_racing_line`` False).
         position: vec3f ``[E]`` (track units), yaw, speed, steer: float32 ``[E]`` (rad,
             track units / s, rad): the car state.
+        observed: the observed terms (``config.observed``, e.g. ``("state", "lidar")``).
+        sensor_dims: ``{term: columns}`` of the observed sensors, in column order.
+        sensors: ``{term: result}`` of the observed sensors (``tools.LidarScan``,
+            ``tools.LookaheadPoints``, ``tools.ConeDetectionSet``: the arrays the
+            observation's columns are read from, as of the last step; empty without).
+        curriculum: the :class:`~track_gen.curriculum.LevelReplay` on :attr:`course` (None
+            without ``curriculum=``). Each step, after the observe kernel and before the
+            auto-reset, the env calls ``curriculum.update(done, curriculum_signal)`` (every
+            step, done or not: the staleness counts steps), and the auto-reset calls
+            ``curriculum.regenerate(done)`` in place of ``course.regenerate(mask=done,
+            advance=True)``.
+        curriculum_signal: float32 ``[E]`` (None without a curriculum), read where done:
+            with ``score="learnability"`` the observe kernel writes 1.0 where the episode
+            ended with ``max_laps`` laps completed, else 0.0; with ``"regret"`` the episode's
+            last timed lap (s, :attr:`final_lap_time`), ``+inf`` when no lap was timed; with
+            ``"value_loss"`` the env never writes it: the training loop writes each env's
+            positive value loss estimate there before the step (NaN until then: unscored).
     """
 
     def __init__(
@@ -379,6 +505,7 @@ class RaceEnv:
         new_course_on_reset: bool = True,
         captured: bool = False,
         spec=None,
+        curriculum=None,
     ):
         E = check_int("num_envs", num_envs, 1, 2**20)
         if config is None:
@@ -388,6 +515,7 @@ class RaceEnv:
         self.new_course_on_reset = check_bool("new_course_on_reset", new_course_on_reset)
         captured = check_bool("captured", captured)
         seed_values = _env_seeds(seeds, E)
+        self._curriculum_kw = _curriculum_settings(curriculum, config, self.new_course_on_reset)
 
         if spec is None:
             dev = _device(device)
@@ -416,6 +544,7 @@ class RaceEnv:
         extra = [tools.Localizer(warm_window=8)]
         if config.plans_racing_line:
             extra.append(_racing_line_for(config))
+        extra.extend(sensor_components(config))
         self.course = Course.track(
             spec,
             checkpoint_spacing=config.checkpoint_spacing,
@@ -431,7 +560,9 @@ class RaceEnv:
         )
         self.device = self.course.device
         self.n_max = self.course.generator.layout.N_max
-        self._host_guard = self.device.is_cpu
+        # a step without a done env skips the auto-reset pass on the CPU, unless a sensor draws
+        # noise: that pass steps the course again (new draws), as a recorded step always does
+        self._host_guard = self.device.is_cpu and not stochastic_sensors(config)
 
         budget = AllocationBudget(dev, ENV_BUDGET_HINT, owner="this env's")
 
@@ -456,6 +587,8 @@ class RaceEnv:
         self.actions = f32((E, 2), "actions")
         self.obs = f32((E, self.obs_dim), "observations")
         self.final_obs = f32((E, self.obs_dim), "final observations")
+        self._ok = i32("usable-env flags")
+        self._sensor_setup(config, budget)
         self.reward = f32()
         self.done, self.time_out, self.done_reason = i32(), i32(), i32()
         self.episode_length = i32()
@@ -481,11 +614,101 @@ class RaceEnv:
         )
         self._observe_line = config.racing_line == "observe"
         self._everyone = budget.full(E, 1, wp.int32, "all-envs mask")
+        self._signal = budget.full(E, wp.nan, wp.float32, "curriculum signals")
+        kw = self._curriculum_kw
+        self._signal_mode = (
+            SIGNAL_NONE if kw is None else _SIGNAL_MODE[kw.get("score", "value_loss")]
+        )
+        self.curriculum = None if kw is None else LevelReplay(self.course, **kw)
+        self.curriculum_signal = None if kw is None else self._signal
         self.graph = None
 
         self._respawn_observe(self._everyone)
         if captured:
             self.capture()
+
+    # ------------------------------------------------------------------ sensors
+    def _sensor_setup(self, config: RaceConfig, budget: AllocationBudget) -> None:
+        """The state term's buffers (the observation itself when ``state`` is observed, else
+        scratch) and the sensor kernel's fixed arguments."""
+        E = self.num_envs
+        self.observed = config.observed
+        self.sensor_dims = config.sensor_dims
+        if "state" in self.observed:
+            self._state_obs, self._state_final = self.obs, self.final_obs
+        else:
+            S = config.state_dim
+            self._state_obs = budget.zeros((E, S), wp.float32, "state scratch")
+            self._state_final = budget.zeros((E, S), wp.float32, "state scratch")
+        self._has_sensors = bool(self.sensor_dims)
+        self.sensors: dict = {}
+        one_f = budget.zeros(1, wp.float32, "placeholders")
+        one_i = budget.zeros(1, wp.int32, "placeholders")
+        one_v = budget.zeros(1, wp.vec3f, "placeholders")
+        one_u = budget.zeros(1, wp.uint8, "placeholders")
+        self._placeholders = (one_f, one_i, one_v, one_u)
+        col = config.state_dim if "state" in self.observed else 0
+        cols = {}
+        for name, dim in self.sensor_dims.items():
+            cols[name] = col
+            col += dim
+        K, h = config.lookahead_num_points, config.lookahead_spacing
+        self._sensor_static = [
+            config.lidar_num_beams if "lidar" in cols else 0,
+            cols.get("lidar", 0),
+            1.0 / config.lidar_max_range,
+            K if "lookahead" in cols else 0,
+            cols.get("lookahead", 0),
+            self.sensor_dims.get("lookahead", 0) // max(K, 1),
+            1.0 / (K * h),
+            h,
+            1.0 / config.max_speed,
+            config.cones_max_cones if "cones" in cols else 0,
+            cols.get("cones", 0),
+            1.0 / config.cones_max_range,
+            config.raster_resolution**2 if "raster" in cols else 0,
+            cols.get("raster", 0),
+            raster_channels(config),
+        ]
+
+    def _observe_sensors(self, mask: wp.array, res, write_final: int) -> None:
+        """The sensor columns of every env (one kernel; nothing without sensors): after a
+        step (``write_final`` 1: into ``final_obs`` too) or after the course step of a reset
+        of ``mask`` (2: ``final_obs`` of the others too; see the kernel)."""
+        if not self._has_sensors:
+            return
+        f, i, v, u = self._placeholders
+        if not self.sensors:  # the sensors answer into the same arrays every step
+            self.sensors = {name: res[name] for name in self.sensor_dims}
+        lidar = self.sensors.get("lidar")
+        look = self.sensors.get("lookahead")
+        cones = self.sensors.get("cones")
+        raster = self.sensors.get("raster")
+        speed = f if look is None or look.speed is None else look.speed
+        wp.launch(
+            observe_sensors,
+            self.num_envs,
+            inputs=[
+                mask,
+                self._ok,
+                f if lidar is None else lidar.distance,
+                v if look is None else look.position,
+                f if look is None else look.width_left,
+                f if look is None else look.width_right,
+                f if look is None else look.curvature,
+                speed,
+                i if look is None else look.valid,
+                v if cones is None else cones.position,
+                i if cones is None else cones.colour,
+                i if cones is None else cones.count,
+                i if cones is None else cones.valid,
+                u if raster is None else raster.cells,
+                *self._sensor_static,
+                write_final,
+            ],
+            outputs=[self.obs, self.final_obs],
+            device=self.device,
+        )
 
     # ------------------------------------------------------------------ stages
     def _drive(self) -> None:
@@ -557,6 +780,7 @@ class RaceEnv:
                 c.penalty_oob,
                 c.reward_par,
                 int(self._observe_line),
+                self._signal_mode,
             ],
             outputs=[
                 self.episode_length,
@@ -572,17 +796,20 @@ class RaceEnv:
                 self._stat_lap_time,
                 self._stat_par_laps,
                 self._stat_par_ratio,
-                self.obs,
-                self.final_obs,
+                self._state_obs,
+                self._state_final,
                 self.reward,
                 self.done,
                 self.time_out,
                 self.done_reason,
                 self.final_progress,
                 self.final_lap_time,
+                self._signal,
+                self._ok,
             ],
             device=self.device,
         )
+        self._observe_sensors(self._everyone, res, 1)
 
     def _respawn_observe(self, mask: wp.array) -> None:
         """Respawn the masked cars behind the start line of their current course, step the
@@ -636,12 +863,15 @@ class RaceEnv:
                 c.max_steer,
                 int(self._observe_line),
             ],
-            outputs=[self._s_prev, self.obs],
+            outputs=[self._s_prev, self._state_obs, self._ok],
             device=self.device,
         )
+        self._observe_sensors(mask, res, 2)
 
     def _auto_reset(self) -> None:
-        if self.new_course_on_reset:
+        if self.curriculum is not None:
+            self.curriculum.regenerate(self.done)
+        elif self.new_course_on_reset:
             self.course.regenerate(mask=self.done, advance=True)
         else:
             self.course.reset(self.done)
@@ -650,6 +880,8 @@ class RaceEnv:
     def _simulate(self, guard: bool) -> None:
         self._drive()
         self._observe(self.course.step())
+        if self.curriculum is not None:  # every step: the staleness counts steps
+            self.curriculum.update(self.done, self._signal)
         if guard and not self.done.numpy().any():  # CPU only: a free read of host memory
             return
         self._auto_reset()
@@ -688,9 +920,19 @@ class RaceEnv:
 
     def reseed(self, seeds) -> None:
         """New seeds for every env (int ``s``: env ``e`` gets ``s + e``; or one int32 per
-        env), epochs back to 0, new courses, every episode restarted."""
+        env), epochs back to 0, new courses, every episode restarted.
+
+        With a curriculum, :attr:`curriculum` becomes a new ``LevelReplay`` of the same
+        settings (an empty buffer; its fresh levels follow the new seeds) and a recorded
+        step is recorded again (it launched the old one's kernels)."""
         self.course.generate(seeds=_env_seeds(seeds, self.num_envs))
+        if self.curriculum is not None:
+            self.curriculum = LevelReplay(self.course, **self._curriculum_kw)
+            self._signal.fill_(wp.nan)
         self._respawn_observe(self._everyone)
+        if self.curriculum is not None and self.graph is not None:
+            self.graph = None
+            self.capture()
 
     def capture(self):
         """Record :meth:`step` (without the action copy) once; every later :meth:`step`

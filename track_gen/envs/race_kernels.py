@@ -44,6 +44,12 @@ _LAPS = wp.constant(int(RaceDone.LAPS))
 _TIME_OUT = wp.constant(int(RaceDone.TIME_OUT))
 _INVALID = wp.constant(int(RaceDone.INVALID))
 
+#: What the observe kernel writes into the curriculum signal (``signal_mode``): nothing, the
+#: episode's success (``"learnability"``) or its last timed lap time (``"regret"``).
+SIGNAL_NONE, SIGNAL_SUCCESS, SIGNAL_LAP_TIME = 0, 1, 2
+_SIGNAL_SUCCESS = wp.constant(SIGNAL_SUCCESS)
+_SIGNAL_LAP_TIME = wp.constant(SIGNAL_LAP_TIME)
+
 
 # ------------------------------------------------------------------------------ kernels
 @wp.func
@@ -244,6 +250,7 @@ def _observe(
     penalty_oob: float,
     reward_par: float,
     observe_line: int,
+    signal_mode: int,
     # outputs: episode bookkeeping (read and written)
     episode_length_inout: wp.array(dtype=wp.int32),
     s_prev_inout: wp.array(dtype=wp.float32),
@@ -267,10 +274,14 @@ def _observe(
     done_reason_out: wp.array(dtype=wp.int32),
     final_progress_out: wp.array(dtype=wp.float32),
     final_lap_time_out: wp.array(dtype=wp.float32),
+    signal_out: wp.array(dtype=wp.float32),
+    ok_out: wp.array(dtype=wp.int32),
 ):
     """Observation, reward, done mask and episode bookkeeping of one env; writes EVERY entry
     of every output (``done_out`` is the auto-reset mask), ``final_obs_out`` a copy of the
-    observation.
+    observation; ``signal_out`` (the curriculum's signal) only with ``signal_mode`` 1
+    (learnability: 1.0 where ``max_laps`` laps were completed, else 0.0) or 2 (regret: the
+    last timed lap, s, ``+inf`` when none was timed); 0 leaves it as it is.
 
     Lap timing: a lap completes on the step the last checkpoint is passed (``passed`` with
     ``next_index`` back at 0); the time since the previous completion of the same episode,
@@ -286,6 +297,7 @@ def _observe(
     p = pos[e]
     ok = _usable(valid[e], count[e], frame_segment[e], s, n, heading, L, gap, dist)
     ok = ok and wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(yaw[e])
+    ok_out[e] = wp.where(ok, 1, 0)
     _write_obs(
         e,
         ok,
@@ -374,6 +386,10 @@ def _observe(
         stat_steps_inout[e] = stat_steps_inout[e] + steps
         if (reason & _LAPS) != 0:
             stat_laps_inout[e] = stat_laps_inout[e] + 1
+    if signal_mode == _SIGNAL_SUCCESS:
+        signal_out[e] = wp.where((reason & _LAPS) != 0, 1.0, 0.0)
+    elif signal_mode == _SIGNAL_LAP_TIME:
+        signal_out[e] = wp.where(wp.isfinite(lap_last), lap_last, wp.inf)
 
 
 @wp.kernel
@@ -455,6 +471,7 @@ def _observe_reset(
     # outputs (masked envs only)
     s_prev_out: wp.array(dtype=wp.float32),
     obs_out: wp.array2d(dtype=wp.float32),
+    ok_out: wp.array(dtype=wp.int32),
 ):
     """The first observation of a respawned car's episode (masked envs only)."""
     e = wp.tid()
@@ -468,6 +485,7 @@ def _observe_reset(
     dist = dist_to_next[e]
     p = pos[e]
     ok = _usable(valid[e], count[e], frame_segment[e], s, n, heading, L, gap, dist)
+    ok_out[e] = wp.where(ok, 1, 0)
     _write_obs(
         e,
         ok,
