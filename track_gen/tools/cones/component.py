@@ -56,7 +56,7 @@ class ConeDetections(Component):
         noise: float = NOISE.default,
         source: str | None = None,
         name: str | None = None,
-        after=None,
+        after: tuple[str, ...] | None = None,
     ):
         super().__init__(name=name, after=after, source=source)
         self.settings = check_settings("ConeDetections", max_cones, fov, max_range, dropout, noise)

@@ -59,8 +59,11 @@ class ConeDetector:
         track: the generator's :class:`~track_gen.Track` (which border is the left one).
         props: the :class:`PropSet` of the track's cones (``PropSet.kind == "cone"``).
         seeds: int32 ``[E]``: the generator's per-env seeds (``generator.seeds.seeds``).
-        max_cones, fov, max_range, dropout, noise: see ``fields.py`` (keyword-only after
-            ``max_cones``).
+        max_cones: detections per env M (``MAX_CONES``).
+        fov: keyword-only full horizontal field of view, rad (``FOV``).
+        max_range: keyword-only largest 3D distance, track units (``MAX_RANGE``).
+        dropout: keyword-only chance a cone is missed per step (``DROPOUT``).
+        noise: keyword-only position noise deviation, track units (``NOISE``).
 
     Attributes:
         detections: the :class:`ConeDetectionSet` every :meth:`detect` overwrites.

@@ -23,8 +23,10 @@ class CourseStats(Component):
     read ``course.components["stats"].result``.
 
     Args:
-        corner_radius, corner_angle, percentiles: see :class:`CourseStatsMeter` and
-            ``fields.py``.
+        corner_radius: corner threshold, mean half widths (``CORNER_RADIUS``; see
+            :class:`CourseStatsMeter`).
+        corner_angle: least turning of a corner, rad (``CORNER_ANGLE``).
+        percentiles: the |curvature| percentiles reported (``PERCENTILES``).
         racing_line: None, or the name of a :class:`~track_gen.tools.RacingLine` component
             of the course (``"racing_line"``) whose ``lap_time`` becomes ``par_time``; this
             component then runs after it.
@@ -42,7 +44,7 @@ class CourseStats(Component):
         self,
         corner_radius: float = CORNER_RADIUS.default,
         corner_angle: float = CORNER_ANGLE.default,
-        percentiles=PERCENTILES.default,
+        percentiles: tuple[float, ...] = PERCENTILES.default,
         *,
         racing_line: str | None = None,
         source: str | None = None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import warp as wp
 
 from ...core.budget import AllocationBudget
@@ -12,6 +14,9 @@ from ..shared import check_rows, mask_or
 from .fields import CORNER_ANGLE, CORNER_RADIUS, MAX_PERCENTILES, PERCENTILES
 from .kernels import _gate_width_kernel, _line_stats_kernel, _track_width_kernel, vec8d
 from .result import CourseStatsSet
+
+if TYPE_CHECKING:
+    from ..course_line import CourseLine
 
 
 def check_settings(owner: str, corner_radius, corner_angle, percentiles) -> dict:
@@ -66,7 +71,9 @@ class CourseStatsMeter:
         lap_time: float32 ``[E]`` par lap times to report as ``par_time`` (a
             :class:`~track_gen.tools.RacingLineSet`'s ``lap_time``, read live by pointer), or
             None (``par_time`` NaN).
-        corner_radius, corner_angle, percentiles: see ``fields.py``.
+        corner_radius: corner threshold, mean half widths (``CORNER_RADIUS``).
+        corner_angle: least turning of a corner, rad (``CORNER_ANGLE``).
+        percentiles: the |curvature| percentiles reported (``PERCENTILES``).
 
     Attributes:
         stats: the :class:`CourseStatsSet` (allocated once).
@@ -80,11 +87,11 @@ class CourseStatsMeter:
         self,
         course: Track | GateSequence,
         *,
-        line=None,
+        line: CourseLine | None = None,
         lap_time: wp.array | None = None,
         corner_radius: float = CORNER_RADIUS.default,
         corner_angle: float = CORNER_ANGLE.default,
-        percentiles=PERCENTILES.default,
+        percentiles: tuple[float, ...] = PERCENTILES.default,
     ):
         settings = check_settings("CourseStatsMeter", corner_radius, corner_angle, percentiles)
         if isinstance(course, Track):

@@ -90,7 +90,7 @@ class Lidar(Component):
         grid_cells: int = GRID_CELLS.default,
         cell_entries: int = CELL_ENTRIES.default,
         name: str | None = None,
-        after=None,
+        after: tuple[str, ...] | None = None,
     ):
         self.props_name = _props_name(props)
         super().__init__(name=name, after=after)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import warp as wp
 
@@ -32,6 +34,10 @@ from .kernels import (
     _track_scan_kernel,
 )
 from .result import LidarScan
+
+if TYPE_CHECKING:
+    from ..props import PropSet
+
 
 _TRACK_ROWS = {"inner": wp.vec3f, "outer": wp.vec3f}
 _TRACK_ENVS = {"count": wp.int32, "valid": wp.int32, "generation": wp.int32}
@@ -114,7 +120,7 @@ class LidarScanner:
         *,
         fov: float = FOV.default,
         max_range: float = MAX_RANGE.default,
-        props=None,
+        props: PropSet | None = None,
         gate_model: str = GATE_MODEL.default,
         post_radius: float = POST_RADIUS.default,
         frame_thickness: float = FRAME_THICKNESS.default,

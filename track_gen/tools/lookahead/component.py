@@ -58,7 +58,7 @@ class Lookahead(Component):
         *,
         source: str = "center",
         name: str | None = None,
-        after=None,
+        after: tuple[str, ...] | None = None,
     ):
         super().__init__(name=name, after=after)
         self.num_points, self.spacing, self.line_source = check_settings(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import warp as wp
 
@@ -14,6 +15,11 @@ from ..shared import mask_or
 from .fields import EXTENT, RESOLUTION
 from .kernels import _cells_kernel, _cones_kernel, _grid_kernel, _pose_kernel
 from .result import EgoRasterImage
+
+if TYPE_CHECKING:
+    from ..heightfield import HeightField
+    from ..props import PropSet
+
 
 #: Bucket index entries each env may hold, per bead of ``N_max`` (more: the env's cells test
 #: every quad, still exactly).
@@ -77,8 +83,8 @@ class EgoRasterizer:
         resolution: int = RESOLUTION.default,
         extent: float | None = None,
         *,
-        props=None,
-        height_field=None,
+        props: PropSet | None = None,
+        height_field: HeightField | None = None,
     ):
         self.resolution, self.extent = check_settings("EgoRasterizer", resolution, extent)
         for name in ("inner", "outer", "center", "count", "valid"):
