@@ -509,9 +509,17 @@ def _plan_kernel(
         _weights(center, normal, row, n, origin, h, best, base, wt)
         _hband(center, normal, row, n, origin, h, wt, base, 0, d0, d1, d2, g)
         bestf = _objective(center, normal, row, n, origin, h, best, lo, hi, wt, base)
+        # warm start at the last line: a bead on a bound starts with the multiplier its
+        # gradient gives, -(H x + g)_i (> 0 presses on hi, < 0 on lo), the others free. Zero
+        # multipliers would release every bead at once, and from a line already pressed on
+        # its bounds that all-free solve can leave the iteration cycling above the start
         for i in range(n):
             x[base + i] = best[base + i]
-            lam[base + i] = _ZERO
+        for i in range(n):
+            mult = _ZERO
+            if best[base + i] >= hi[base + i] or best[base + i] <= lo[base + i]:
+                mult = -(_hmul(d0, d1, d2, base, n, best, i) + g[base + i])
+            lam[base + i] = mult
         for _it in range(iterations):
             for i in range(n):
                 s = int(0)
