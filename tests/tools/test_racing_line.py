@@ -4,8 +4,8 @@ The QP oracle is SciPy's bounded least squares (``lsq_linear``, BVLS) of the sam
 discretisation: residuals ``s_i (p_{i-1} - 2 p_i + p_{i+1})``, ``p_i = c_i + a_i n_i``,
 ``s_i = (h / ds_i)^(3/2)`` with ``ds_i`` the mean of the two chords at bead ``i`` of the line
 the QP is linearised around (the centre line, or the first linearisation's line for the
-second) and ``h`` the centre line's mean chord; the speed oracle runs the forward/backward passes twice around the loop
-from bead 0 (no choice of start bead) and keeps the second lap.
+second) and ``h`` the centre line's mean chord; the speed oracle runs the forward/backward
+passes twice around the loop from bead 0 (no choice of start bead) and keeps the second lap.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import warp as wp
 
 from track_gen import TrackGenerator, tools
 from track_gen.course import Course
-from track_gen.pipeline import presets
 from track_gen.io import read_tum, tracks_spec
+from track_gen.pipeline import presets
 from track_gen.results import Track
 
 from ..io import CIRCUITS, write_csv
