@@ -8,7 +8,9 @@ of the line the QP is linearised around) gives the objective ``f(x) = sum_i |s_i
 ``h^3`` times the discrete ``sum_i kappa_i^2 ds_i`` with ``kappa_i = |d_i| / ds_i^2``. It is
 ``0.5 x^T H x + g^T x + f(0)/2``-shaped with ``H`` cyclic pentadiagonal (band arrays ``d0``,
 ``d1``, ``d2``: ``H[j, j]``, ``H[j, j+1]``, ``H[j, j+2]``), solved by a primal-dual active-set
-method whose every iteration factors a cyclic pentadiagonal matrix (:func:`_factor`, O(n)).
+method whose every iteration factors a cyclic pentadiagonal matrix (:func:`_factor`, O(n)),
+each linearisation warm-started at the last line (the multipliers of its beads on a bound
+from the gradient there).
 """
 
 from __future__ import annotations
