@@ -2,9 +2,10 @@
 
 The QP oracle is SciPy's bounded least squares (``lsq_linear``, BVLS) of the same
 discretisation: residuals ``s_i (p_{i-1} - 2 p_i + p_{i+1})``, ``p_i = c_i + a_i n_i``,
-``s_i = (h / ds_i)^(3/2)`` with ``ds_i`` the mean of the centre line's two chords at bead ``i``
-and ``h`` their mean; the speed oracle runs the forward/backward passes twice around the loop
-from bead 0 (no choice of start bead) and keeps the second lap.
+``s_i = (h / ds_i)^(3/2)`` with ``ds_i`` the mean of the two chords at bead ``i`` of the line
+the QP is linearised around (the centre line, or the first linearisation's line for the
+second) and ``h`` the centre line's mean chord; the speed oracle runs the forward/backward
+passes twice around the loop from bead 0 (no choice of start bead) and keeps the second lap.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ import warp as wp
 
 from track_gen import TrackGenerator, tools
 from track_gen.course import Course
+from track_gen.io import read_tum, tracks_spec
 from track_gen.pipeline import presets
 from track_gen.results import Track
+
+from ..io import CIRCUITS, write_csv
 
 scipy_optimize = pytest.importorskip("scipy.optimize")
 
@@ -120,12 +124,15 @@ def env_geometry(track, e, vehicle_width):
     return c[:, :2], nrm, c[:, 2], lo, hi
 
 
-def qp_system(c, nrm):
-    """``(A, b)`` of the least-squares form ``|A a + b|^2`` of the objective (dense)."""
+def qp_system(c, nrm, around=None):
+    """``(A, b)`` of the least-squares form ``|A a + b|^2`` of the objective (dense), its
+    weights taken from the line ``c + around * nrm`` (the centre line when ``around`` is
+    None; ``h`` is always the centre line's mean chord)."""
     n = len(c)
-    ch = np.linalg.norm(np.roll(c, -1, 0) - c, axis=1)
+    h = np.linalg.norm(np.roll(c, -1, 0) - c, axis=1).mean()
+    p = c if around is None else c + np.asarray(around, np.float64)[:, None] * nrm
+    ch = np.linalg.norm(np.roll(p, -1, 0) - p, axis=1)
     ds = 0.5 * (ch + np.roll(ch, 1))
-    h = ch.mean()
     s = (h / ds) ** 1.5
     A = np.zeros((2 * n, n))
     for i in range(n):
@@ -250,6 +257,32 @@ def test_linearisations_and_vehicle_width(device):
     wide = tools.RacingLinePlanner(track, vw, **LIMITS, linearisations=3, iterations=20)
     for e in range(track.num_envs):
         check_env(track, wide.line, e, vw, LIMITS, qp_gap=0.05)
+
+
+def test_second_linearisation_reaches_its_optimum(device, tmp_path):
+    """The QP of the second linearisation (weights from the first line) is solved to SciPy's
+    optimum, not left at its starting line: a 6 m-bead hairpin whose first line presses on
+    its bounds along the U (the case that needs the warm-started multipliers)."""
+    csv = write_csv(tmp_path / "hairpin.csv", *CIRCUITS["hairpin"](2000), fmt="{:.3f}")
+    gen = TrackGenerator(tracks_spec([read_tum(csv)], num_envs=1, device=device, spacing=6.0))
+    gen.generate()
+    track = gen.result
+    assert track.valid.numpy().all()
+    vw = 2.0
+    limits = {"a_lat": 10.0, "a_lon": 10.0, "v_max": 70.0}
+    c, nrm, z, lo, hi = env_geometry(track, 0, vw)
+    n = len(c)
+    first = tools.RacingLinePlanner(track, vw, **limits, linearisations=1)
+    a1 = first.line.host("offset")[0, :n].astype(np.float64)
+    second = tools.RacingLinePlanner(track, vw, **limits, linearisations=2)
+    a2 = second.line.host("offset")[0, :n].astype(np.float64)
+    A, b = qp_system(c, nrm, around=a1)
+    f1, f2 = objective(A, b, np.clip(a1, lo, hi)), objective(A, b, a2)
+    ref = scipy_optimize.lsq_linear(A, -b, bounds=(lo, hi), method="bvls", tol=1e-12)
+    fs = objective(A, b, ref.x)
+    assert fs < 0.97 * f1  # the second linearisation has room to improve on the first line
+    assert f2 <= fs * 1.02 + 1e-12, (f2, fs, f1)
+    check_env(track, second.line, 0, vw, limits, qp_gap=np.inf)
 
 
 def test_kappa_max(device):

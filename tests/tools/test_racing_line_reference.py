@@ -181,6 +181,11 @@ def margin(xy, left, right):
 
 
 # ---------------------------------------------------------------------- the comparison
+def points_of(points, name):
+    """The point-count argument of ``CIRCUITS[name]`` (none: its shipped count)."""
+    return () if points is None else (points[name],)
+
+
 def reference_line(tph, center, w_left, w_right, captured):
     """The reference's minimum-curvature line on our beads and widths (its normals point
     right: ``reftrack`` is ``[x, y, w_right, w_left]``); the QP it solved and the solver's answer
@@ -203,11 +208,15 @@ def reference_line(tph, center, w_left, w_right, captured):
     return center + normals * alpha[:, None]
 
 
-def compare(tph, folder):
+def compare(tph, folder, points=None):
     """Per circuit: the centre line, our line, the reference's, their evaluations, margins and
-    the reference's QP (printed as a table)."""
-    names = list(CIRCUITS)
-    tracks = [read_tum(write_csv(folder / f"{n}.csv", *CIRCUITS[n](), fmt="{:.3f}")) for n in names]
+    the reference's QP (printed as a table). ``points``: ``{circuit: CSV point count}`` to
+    write (those circuits only), or None for every circuit at its shipped count."""
+    names = list(points or CIRCUITS)
+    tracks = [
+        read_tum(write_csv(folder / f"{n}.csv", *CIRCUITS[n](*points_of(points, n)), fmt="{:.3f}"))
+        for n in names
+    ]
     spec = tracks_spec(tracks, num_envs=len(tracks), device="cpu", spacing=SPACING)
     gen = TrackGenerator(spec, seeds=0)
     gen.generate()
@@ -307,6 +316,20 @@ def target_misses(rows) -> list[str]:
 def test_targets_beside_the_reference(tph, tmp_path):
     """Every circuit compared once (one test: the comparison is the cost), every miss listed."""
     rows = compare(tph, tmp_path)
+    misses = [m for name, row in rows.items() for m in kkt_misses(name, row["qp"])]
+    misses += target_misses(rows)
+    assert not misses, "\n".join([*misses, table(rows)])
+
+
+#: the shipped circuits written densely (smooth centre lines): ``variable`` is left out, its
+#: lap target is missed there (0.65%, docs/racing-line.md says why: the reference's QP)
+DENSE = {"oval": 800, "hairpin": 2000}
+
+
+def test_dense_circuits_beside_the_reference(tph, tmp_path):
+    """The same targets on smooth centre lines (the hairpin's U is where a re-linearised line
+    presses on its bounds: the second linearisation must improve on the first)."""
+    rows = compare(tph, tmp_path, DENSE)
     misses = [m for name, row in rows.items() for m in kkt_misses(name, row["qp"])]
     misses += target_misses(rows)
     assert not misses, "\n".join([*misses, table(rows)])

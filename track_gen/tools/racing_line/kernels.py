@@ -8,7 +8,9 @@ of the line the QP is linearised around) gives the objective ``f(x) = sum_i |s_i
 ``h^3`` times the discrete ``sum_i kappa_i^2 ds_i`` with ``kappa_i = |d_i| / ds_i^2``. It is
 ``0.5 x^T H x + g^T x + f(0)/2``-shaped with ``H`` cyclic pentadiagonal (band arrays ``d0``,
 ``d1``, ``d2``: ``H[j, j]``, ``H[j, j+1]``, ``H[j, j+2]``), solved by a primal-dual active-set
-method whose every iteration factors a cyclic pentadiagonal matrix (:func:`_factor`, O(n)).
+method whose every iteration factors a cyclic pentadiagonal matrix (:func:`_factor`, O(n)),
+each linearisation warm-started at the last line (the multipliers of its beads on a bound
+from the gradient there).
 """
 
 from __future__ import annotations
@@ -509,9 +511,17 @@ def _plan_kernel(
         _weights(center, normal, row, n, origin, h, best, base, wt)
         _hband(center, normal, row, n, origin, h, wt, base, 0, d0, d1, d2, g)
         bestf = _objective(center, normal, row, n, origin, h, best, lo, hi, wt, base)
+        # warm start at the last line: a bead on a bound starts with the multiplier its
+        # gradient gives, -(H x + g)_i (> 0 presses on hi, < 0 on lo), the others free. Zero
+        # multipliers would release every bead at once, and from a line already pressed on
+        # its bounds that all-free solve can leave the iteration cycling above the start
         for i in range(n):
             x[base + i] = best[base + i]
-            lam[base + i] = _ZERO
+        for i in range(n):
+            mult = _ZERO
+            if best[base + i] >= hi[base + i] or best[base + i] <= lo[base + i]:
+                mult = -(_hmul(d0, d1, d2, base, n, best, i) + g[base + i])
+            lam[base + i] = mult
         for _it in range(iterations):
             for i in range(n):
                 s = int(0)
