@@ -15,8 +15,15 @@ class RacingLine(Component):
 
     Args:
         vehicle_width: track units (``VEHICLE_WIDTH``).
-        a_lat, a_lon, v_max, kappa_max, iterations, linearisations, kappa_iterations:
-            keyword-only, see :class:`RacingLinePlanner` and ``fields.py``.
+        a_lat: keyword-only lateral acceleration limit, track units / s^2 (``A_LAT``).
+        a_lon: keyword-only longitudinal acceleration limit, track units / s^2 (``A_LON``).
+        v_max: keyword-only top speed, track units / s (``V_MAX``).
+        kappa_max: keyword-only curvature bound, 1 / track units, or None (``KAPPA_MAX``).
+        iterations: keyword-only active-set iterations per linearisation (``ITERATIONS``).
+        linearisations: keyword-only QP solves, each around the last line
+            (``LINEARISATIONS``).
+        kappa_iterations: keyword-only ADMM iterations of the ``kappa_max`` phase
+            (``KAPPA_ITERATIONS``).
 
     ``result`` is the :class:`RacingLineSet` (a per-generation result: read it through
     ``course.components["racing_line"].result``), ``utility`` the :class:`RacingLinePlanner`.

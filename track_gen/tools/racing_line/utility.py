@@ -76,8 +76,17 @@ class RacingLinePlanner:
     Args:
         track: the generator's :class:`~track_gen.Track` (read live by pointer: call
             :meth:`plan` after every regeneration, with the same mask).
-        vehicle_width, a_lat, a_lon, v_max, kappa_max, iterations, linearisations,
-            kappa_iterations: see ``fields.py`` (keyword-only after ``vehicle_width``).
+        vehicle_width: track units (``VEHICLE_WIDTH``); the offsets keep half of it inside
+            each border.
+        a_lat: keyword-only lateral acceleration limit, track units / s^2 (``A_LAT``).
+        a_lon: keyword-only longitudinal acceleration limit, track units / s^2 (``A_LON``).
+        v_max: keyword-only top speed, track units / s (``V_MAX``).
+        kappa_max: keyword-only curvature bound, 1 / track units, or None (``KAPPA_MAX``).
+        iterations: keyword-only active-set iterations per linearisation (``ITERATIONS``).
+        linearisations: keyword-only QP solves, each around the last line
+            (``LINEARISATIONS``).
+        kappa_iterations: keyword-only ADMM iterations of the ``kappa_max`` phase
+            (``KAPPA_ITERATIONS``).
 
     Attributes:
         line: the :class:`RacingLineSet` (allocated once).
@@ -195,8 +204,9 @@ class RacingLinePlanner:
 
         Args:
             s: float32 ``[E]`` arc positions, track units, on the track's device.
-            offset_out, speed_out: float32 ``[E]`` arrays written in place (NaN for an
-                invalid env or a non-finite ``s``).
+            offset_out: float32 ``[E]`` offsets written in place (NaN for an invalid env or
+                a non-finite ``s``).
+            speed_out: float32 ``[E]`` target speeds written in place (NaN likewise).
 
         Every array is checked first (TypeError / ValueError naming it; the two outputs must
         be two arrays); one launch, no allocation, no host sync, recordable.
