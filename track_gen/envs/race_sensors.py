@@ -211,6 +211,22 @@ def _unit(ok: bool, x: float) -> float:
     return wp.where(ok and wp.isfinite(x), x, 0.0)
 
 
+@wp.func
+def _put(
+    obs_out: wp.array2d(dtype=wp.float32),
+    final_obs_out: wp.array2d(dtype=wp.float32),
+    e: int,
+    col: int,
+    v: float,
+    fin: int,
+):
+    """``v`` into column ``col`` of env ``e``'s observation, and of its final one when
+    ``fin != 0``."""
+    obs_out[e, col] = v
+    if fin != 0:
+        final_obs_out[e, col] = v
+
+
 @wp.kernel
 def observe_sensors(
     # inputs
@@ -270,16 +286,14 @@ def observe_sensors(
             r = e * num_points + k
             p = look_position[r]
             col = look_col + k * look_stride
-            obs_out[e, col] = _unit(lok, p[0] * inv_span)
-            obs_out[e, col + 1] = _unit(lok, p[1] * inv_span)
-            obs_out[e, col + 2] = _unit(lok, look_width_left[r])
-            obs_out[e, col + 3] = _unit(lok, look_width_right[r])
-            obs_out[e, col + 4] = _unit(lok, look_curvature[r] * spacing)
+            _put(obs_out, final_obs_out, e, col, _unit(lok, p[0] * inv_span), fin)
+            _put(obs_out, final_obs_out, e, col + 1, _unit(lok, p[1] * inv_span), fin)
+            _put(obs_out, final_obs_out, e, col + 2, _unit(lok, look_width_left[r]), fin)
+            _put(obs_out, final_obs_out, e, col + 3, _unit(lok, look_width_right[r]), fin)
+            _put(obs_out, final_obs_out, e, col + 4, _unit(lok, look_curvature[r] * spacing), fin)
             if look_stride > 5:
-                obs_out[e, col + 5] = _unit(lok, look_speed[r] * inv_max_speed)
-            if fin != 0:
-                for j in range(look_stride):
-                    final_obs_out[e, col + j] = obs_out[e, col + j]
+                v = _unit(lok, look_speed[r] * inv_max_speed)
+                _put(obs_out, final_obs_out, e, col + 5, v, fin)
     if max_cones > 0:
         cok = ok and cone_valid[e] != 0
         n = cone_count[e]
@@ -289,12 +303,9 @@ def observe_sensors(
             p = cone_position[r]
             side = wp.where(cone_colour[r] == 0, 1.0, -1.0)
             col = cone_col + m * 3
-            obs_out[e, col] = _unit(seen, p[0] * inv_cone_range)
-            obs_out[e, col + 1] = _unit(seen, p[1] * inv_cone_range)
-            obs_out[e, col + 2] = wp.where(seen, side, 0.0)
-            if fin != 0:
-                for j in range(3):
-                    final_obs_out[e, col + j] = obs_out[e, col + j]
+            _put(obs_out, final_obs_out, e, col, _unit(seen, p[0] * inv_cone_range), fin)
+            _put(obs_out, final_obs_out, e, col + 1, _unit(seen, p[1] * inv_cone_range), fin)
+            _put(obs_out, final_obs_out, e, col + 2, wp.where(seen, side, 0.0), fin)
     for i in range(raster_n):
         bits = int(raster_cells[e * raster_n + i])
         known = ok and (bits & 128) == 0
