@@ -98,6 +98,29 @@ def _heapsort(a: wp.array(dtype=wp.float64), base: int, n: int):
         end = end - 1
 
 
+@wp.func
+def _write_widths(
+    ok: bool,
+    total: wp.float64,
+    low: wp.float64,
+    n: int,
+    e: int,
+    width_mean_out: wp.array(dtype=wp.float32),
+    width_min_out: wp.array(dtype=wp.float32),
+    half_width_out: wp.array(dtype=wp.float64),
+):
+    """Env ``e``'s mean (``total / n``) and minimum (``low``) width, and half the mean in
+    float64; NaN all three when not ``ok``. Shared by the track and gate width kernels."""
+    mean = _NAN64
+    if ok:
+        mean = total / wp.float64(n)
+    else:
+        low = _NAN64
+    width_mean_out[e] = _f32(mean)
+    width_min_out[e] = _f32(low)
+    half_width_out[e] = _HALF * mean
+
+
 @wp.kernel
 def _track_width_kernel(
     # inputs
@@ -133,14 +156,7 @@ def _track_width_kernel(
                 w = wp.length(_xy(o) - _xy(q))
                 total = total + w
                 low = wp.min(low, w)
-    mean = _NAN64
-    if ok:
-        mean = total / wp.float64(n)
-    else:
-        low = _NAN64
-    width_mean_out[e] = _f32(mean)
-    width_min_out[e] = _f32(low)
-    half_width_out[e] = _HALF * mean
+    _write_widths(ok, total, low, n, e, width_mean_out, width_min_out, half_width_out)
 
 
 @wp.kernel
@@ -177,14 +193,7 @@ def _gate_width_kernel(
                 w = _TWO * wp.float64(h)
                 total = total + w
                 low = wp.min(low, w)
-    mean = _NAN64
-    if ok:
-        mean = total / wp.float64(n)
-    else:
-        low = _NAN64
-    width_mean_out[e] = _f32(mean)
-    width_min_out[e] = _f32(low)
-    half_width_out[e] = _HALF * mean
+    _write_widths(ok, total, low, n, e, width_mean_out, width_min_out, half_width_out)
 
 
 @wp.kernel
