@@ -60,7 +60,7 @@ _ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(_ROOT / "examples"))
 sys.path.insert(0, str(_ROOT / "benchmarks"))
 
-from generalization import HALF_WIDTH  # noqa: E402
+from generalization import scaled_circuits  # noqa: E402
 from train_ppo import HELD_OUT, _no_nan, first_episodes, make_env  # noqa: E402
 
 from track_gen.envs import RaceConfig, RaceDone, RaceEnv  # noqa: E402
@@ -247,19 +247,10 @@ def suite_circuit_files(folder: Path) -> list[Path]:
 
 def load_circuits(paths: list[Path], device) -> tuple[list, list[str]]:
     """The circuits of ``paths`` scaled to the generated half width, and the names of those
-    left out as invalid (``benchmarks/generalization.py``'s rule)."""
-    from track_gen import TrackGenerator
-    from track_gen.io import RealTrack, read_tum, tracks_spec
+    left out as invalid (``benchmarks/generalization.py``'s ``scaled_circuits``)."""
+    from track_gen.io import read_tum
 
-    scaled = []
-    for p in paths:
-        t = read_tum(p)
-        s = HALF_WIDTH / float(np.median(0.5 * (t.width_left + t.width_right)))
-        scaled.append(RealTrack(t.name, t.xy * s, t.width_right * s, t.width_left * s))
-    probe = TrackGenerator(tracks_spec(scaled, num_envs=len(scaled), device=device))
-    valid = probe.generate().valid.numpy().astype(bool)
-    dropped = [t.name for t, ok in zip(scaled, valid, strict=True) if not ok]
-    return [t for t, ok in zip(scaled, valid, strict=True) if ok], dropped
+    return scaled_circuits([read_tum(p) for p in paths], device)
 
 
 def circuit_env(tracks: list, args, config: RaceConfig) -> RaceEnv:

@@ -43,27 +43,37 @@ from track_gen.stages.inflate import HALF_WIDTH as _HALF_WIDTH  # noqa: E402
 HALF_WIDTH = float(_HALF_WIDTH.default)
 
 
-def evaluate_circuits(runner, directory: Path, episodes: int, device) -> dict:
-    """One episode per env on the imported circuits (env ``e`` drives circuit ``e % K``)."""
-    from track_gen import TrackGenerator
-    from track_gen.envs import RaceDone, RaceEnv
-    from track_gen.io import RealTrack, read_tum, tracks_spec
+def scaled_circuits(tracks: list, device) -> tuple[list, list[str]]:
+    """``tracks`` (``io.RealTrack``) scaled to the generated courses' road, and the names of
+    those left out as invalid.
 
-    tracks = [read_tum(p) for p in sorted(directory.glob("*.csv"))]
-    if not tracks:
-        raise ValueError(f"--circuits {directory}: no *.csv file there")
-    # the car knows roads of the generated courses' width: scale each circuit (widths too) so
-    # its median half road width is the generated one (a real circuit is then far longer than
-    # a generated course, relative to its width, so an episode covers part of a lap)
+    The car knows roads of the generated courses' width: each circuit (widths too) is scaled
+    so its median half road width is ``HALF_WIDTH`` (a real circuit is then far longer than a
+    generated course, relative to its width, so an episode may cover part of a lap). A
+    circuit the library marks invalid (too thin for its width) is left out and named.
+    """
+    from track_gen import TrackGenerator
+    from track_gen.io import RealTrack, tracks_spec
+
     scaled = []
     for t in tracks:
         s = HALF_WIDTH / float(np.median(0.5 * (t.width_left + t.width_right)))
         scaled.append(RealTrack(t.name, t.xy * s, t.width_right * s, t.width_left * s))
-    # a circuit the library marks invalid (too thin for its width) is left out and named
     probe = TrackGenerator(tracks_spec(scaled, num_envs=len(scaled), device=device))
     valid = probe.generate().valid.numpy().astype(bool)
     dropped = [t.name for t, ok in zip(scaled, valid, strict=True) if not ok]
-    scaled = [t for t, ok in zip(scaled, valid, strict=True) if ok]
+    return [t for t, ok in zip(scaled, valid, strict=True) if ok], dropped
+
+
+def evaluate_circuits(runner, directory: Path, episodes: int, device) -> dict:
+    """One episode per env on the imported circuits (env ``e`` drives circuit ``e % K``)."""
+    from track_gen.envs import RaceDone, RaceEnv
+    from track_gen.io import read_tum, tracks_spec
+
+    tracks = [read_tum(p) for p in sorted(directory.glob("*.csv"))]
+    if not tracks:
+        raise ValueError(f"--circuits {directory}: no *.csv file there")
+    scaled, dropped = scaled_circuits(tracks, device)
     if not scaled:
         raise ValueError(f"--circuits {directory}: every circuit is invalid ({dropped})")
     spec = tracks_spec(scaled, num_envs=episodes, device=device, units="metres")
