@@ -8,12 +8,14 @@ Components (``Component`` subclasses, used by :class:`track_gen.course.Course`):
   ``Lookahead`` (-> ``LookaheadPoints``), ``ConeDetections`` (-> ``ConeDetectionSet``) and
   ``Lidar`` (-> ``LidarScan``);
 * gate courses: ``GateCheckpoints``, ``CenterlineFromGates``, ``Progress``, ``DiscCollision``
-  or ``FrameCollision``, ``Localizer(source="centerline")``, ``Lidar``, ``NextGates``.
+  or ``FrameCollision``, ``Localizer(source="centerline")``, ``Lidar``, ``NextGates``,
+  ``MinTime`` (the point-mass par of a lap, -> ``MinTimeSet``).
 
 Utilities they wrap: ``CheckpointPlacer`` (-> ``CheckpointSet``), ``ProgressTracker``
 (-> ``ProgressEvents``), ``BandCollider`` (-> ``BandContact``), ``CourseLineBuilder``
 (-> ``CourseLine``), ``TrackLocalizer`` (-> ``TrackFrame``), ``DiscCollider``
-(-> ``DiscContact``), ``FrameCollider`` (-> ``FrameContact``). The component contract
+(-> ``DiscContact``), ``FrameCollider`` (-> ``FrameContact``), ``MinTimePlanner``
+(-> ``MinTimeSet``; also any batch of waypoint paths). The component contract
 (``Component``, ``ComponentContext``, ``InputSpec``, ``order_components``) lives in
 :mod:`track_gen.course` and is re-exported here, with ``check_component`` (which call of a
 component a conditional regeneration body cannot hold).
@@ -45,6 +47,7 @@ from .heightfield import (
 from .lidar import Lidar, LidarScan, LidarScanner
 from .localizer import Localizer, TrackFrame, TrackLocalizer
 from .lookahead import Lookahead, LookaheadPoints, LookaheadSampler
+from .min_time import MinTime, MinTimePlanner, MinTimeSet, MinTimeStatus
 from .next_gates import NextGatePoses, NextGates, NextGateSensor
 from .progress import Progress, ProgressEvents, ProgressTracker
 from .props import PropKind, PropPlacer, Props, PropSet, PropSide
@@ -94,6 +97,10 @@ __all__ = [
     "Lookahead",
     "LookaheadPoints",
     "LookaheadSampler",
+    "MinTime",
+    "MinTimePlanner",
+    "MinTimeSet",
+    "MinTimeStatus",
     "NextGatePoses",
     "NextGateSensor",
     "NextGates",
