@@ -78,6 +78,11 @@ FEAS_TOL = 1.0e-8
 #: Points closer than this fraction of the path's bounding-box diagonal to the previous kept
 #: point are merged into it.
 MERGE_TOL = 1.0e-9
+#: Largest KKT stationarity residual (scaled units) of a converged env, at ``MU_MIN``.
+RES_TOL = 1.0e-5
+#: The residual below which an env whose line search fails at ``MU_MIN`` has converged (the
+#: merit's decrease is then below its rounding).
+STALL_TOL = 1.0e-3
 #: Multiplier safeguard: ``z`` stays within ``[mu / (Z_SAFE g), Z_SAFE mu / g]``.
 Z_SAFE = 1.0e10
 
@@ -90,7 +95,13 @@ _LINE_SEARCH = wp.constant(LINE_SEARCH)
 _FEAS_TOL = wp.constant(wp.float64(FEAS_TOL))
 _MERGE_TOL = wp.constant(wp.float64(MERGE_TOL))
 _Z_SAFE = wp.constant(wp.float64(Z_SAFE))
+_RES_TOL = wp.constant(wp.float64(RES_TOL))
+_STALL_TOL = wp.constant(wp.float64(STALL_TOL))
 _ARMIJO = wp.constant(wp.float64(1.0e-4))
+#: Largest relative change of a duration in one step.
+STEP_TAU = 0.3
+_STEP_TAU = wp.constant(wp.float64(STEP_TAU))
+
 
 #: Status bits (``MinTimeStatus``).
 ST_INPUT = wp.constant(1)
@@ -166,6 +177,73 @@ def _z_bound(
     return out
 
 
+@wp.func
+def _seg_c(
+    x: wp.array(dtype=wp.float64),
+    xb: int,
+    pts: wp.array(dtype=wp.vec3d),
+    pb: int,
+    k: int,
+    ns: int,
+    closed: int,
+    cap: int,
+    m: int,
+    g: wp.vec3d,
+) -> tuple[wp.vec3d, wp.vec3d]:
+    """``(E_v, E_p)`` of segment ``k`` at the state ``x[xb]``."""
+    ou = cap
+    ow = cap + 3 * cap * m
+    tau = x[xb + k]
+    h = tau / wp.float64(m)
+    va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
+    vb = get3(x, xb + ow + 3 * _wix(k + 1, ns, closed))
+    u1 = wp.vec3d()
+    u2 = wp.vec3d()
+    for j in range(m):
+        uj = get3(x, xb + ou + 3 * (k * m + j))
+        u1 = u1 + uj
+        u2 = u2 + _cj(m, j) * uj
+    ev = h * u1 + tau * g + va - vb
+    ep = h * h * u2 + _HALF * tau * tau * g + tau * va - (pts[pb + k + 1] - pts[pb + k])
+    return ev, ep
+
+
+@wp.func
+def _project(
+    x: wp.array(dtype=wp.float64),
+    xb: int,
+    pts: wp.array(dtype=wp.vec3d),
+    pb: int,
+    k: int,
+    ns: int,
+    closed: int,
+    cap: int,
+    m: int,
+    g: wp.vec3d,
+):
+    """Restore ``E_v = E_p = 0`` of segment ``k`` by the least change of its thrusts
+    (``du_j = -(p + c_j q)``, the two equations solved for ``p`` and ``q``), its duration and
+    end velocities kept."""
+    ou = cap
+    fm = wp.float64(m)
+    h = x[xb + k] / fm
+    ev, ep = _seg_c(x, xb, pts, pb, k, ns, closed, cap, m, g)
+    s1 = _ZERO
+    s2 = _ZERO
+    for j in range(m):
+        cj = _cj(m, j)
+        s1 += cj
+        s2 += cj * cj
+    det = fm * s2 - s1 * s1
+    a = ev / h
+    b = ep / (h * h)
+    p = (s2 * a - s1 * b) / det
+    q = (fm * b - s1 * a) / det
+    for j in range(m):
+        o = xb + ou + 3 * (k * m + j)
+        set3(x, o, get3(x, o) - (p + _cj(m, j) * q))
+
+
 # ------------------------------------------------------------------------------ evaluation
 @wp.func
 def _evaluate(
@@ -182,6 +260,7 @@ def _evaluate(
     m: int,
     g: wp.vec3d,
     v2: wp.float64,
+    a2: wp.float64,
     mu: wp.float64,
 ) -> tuple[wp.float64, wp.float64, wp.float64, int]:
     """``(sum tau - mu sum log slack, |E|_1, |E|_inf, ok)`` of the state at ``x[xb]``; ``ok``
@@ -216,11 +295,11 @@ def _evaluate(
         sr = wp.vec3d()
         for j in range(m):
             uj = get3(x, xb + ou + 3 * (k * m + j))
-            gu = _ONE - wp.dot(uj, uj)
+            gu = a2 - wp.dot(uj, uj)
             gur = _ZERO
             if use_ref != 0:
                 ur = get3(ref, rb + ou + 3 * (k * m + j))
-                gur = _ONE - wp.dot(ur, ur)
+                gur = a2 - wp.dot(ur, ur)
                 if j > 0:
                     sr = sr + get3(ref, rb + ou + 3 * (k * m + j - 1))
             if not (gu > _BOUNDARY * gur):
@@ -278,6 +357,7 @@ def _segment_hessian(
     m: int,
     g: wp.vec3d,
     v2: wp.float64,
+    a2: wp.float64,
     mu: wp.float64,
     hw: wp.array(dtype=wp.float64),
     hb: int,
@@ -333,7 +413,7 @@ def _segment_hessian(
             blk = h2 * get33(hw, o_p + 9 * wp.max(j, jp))
             if j == jp:
                 uj = get3(x, xb + ou + 3 * (k * m + j))
-                gu = _ONE - wp.dot(uj, uj)
+                gu = a2 - wp.dot(uj, uj)
                 zj = z[zb + zu + k * m + j]
                 blk = blk + (_FOUR * zj / gu) * wp.outer(uj, uj) + (_TWO * zj) * eye
             for r in range(3):
@@ -371,6 +451,7 @@ def _segment_assemble(
     m: int,
     g: wp.vec3d,
     v2: wp.float64,
+    a2: wp.float64,
     mu: wp.float64,
     hw: wp.array(dtype=wp.float64),
     hb: int,
@@ -427,7 +508,7 @@ def _segment_assemble(
     # 2 z_u I + PSD terms)
     shift = _ZERO
     for attempt in range(4):
-        _segment_hessian(x, xb, z, zb, k, ns, closed, cap, m, g, v2, mu, hw, hb)
+        _segment_hessian(x, xb, z, zb, k, ns, closed, cap, m, g, v2, a2, mu, hw, hb)
         if dense_chol(hw, hb, n, shift) == 1:
             break
         shift = wp.float64(1.0e-12) * wp.pow(wp.float64(1.0e4), wp.float64(attempt))
@@ -457,7 +538,7 @@ def _segment_assemble(
     for j in range(m):
         cj = _cj(m, j)
         uj = get3(x, xb + ou + 3 * (k * m + j))
-        gu = _ONE - wp.dot(uj, uj)
+        gu = a2 - wp.dot(uj, uj)
         zj = z[zb + zu + k * m + j]
         hut = lv / fm + ((_TWO * tau * cj) / (fm * fm)) * lp + get3(hw, o_q + 3 * j)
         set3(hw, o_h + 3 * j, hut)
@@ -500,12 +581,15 @@ def _segment_assemble(
     bsb = _ZERO
     for r in range(3):
         bsb += b_v[r] * hw[o_t + r] + b_p[r] * hw[o_t + 3 + r]
-    # inertia: the Schur complement s = a + b^T Sigma^-1 b of the duration must be > 0
+    # inertia: the Schur complement s = a + b^T Sigma^-1 b of the duration must be > 0 (the
+    # Lagrangian's curvature along the segment's constraints). Where it is not (far from the
+    # solution, where the multipliers do not yet carry the constraints' curvature), the step
+    # takes its magnitude: a scaled descent step instead of a step to a saddle.
     s_ = a_ + bsb
     dshift = _ZERO
-    floor = wp.float64(1.0e-10) * wp.max(_ONE, wp.abs(a_))
+    floor = wp.float64(1.0e-8) * (wp.abs(htt) + wp.abs(hut_y) + bsb) + wp.float64(1.0e-300)
     if not (s_ > floor):
-        dshift = floor - s_ + wp.float64(1.0e-8) * wp.max(_ONE, wp.abs(a_))
+        dshift = wp.max(wp.abs(s_), floor) - s_
         s_ = s_ + dshift
     # B7 columns 0..5 (va0..2, vb0..2) and R7 (column 6): (p, q_v, q_p) at hw[o_b7 + 7 col]
     for col in range(7):
@@ -612,6 +696,92 @@ def _segment_assemble(
     add3(bs, bb + ka * _BR + _BRZ, get3(hw, o_ez) + lv + tau * lp)
     add3(bs, bb + kb * _BR + _BRZ, -lv)
     return res
+
+
+@wp.func
+def _init_lambda(
+    x: wp.array(dtype=wp.float64),
+    xb: int,
+    lam: wp.array(dtype=wp.float64),
+    lb: int,
+    k: int,
+    ns: int,
+    closed: int,
+    cap: int,
+    m: int,
+    g: wp.vec3d,
+    v2: wp.float64,
+    a2: wp.float64,
+    mu: wp.float64,
+    hw: wp.array(dtype=wp.float64),
+    hb: int,
+):
+    """Least-squares multipliers of segment ``k``: ``lam`` minimising the barrier Lagrangian's
+    gradient in the segment's duration and thrusts, ``(J J^T) lam = -J grad`` (6 x 6)."""
+    ou = cap
+    ow = cap + 3 * cap * m
+    fm = wp.float64(m)
+    tau = x[xb + k]
+    h = tau / fm
+    va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
+    u1 = wp.vec3d()
+    u2 = wp.vec3d()
+    for j in range(m):
+        uj = get3(x, xb + ou + 3 * (k * m + j))
+        u1 = u1 + uj
+        u2 = u2 + _cj(m, j) * uj
+    jtv = u1 / fm + g
+    jtp = (_TWO * tau / (fm * fm)) * u2 + tau * g + va
+    # node terms: e_i = 2 mu v_i / g_i; the gradient of the thrust j has h sum_{i>j} e_i
+    o_e = hb  # e_i at hw[hb + 3 i]
+    gtau = _ONE - mu / tau
+    s = wp.vec3d()
+    for i in range(1, m):
+        s = s + get3(x, xb + ou + 3 * (k * m + i - 1))
+        di = (wp.float64(i) * g + s) / fm
+        vi = va + tau * di
+        ei = (_TWO * mu / (v2 - wp.dot(vi, vi))) * vi
+        set3(hw, o_e + 3 * i, ei)
+        gtau += wp.dot(ei, di)
+    # rhs = -J grad (6), N = J J^T (6 x 6) at hw[hb + 3m], hw[hb + 3m + 6]
+    o_r = hb + 3 * m
+    o_n = o_r + 6
+    rv = -gtau * jtv
+    rp = -gtau * jtp
+    esum = wp.vec3d()
+    for t in range(m):
+        j = m - 1 - t
+        uj = get3(x, xb + ou + 3 * (k * m + j))
+        gj = (_TWO * mu / (a2 - wp.dot(uj, uj))) * uj + h * esum
+        rv = rv - h * gj
+        rp = rp - (h * h * _cj(m, j)) * gj
+        if j >= 1:
+            esum = esum + get3(hw, o_e + 3 * j)
+    sc = _ZERO
+    sc2 = _ZERO
+    for j in range(m):
+        cj = _cj(m, j)
+        sc += cj
+        sc2 += cj * cj
+    for r in range(3):
+        hw[o_r + r] = rv[r]
+        hw[o_r + 3 + r] = rp[r]
+        for c in range(3):
+            eye = _ZERO
+            if r == c:
+                eye = _ONE
+            hw[o_n + r * 6 + c] = fm * h * h * eye + jtv[r] * jtv[c]
+            hw[o_n + r * 6 + 3 + c] = h * h * h * sc * eye + jtv[r] * jtp[c]
+            hw[o_n + (3 + r) * 6 + c] = h * h * h * sc * eye + jtp[r] * jtv[c]
+            hw[o_n + (3 + r) * 6 + 3 + c] = h * h * h * h * sc2 * eye + jtp[r] * jtp[c]
+    if dense_chol(hw, o_n, 6, _ZERO) == 1:
+        dense_solve(hw, o_n, 6, hw, o_r)
+        big = _ZERO
+        for r in range(6):
+            big = wp.max(big, wp.abs(hw[o_r + r]))
+        if wp.isfinite(big) and big < wp.float64(1.0e3):  # as IPOPT: drop huge estimates
+            for r in range(6):
+                lam[lb + 6 * k + r] = hw[o_r + r]
 
 
 # ------------------------------------------------------------------------------ velocities
@@ -845,9 +1015,14 @@ def _plan_kernel(
         l0 = per / wp.float64(ns)
         for k in range(ns + 1):
             pts[pb + k] = pts[pb + k] / l0
-    t0 = wp.sqrt(l0 / t_max)
+    # time unit: the thrust-limited time of a mean segment, or the speed-limited one when
+    # longer (so that durations, speeds and the thrust ball are O(1) or above)
+    t0 = wp.max(wp.sqrt(l0 / t_max), l0 / wp.float64(v_max_f))
     v0 = l0 / t0
-    g = wp.vec3d(_ZERO, _ZERO, -wp.float64(gravity_f) / t_max)
+    a0 = l0 / (t0 * t0)  # acceleration unit (<= t_max)
+    amag = t_max / a0  # the thrust ball's radius, >= 1
+    a2 = amag * amag
+    g = wp.vec3d(_ZERO, _ZERO, -wp.float64(gravity_f) / a0)
     vmax = wp.float64(v_max_f) / v0
     v2 = vmax * vmax
     vs = vs / v0
@@ -879,7 +1054,7 @@ def _plan_kernel(
         dv = vb - va
         dpk = pts[pb + k + 1] - pts[pb + k]
         pk = _HALF * (vmax - wp.max(wp.length(va), wp.length(vb)))
-        tau_v = wp.float64(4.0) * wp.length(dv) / (_ONE - gn)  # the ramp uses <= 1/4 of the slack
+        tau_v = wp.float64(4.0) * wp.length(dv) / (amag - gn)  # the ramp uses <= 1/4 of the slack
         # exact start: the bang-bang part covers dpk minus what the ramp covers, which grows
         # with tau; a few doublings find a tau that fits, else the start misses E_p (the
         # Newton steps close it)
@@ -894,7 +1069,7 @@ def _plan_kernel(
             if ln > _ZERO:
                 ee = dvec / ln
             eg = wp.dot(ee, g)
-            amax = wp.sqrt(_ONE - gn * gn + eg * eg) - wp.abs(eg)
+            amax = wp.sqrt(a2 - gn * gn + eg * eg) - wp.abs(eg)
             alpha = ln * fm * fm / (tau * tau * csum)
             if alpha <= _HALF * amax * slack and alpha * tau * half / fm <= pk * slack:
                 fits = 1
@@ -906,7 +1081,7 @@ def _plan_kernel(
             ln = wp.length(dpk)
             ee = dpk / ln
             eg = wp.dot(ee, g)
-            amax = wp.sqrt(_ONE - gn * gn + eg * eg) - wp.abs(eg)
+            amax = wp.sqrt(a2 - gn * gn + eg * eg) - wp.abs(eg)
             tau_a = fm * wp.sqrt(ln / (_HALF * amax * csum))
             tau_p = ln * fm * half / (pk * csum)
             tau = wp.max(tau_v, wp.max(tau_a, tau_p)) * slack
@@ -926,10 +1101,41 @@ def _plan_kernel(
         if closed == 0 and k == ns:
             wk = ve
         set3(x, xb + ow + 3 * k, wk)
+    # ---- the interior-point iterations
+    best = _HUGE
+    converged = int(0)
+    used = int(0)
+    nu = _ONE
     mu = _MU0
+    if ns > 0:
+        obj, c1, cinf, ok = _evaluate(x, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, a2, mu)
+        if cinf > _FEAS_TOL:
+            # a start off the points (an open path with boundary velocities): its projection
+            # onto E = 0, when that keeps every bound
+            for i in range(nx):
+                xt[xb + i] = x[xb + i]
+            for k in range(ns):
+                _project(xt, xb, pts, pb, k, ns, closed, cap, m, g)
+            obj, c1, cinf, ok = _evaluate(
+                xt, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, a2, mu
+            )
+            if ok == 1:
+                for i in range(nx):
+                    x[xb + i] = xt[xb + i]
+            else:
+                obj, c1, cinf, ok = _evaluate(
+                    x, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, a2, mu
+                )
+        if ok == 1 and cinf <= _FEAS_TOL:  # the start passes through every point
+            best = _ZERO
+            for k in range(ns):
+                best += x[xb + k]
+            for i in range(nx):
+                xbest[xb + i] = x[xb + i]
     for k in range(ns):
         for r in range(6):
             lam[lb + 6 * k + r] = _ZERO
+        _init_lambda(x, xb, lam, lb, k, ns, closed, cap, m, g, v2, a2, mu, hw, hb)
     # multipliers mu / slack
     for k in range(ns):
         tau = x[xb + k]
@@ -939,7 +1145,7 @@ def _plan_kernel(
         s = wp.vec3d()
         for j in range(m):
             uj = get3(x, xb + ou + 3 * (k * m + j))
-            z[zb + zu + k * m + j] = mu / (_ONE - wp.dot(uj, uj))
+            z[zb + zu + k * m + j] = mu / (a2 - wp.dot(uj, uj))
             if j > 0:
                 s = s + get3(x, xb + ou + 3 * (k * m + j - 1))
                 vi = va + h * (wp.float64(j) * g + s)
@@ -947,19 +1153,6 @@ def _plan_kernel(
     for k in range(ns + 1 - closed):
         wk = get3(x, xb + ow + 3 * k)
         z[zb + zw + k] = mu / (v2 - wp.dot(wk, wk))
-    # ---- the interior-point iterations
-    best = _HUGE
-    converged = int(0)
-    used = int(0)
-    nu = _ONE
-    if ns > 0:
-        obj, c1, cinf, ok = _evaluate(x, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, mu)
-        if ok == 1 and cinf <= _FEAS_TOL:
-            best = _ZERO
-            for k in range(ns):
-                best += x[xb + k]
-            for i in range(nx):
-                xbest[xb + i] = x[xb + i]
     for it in range(iterations):
         if ns == 0 or converged == 1:
             break
@@ -985,6 +1178,7 @@ def _plan_kernel(
                 m,
                 g,
                 v2,
+                a2,
                 mu,
                 hw,
                 hb,
@@ -1011,6 +1205,7 @@ def _plan_kernel(
         # back substitution: (dtau, dlam) = (xr, yr) - (xB, yB) dw and
         # du = Yr - Yt dtau - YJ dlam - Yw dva
         lmax = _ZERO
+        cdl = _ZERO  # E^T (lam + dlam): the step's curvature is -dphi + E^T (lam + dlam)
         for k in range(ns):
             ybk = yb0 + k * ysz
             ysb = ybk + 11 * n_u
@@ -1025,6 +1220,9 @@ def _plan_kernel(
                     dl -= ys[ysb + 6 + r * 6 + c] * dva[c] + ys[ysb + 6 + r * 6 + 3 + c] * dvb[c]
                 dlam[lb + 6 * k + r] = dl
                 lmax = wp.max(lmax, wp.abs(lam[lb + 6 * k + r] + dl))
+            ev, ep = _seg_c(x, xb, pts, pb, k, ns, closed, cap, m, g)
+            cdl += wp.dot(ev, get3(lam, lb + 6 * k) + get3(dlam, lb + 6 * k))
+            cdl += wp.dot(ep, get3(lam, lb + 6 * k + 3) + get3(dlam, lb + 6 * k + 3))
             dx[xb + k] = dtau
             for j in range(m):
                 duj = get3(ys, ybk + 10 * n_u + 3 * j) - dtau * get3(ys, ybk + 3 * j)
@@ -1050,7 +1248,7 @@ def _plan_kernel(
             for j in range(m):
                 uj = get3(x, xb + ou + 3 * (k * m + j))
                 duj = get3(dx, xb + ou + 3 * (k * m + j))
-                gu = _ONE - wp.dot(uj, uj)
+                gu = a2 - wp.dot(uj, uj)
                 dg = -_TWO * wp.dot(uj, duj)
                 zj = z[zb + zu + k * m + j]
                 dz[zb + zu + k * m + j] = (mu - gu * zj) / gu - (zj / gu) * dg
@@ -1077,19 +1275,38 @@ def _plan_kernel(
                 dphi += -mu * dgw / gw
         if not (wp.isfinite(dphi) and wp.isfinite(lmax)):
             break  # a step that is not finite (a singular system): stop with the best iterate
-        nu = wp.max(nu, wp.float64(1.1) * lmax)
-        phi0, c10, cinf0, ok0 = _evaluate(x, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, mu)
+        phi0, c10, cinf0, ok0 = _evaluate(
+            x, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, a2, mu
+        )
+        # the l1 penalty: large enough that the step descends the merit (Nocedal & Wright,
+        # Numerical Optimization, eq. 18.36, with rho = 0.1)
+        if c10 > _FEAS_TOL:  # (iterates through every point keep E at rounding level)
+            dwd = cdl - dphi
+            nu = wp.max(nu, (dphi + _HALF * wp.max(dwd, _ZERO)) / (wp.float64(0.9) * c10))
         merit0 = phi0 + nu * c10
         slope = dphi - nu * c10
         # backtracking line search (the last trial is taken when none passes Armijo but it
         # keeps every slack)
+        # a step changes no duration by more than STEP_TAU of it: far from the central path the
+        # Newton step in the durations is long, and its linearisation of the constraints
+        # (quadratic in tau) would not hold
         alpha = _ONE
+        for k in range(ns):
+            adt = wp.abs(dx[xb + k])
+            if adt * alpha > _STEP_TAU * x[xb + k]:
+                alpha = _STEP_TAU * x[xb + k] / adt
         accepted = int(0)
         for ls in range(_LINE_SEARCH):
             for i in range(nx):
                 xt[xb + i] = x[xb + i] + alpha * dx[xb + i]
+            if cinf0 <= _FEAS_TOL:
+                # from a point through every point: restore E = 0 on the trial (a
+                # second-order correction; E is linear in the thrusts for fixed durations
+                # and velocities)
+                for k in range(ns):
+                    _project(xt, xb, pts, pb, k, ns, closed, cap, m, g)
             phi1, c11, cinf1, ok1 = _evaluate(
-                xt, xb, x, xb, 1, pts, pb, ns, closed, cap, m, g, v2, mu
+                xt, xb, x, xb, 1, pts, pb, ns, closed, cap, m, g, v2, a2, mu
             )
             if ok1 == 1:
                 if phi1 + nu * c11 <= merit0 + _ARMIJO * alpha * slope:
@@ -1100,13 +1317,13 @@ def _plan_kernel(
         if accepted == 0:
             # no decrease: keep the point, take the smallest feasible trial if any
             phi1, c11, cinf1, ok1 = _evaluate(
-                xt, xb, x, xb, 1, pts, pb, ns, closed, cap, m, g, v2, mu
+                xt, xb, x, xb, 1, pts, pb, ns, closed, cap, m, g, v2, a2, mu
             )
             if ok1 == 0:
                 alpha = _ZERO
         if alpha > _ZERO:
             for i in range(nx):
-                x[xb + i] = x[xb + i] + alpha * dx[xb + i]
+                x[xb + i] = xt[xb + i]
             for k in range(ns):
                 for r in range(6):
                     lam[lb + 6 * k + r] = lam[lb + 6 * k + r] + alpha * dlam[lb + 6 * k + r]
@@ -1140,7 +1357,7 @@ def _plan_kernel(
             s = wp.vec3d()
             for j in range(m):
                 uj = get3(x, xb + ou + 3 * (k * m + j))
-                gu = _ONE - wp.dot(uj, uj)
+                gu = a2 - wp.dot(uj, uj)
                 zi = z[zb + zu + k * m + j]
                 z[zb + zu + k * m + j] = wp.clamp(zi, mu / (_Z_SAFE * gu), _Z_SAFE * mu / gu)
                 if j > 0:
@@ -1157,7 +1374,9 @@ def _plan_kernel(
                 gw = v2 - wp.dot(wk, wk)
                 z[zb + zw + k] = wp.clamp(z[zb + zw + k], mu / (_Z_SAFE * gw), _Z_SAFE * mu / gw)
         # the best iterate through every point
-        phi2, c12, cinf2, ok2 = _evaluate(x, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, mu)
+        phi2, c12, cinf2, ok2 = _evaluate(
+            x, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, a2, mu
+        )
         total = _ZERO
         for k in range(ns):
             total += x[xb + k]
@@ -1166,10 +1385,14 @@ def _plan_kernel(
             for i in range(nx):
                 xbest[xb + i] = x[xb + i]
         # barrier weight
-        if res < _KAPPA_EPS * mu and cinf2 <= _FEAS_TOL:
-            if mu <= _MU_MIN:
-                converged = 1
-            else:
+        if (
+            mu <= _MU_MIN
+            and cinf2 <= _FEAS_TOL
+            and (res < _RES_TOL or (accepted == 0 and res < _STALL_TOL))
+        ):
+            converged = 1  # (or the step no longer decreases the merit at rounding level)
+        elif res < _KAPPA_EPS * mu and cinf2 <= _FEAS_TOL:
+            if mu > _MU_MIN:
                 mu = wp.max(_MU_MIN, wp.min(_MU_FACTOR * mu, mu * wp.sqrt(mu)))
     # ---- the answer: the best iterate through every point, sampled
     if ns > 0 and converged == 0:
@@ -1192,7 +1415,7 @@ def _plan_kernel(
         return
     origin = wp.vec3d(points[e * cap])
     tnow = _ZERO
-    gd = g * t_max  # unscaled gravity
+    gd = g * a0  # unscaled gravity
     row = int(0)
     for k in range(ns):
         tau = xbest[xb + k]
@@ -1200,7 +1423,7 @@ def _plan_kernel(
         p = pts[pb + k] * l0
         v = get3(xbest, xb + ow + 3 * _wix(k, ns, closed)) * v0
         for j in range(m):
-            th = get3(xbest, xb + ou + 3 * (k * m + j)) * t_max
+            th = get3(xbest, xb + ou + 3 * (k * m + j)) * a0
             a = th + gd
             sample_time_out[rb + row] = float(tnow + h * wp.float64(j))
             position_out[rb + row] = wp.vec3f(p + origin)
