@@ -16,6 +16,12 @@ from ..tools.course_line import SAMPLES_PER_GATE
 from ..tools.gate_collision import AGENT_RADIUS, FRAME_DEPTH, FRAME_THICKNESS, POST_RADIUS
 from ..tools.heightfield import RESOLUTION
 from ..tools.localizer import WARM_WINDOW
+from ..tools.min_time import GRAVITY as MT_GRAVITY
+from ..tools.min_time import ITERATIONS as MT_ITERATIONS
+from ..tools.min_time import SAMPLES as MT_SAMPLES
+from ..tools.min_time import T_MAX as MT_T_MAX
+from ..tools.min_time import V_MAX as MT_V_MAX
+from ..tools.min_time.utility import check_settings as check_min_time_settings
 from ..tools.racing_line import (
     A_LAT,
     A_LON,
@@ -29,7 +35,7 @@ from ..tools.racing_line import (
 from ..tools.racing_line.utility import check_settings
 from .rules import check_checkpoint_capacity, check_gate_width
 
-__all__ = ["CourseConfig", "check_racing_line"]
+__all__ = ["CourseConfig", "check_min_time", "check_racing_line"]
 
 #: The component fields of each mode, in field order: a field's name is the declaration's
 #: keyword for CourseConfig (its alias: ``METHOD`` is ``collision``), its range the
@@ -52,6 +58,9 @@ RACING_LINE_FIELDS = (
     LINEARISATIONS,
     KAPPA_ITERATIONS,
 )
+#: The declarations of ``min_time``'s mapping keys, in order: their keywords for
+#: ``tools.MinTime``.
+MIN_TIME_FIELDS = (MT_T_MAX, MT_V_MAX, MT_GRAVITY, MT_SAMPLES, MT_ITERATIONS)
 #: Fields whose CourseConfig default is None, not the declaration's: None leaves the
 #: component out (``collision``, ``heightfield_resolution``) or at its own default
 #: (``sdf_resolution``).
@@ -138,6 +147,7 @@ class _CourseConfigChecks:
         if self.max_boxes > 1 and self.collision is None:
             raise ValueError("CourseConfig.max_boxes > 1 needs a collision backend")
         self._set("racing_line", check_racing_line(self.racing_line, "CourseConfig.racing_line"))
+        self._refuse(("min_time",), "track")
         check_checkpoint_capacity(self.gen, self.checkpoint_spacing, self.max_checkpoints)
 
     def _check_gates(self) -> None:
@@ -155,6 +165,7 @@ class _CourseConfigChecks:
                 )
             self._set("frame_collision", _check_frame_collision(self.frame_collision))
         self._check_fields(SAMPLES_PER_GATE, WARM_WINDOW)
+        self._set("min_time", check_min_time(self.min_time, "CourseConfig.min_time"))
         check_gate_width(self.gen)
 
 
@@ -204,23 +215,25 @@ class _Settings(Mapping):
         return repr(self._items)
 
 
-def check_racing_line(value, name: str) -> Mapping | None:
-    """None, or the keyword arguments of a ``tools.RacingLine`` checked from the mapping
-    ``value`` (its keys: the keywords of :data:`RACING_LINE_FIELDS`; ``vehicle_width``,
-    ``a_lat``, ``a_lon`` and ``v_max`` required), returned read-only with every key, the
-    declarations' defaults filled in. Raises TypeError / ValueError naming ``name``, the key
-    and the value (each checked with its declaration) before anything is built."""
+def _check_component_mapping(
+    value, name: str, fields, component: str, check, example: str
+) -> Mapping | None:
+    """None, or the keyword arguments of ``tools.<component>`` checked from the mapping
+    ``value`` (its keys: the keywords of ``fields``; the fields without a default required),
+    returned read-only with every key, the declarations' defaults filled in, each value
+    checked by ``check(name, **given)``."""
     if value is None:
         return None
-    keys = tuple(t.keyword("tools.RacingLine") for t in RACING_LINE_FIELDS)
+    surface = f"tools.{component}"
+    keys = tuple(t.keyword(surface) for t in fields)
     if not isinstance(value, Mapping):
         hint = (
-            " (a RacingLine component goes in extra=)"
+            f" (a {component} component goes in extra=)"
             if hasattr(value, "step") and not isinstance(value, type)
             else ""
         )
         raise TypeError(
-            f"{name} must be None or a mapping of tools.RacingLine keyword arguments "
+            f"{name} must be None or a mapping of {surface} keyword arguments "
             f"({', '.join(keys)}), got {value!r}{hint}"
         )
     unknown = [k for k in value if not (isinstance(k, str) and k in keys)]
@@ -229,21 +242,47 @@ def check_racing_line(value, name: str) -> Mapping | None:
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ValueError(f"{name} has unknown keys {unknown!r}{hint}: its keys are {keys}")
     required = [
-        k
-        for t, k in zip(RACING_LINE_FIELDS, keys, strict=True)
-        if t.default is None and not t.optional
+        k for t, k in zip(fields, keys, strict=True) if t.default is None and not t.optional
     ]
     missing = [k for k in required if k not in value]
     if missing:
         raise ValueError(
-            f"{name} needs the keys {tuple(required)} (missing: {missing}), e.g. "
-            "{'vehicle_width': 0.04, 'a_lat': 8.0, 'a_lon': 4.0, 'v_max': 6.0}"
+            f"{name} needs the keys {tuple(required)} (missing: {missing}), e.g. {example}"
         )
-    given = {
-        k: value[k] if k in value else t.default
-        for t, k in zip(RACING_LINE_FIELDS, keys, strict=True)
-    }
-    return _Settings(check_settings(name, **given))
+    given = {k: value[k] if k in value else t.default for t, k in zip(fields, keys, strict=True)}
+    return _Settings(check(name, **given))
+
+
+def check_racing_line(value, name: str) -> Mapping | None:
+    """None, or the keyword arguments of a ``tools.RacingLine`` checked from the mapping
+    ``value`` (its keys: the keywords of :data:`RACING_LINE_FIELDS`; ``vehicle_width``,
+    ``a_lat``, ``a_lon`` and ``v_max`` required), returned read-only with every key, the
+    declarations' defaults filled in. Raises TypeError / ValueError naming ``name``, the key
+    and the value (each checked with its declaration) before anything is built."""
+    return _check_component_mapping(
+        value,
+        name,
+        RACING_LINE_FIELDS,
+        "RacingLine",
+        check_settings,
+        "{'vehicle_width': 0.04, 'a_lat': 8.0, 'a_lon': 4.0, 'v_max': 6.0}",
+    )
+
+
+def check_min_time(value, name: str) -> Mapping | None:
+    """None, or the keyword arguments of a ``tools.MinTime`` checked from the mapping
+    ``value`` (its keys: the keywords of :data:`MIN_TIME_FIELDS`; ``t_max`` and ``v_max``
+    required; ``t_max >= 1.001 gravity``), returned read-only with every key, the
+    declarations' defaults filled in. Raises TypeError / ValueError naming ``name``, the key
+    and the value before anything is built."""
+    return _check_component_mapping(
+        value,
+        name,
+        MIN_TIME_FIELDS,
+        "MinTime",
+        check_min_time_settings,
+        "{'t_max': 34.32, 'v_max': 90.0}",
+    )
 
 
 _DOC = """A course as flat data: ``Course(CourseConfig(...))`` (or ``Course.from_config``) is
@@ -284,6 +323,10 @@ Gates mode:
         default 8.
     localize_window: the localizer's warm window (``tools.localizer.WARM_WINDOW``); None
         searches every segment each step.
+    min_time: None, or a mapping of ``tools.MinTime`` keyword arguments (``t_max``,
+        ``v_max`` required; ``gravity``, ``samples``, ``iterations`` optional) added as the
+        ``min_time`` component (the point-mass par of a lap); kept as a read-only mapping of
+        every key, checked.
 
 The component fields are generated from those declarations: each field's name is the
 declaration's keyword for CourseConfig (``Tunable.aliases``), its check the declaration's
@@ -299,6 +342,7 @@ def _course_config_fields() -> list:
     fields.append(("frame_collision", Any, dataclasses.field(default=None)))
     fields += [_field(t) for t in GATE_FIELDS if t is not POST_RADIUS]
     fields.append(("racing_line", Any, dataclasses.field(default=None)))  # last: keeps positions
+    fields.append(("min_time", Any, dataclasses.field(default=None)))
     return fields
 
 
