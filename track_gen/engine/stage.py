@@ -103,6 +103,10 @@ class Workspace:
         bead_width: vec2f ``[E*N_max]`` or None: ``line_width`` resampled to the beads
             (``resample``), read by ``inflate`` (border offsets) and ``validate``
             (thickness against the local width); NaN past ``count``.
+        gate_tangent: vec3f ``[E*N_max]`` or None: the directions the gates face, written by
+            a gate sampler that places the gates itself (``gate_table``); ``gate_frames``
+            faces each gate along it instead of its neighbours' central difference. None:
+            the central difference.
         result: the staging :class:`~track_gen.Track` / :class:`~track_gen.GateSequence` the
             stages write; the program commits the rebuilt envs' rows to the generator's result
             only once every stage has been launched, so a stage that raises leaves the result
@@ -130,6 +134,7 @@ class Workspace:
     diagnostics: dict = dataclasses.field(default_factory=dict)
     line_width: Any = None
     bead_width: Any = None
+    gate_tangent: Any = None
     inputs: dict = dataclasses.field(default_factory=dict)
     input_info: dict = dataclasses.field(default_factory=dict)
     env_lo: int = 0

@@ -8,6 +8,7 @@ from .checkpoint import SamplerCheckpoint
 from .elevate import Elevate
 from .gate_anchors import GateAnchors
 from .gate_frames import GateFrames
+from .gate_table import SamplerGateTable
 from .gate_validate import GateValidate
 from .hull import SamplerHull
 from .inflate import Inflate
@@ -38,6 +39,7 @@ BUILTIN_STAGES = {
     "mix": SamplerMix,
     "centerline": SamplerCenterline,
     "real_track": SamplerRealTrack,
+    "gate_table": SamplerGateTable,
     "road_width": RoadWidth,
     "resample": ResampleConstantSpacing,
     "relax": RelaxPBD,
@@ -61,6 +63,7 @@ __all__ = [
     "SamplerMix",
     "SamplerCenterline",
     "SamplerRealTrack",
+    "SamplerGateTable",
     "SamplerCheckpoint",
     "SamplerRepulsive",
     "ResampleConstantSpacing",
