@@ -130,13 +130,12 @@ _BRZ = 63
 
 def layout_sizes(cap: int, m: int) -> dict:
     """Per-env float64 counts of each scratch array for ``cap`` points and ``m`` samples."""
-    n = 3 * m
     return {
         "x": cap + 3 * cap * m + 3 * (cap + 1),
         "z": cap + cap * m + cap * (m - 1) + (cap + 1),
         "lam": 6 * cap,
         "ys": cap * (_YS_PER_M * m + _YS_EXTRA),
-        "hw": n * n + 30 * m + 128,
+        "hw": 66 * m + 128,
         "bs": (cap + 1) * _BR,
     }
 
@@ -345,7 +344,7 @@ def _evaluate(
 
 # ------------------------------------------------------------------------------ one segment
 @wp.func
-def _segment_hessian(
+def _segment_nodes(
     x: wp.array(dtype=wp.float64),
     xb: int,
     z: wp.array(dtype=wp.float64),
@@ -357,24 +356,20 @@ def _segment_hessian(
     m: int,
     g: wp.vec3d,
     v2: wp.float64,
-    a2: wp.float64,
     mu: wp.float64,
     hw: wp.array(dtype=wp.float64),
     hb: int,
 ):
-    """The node quantities of segment ``k`` (their suffix sums in ``hw``) and the thrust block
-    ``H_uu`` of the barrier Lagrangian's Hessian (row-major at ``hw[hb]``, ``3M x 3M``)."""
-    n = 3 * m
+    """The node quantities of segment ``k`` in ``hw`` (layout: :func:`_hw`): the node
+    velocities ``v_i`` and ``d_i = (g i + S_i) / M``, the speed terms
+    ``Q_i = 4 z_i / g_i v_i v_i^T + 2 z_i I`` and their suffix sums ``P_j = sum_{i>j} Q_i``,
+    ``q_j = sum_{i>j} (h Q_i d_i + 2 z_i v_i / M)``, ``E_j = sum_{i>j} 2 mu v_i / g_i`` and
+    ``Ez_j = sum_{i>j} 2 z_i v_i``. The thrust block of the Hessian is
+    ``H_uu[j, j'] = h^2 P_max(j, j') + delta_jj' T_j``."""
     ou = cap
     ow = cap + 3 * cap * m
-    zu = cap
     zv = cap + cap * m
-    o_v = hb + n * n  # node velocity v_i (3 per node, i = 1..M-1 at slot i)
-    o_p = o_v + 3 * m  # P_j = sum_{i>j} Q_i (9 per j)
-    o_q = o_p + 9 * m  # q_j = sum_{i>j} (h Q_i d_i + 2 z_i v_i / M)
-    o_e = o_q + 3 * m  # E_j = sum_{i>j} 2 mu v_i / g_i
-    o_ez = o_e + 3 * m  # Ez_j = sum_{i>j} 2 z_i v_i
-    o_d = o_ez + 3 * m  # d_i = (g i + S_i) / M
+    o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql = _hw(hb, m)
     tau = x[xb + k]
     h = tau / wp.float64(m)
     va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
@@ -402,23 +397,117 @@ def _segment_hessian(
             gi = v2 - wp.dot(vi, vi)
             zi = z[zb + zv + k * (m - 1) + j - 1]
             qi = (_FOUR * zi / gi) * wp.outer(vi, vi) + (_TWO * zi) * eye
+            set33(hw, o_ql + 9 * j, qi)
             pacc = pacc + qi
             qacc = qacc + h * (qi * di) + (_TWO * zi / wp.float64(m)) * vi
             eacc = eacc + (_TWO * mu / gi) * vi
             ezacc = ezacc + (_TWO * zi) * vi
-    # H_uu: block (j, j') = h^2 P_max(j,j') + delta_jj' T_j
-    h2 = h * h
-    for j in range(m):
-        for jp in range(m):
-            blk = h2 * get33(hw, o_p + 9 * wp.max(j, jp))
-            if j == jp:
-                uj = get3(x, xb + ou + 3 * (k * m + j))
-                gu = a2 - wp.dot(uj, uj)
-                zj = z[zb + zu + k * m + j]
-                blk = blk + (_FOUR * zj / gu) * wp.outer(uj, uj) + (_TWO * zj) * eye
-            for r in range(3):
+
+
+@wp.func
+def _riccati_factor(
+    x: wp.array(dtype=wp.float64),
+    xb: int,
+    z: wp.array(dtype=wp.float64),
+    zb: int,
+    k: int,
+    cap: int,
+    m: int,
+    h: wp.float64,
+    a2: wp.float64,
+    shift: wp.float64,
+    hw: wp.array(dtype=wp.float64),
+    hb: int,
+) -> int:
+    """Factor ``H_uu`` (plus ``shift`` on its diagonal) as the discrete LQ problem it is:
+    ``u^T H u = sum_j u_j^T T_j u_j + h^2 sum_i s_i^T Q_i s_i`` with ``s_{j+1} = s_j + u_j``,
+    ``s_0 = 0``. Backward Riccati recursion ``K_j = T_j + V_{j+1}`` (its Cholesky factor),
+    ``G_j = K_j^-1 V_{j+1}``, ``V_j = h^2 Q_j + V_{j+1} - V_{j+1} G_j`` (``V_M = 0``), stored per
+    interval for :func:`_riccati_solve`. Returns 0 when a ``K_j`` is not positive definite
+    (rounding only: ``T_j >= 2 z I``)."""
+    ou = cap
+    zu = cap
+    o_l, o_g, o_vv = _hw_riccati(hb, m)
+    o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql = _hw(hb, m)
+    eye = wp.identity(n=3, dtype=wp.float64)
+    vn = wp.mat33d()  # V_{j+1}
+    ok = int(1)
+    for t in range(m):
+        j = m - 1 - t
+        if ok == 1:
+            uj = get3(x, xb + ou + 3 * (k * m + j))
+            gu = a2 - wp.dot(uj, uj)
+            zj = z[zb + zu + k * m + j]
+            kj = (_FOUR * zj / gu) * wp.outer(uj, uj) + (_TWO * zj + shift) * eye + vn
+            lj, okj = chol3(kj)
+            if okj == 0:
+                ok = 0
+            else:
+                gj = wp.mat33d()
                 for c in range(3):
-                    hw[hb + (3 * j + r) * n + 3 * jp + c] = blk[r, c]
+                    col = bwd3(lj, fwd3(lj, wp.vec3d(vn[0, c], vn[1, c], vn[2, c])))
+                    gj[0, c] = col[0]
+                    gj[1, c] = col[1]
+                    gj[2, c] = col[2]
+                set33(hw, o_l + 9 * j, lj)
+                set33(hw, o_g + 9 * j, gj)
+                set33(hw, o_vv + 9 * j, vn)
+                if j >= 1:
+                    nv = (h * h) * get33(hw, o_ql + 9 * j) + vn - vn * gj
+                    vn = _HALF * (nv + wp.transpose(nv))
+    return ok
+
+
+@wp.func
+def _riccati_solve(
+    hw: wp.array(dtype=wp.float64), hb: int, m: int, y: wp.array(dtype=wp.float64), yb: int
+):
+    """``y[yb : yb + 3M] <- H_uu^-1 y`` with the factor of :func:`_riccati_factor`: backward
+    ``g_j = K_j^-1 (b_j - p_{j+1})``, ``p_j = p_{j+1} + V_{j+1} g_j``, then forward
+    ``u_j = g_j - G_j s_j``, ``s_{j+1} = s_j + u_j``."""
+    o_l, o_g, o_vv = _hw_riccati(hb, m)
+    p = wp.vec3d()
+    for t in range(m):
+        j = m - 1 - t
+        lj = get33(hw, o_l + 9 * j)
+        gj = bwd3(lj, fwd3(lj, get3(y, yb + 3 * j) - p))
+        set3(y, yb + 3 * j, gj)
+        p = p + get33(hw, o_vv + 9 * j) * gj
+    s = wp.vec3d()
+    for j in range(m):
+        uj = get3(y, yb + 3 * j) - get33(hw, o_g + 9 * j) * s
+        set3(y, yb + 3 * j, uj)
+        s = s + uj
+
+
+@wp.func
+def _hw(hb: int, m: int) -> tuple[int, int, int, int, int, int, int, int]:
+    """Offsets in the per-env work array of the node data: ``v_i`` (3 per node), ``P_j`` (9),
+    ``q_j``, ``E_j``, ``Ez_j``, ``d_i``, ``h_ut`` (3 each), ``Q_i`` (9)."""
+    o_v = hb
+    o_p = o_v + 3 * m
+    o_q = o_p + 9 * m
+    o_e = o_q + 3 * m
+    o_ez = o_e + 3 * m
+    o_d = o_ez + 3 * m
+    o_h = o_d + 3 * m
+    o_ql = o_h + 3 * m
+    return o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql
+
+
+@wp.func
+def _hw_riccati(hb: int, m: int) -> tuple[int, int, int]:
+    """Offsets of the Riccati factor: ``L_j``, ``G_j``, ``V_{j+1}`` (9 per interval each),
+    after the node data (:func:`_hw`)."""
+    o_l = hb + 36 * m
+    return o_l, o_l + 9 * m, o_l + 18 * m
+
+
+@wp.func
+def _hw_small(hb: int, m: int) -> tuple[int, int, int]:
+    """Offsets of ``Sigma`` (36), two 6-vectors (12) and ``B7`` (49), after the factor."""
+    o_sg = hb + 63 * m
+    return o_sg, o_sg + 36, o_sg + 48
 
 
 @wp.func
@@ -474,16 +563,10 @@ def _segment_assemble(
     ow = cap + 3 * cap * m
     zu = cap
     zv = cap + cap * m
-    o_v = hb + n * n
-    o_p = o_v + 3 * m
-    o_q = o_p + 9 * m
-    o_e = o_q + 3 * m
-    o_ez = o_e + 3 * m
-    o_d = o_ez + 3 * m
-    o_h = o_d + 3 * m  # h_ut (3 per interval)
-    o_sg = o_h + 3 * m  # Sigma (6x6), then its factor in place
-    o_t = o_sg + 36  # Sigma^-1 b (6), Sigma^-1 q (6)
-    o_b7 = o_t + 12  # B7 and R7: 7 columns of (p, q[6])
+    o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql = _hw(hb, m)
+    # Sigma (6x6, then its factor in place); Sigma^-1 b and Sigma^-1 q (6 each); B7 and R7:
+    # 7 columns of (p, q[6])
+    o_sg, o_t, o_b7 = _hw_small(hb, m)
     fm = wp.float64(m)
     tau = x[xb + k]
     h = tau / fm
@@ -506,10 +589,10 @@ def _segment_assemble(
     jtp = (_TWO * tau / (fm * fm)) * u2 + tau * g + va  # dE_p / dtau
     # the thrust block, shifted while not positive definite (rounding only: it is
     # 2 z_u I + PSD terms)
+    _segment_nodes(x, xb, z, zb, k, ns, closed, cap, m, g, v2, mu, hw, hb)
     shift = _ZERO
     for attempt in range(4):
-        _segment_hessian(x, xb, z, zb, k, ns, closed, cap, m, g, v2, a2, mu, hw, hb)
-        if dense_chol(hw, hb, n, shift) == 1:
+        if _riccati_factor(x, xb, z, zb, k, cap, m, h, a2, shift, hw, hb) == 1:
             break
         shift = wp.float64(1.0e-12) * wp.pow(wp.float64(1.0e4), wp.float64(attempt))
         for j in range(m):
@@ -559,7 +642,7 @@ def _segment_assemble(
         rz = gz_j + jl_u
         res = wp.max(res, wp.max(wp.abs(rz[0]), wp.max(wp.abs(rz[1]), wp.abs(rz[2]))))
     for col in range(11):
-        dense_solve(hw, hb, n, ys, yb + col * n)
+        _riccati_solve(hw, hb, m, ys, yb + col * n)
     # a, b and Sigma
     hut_y = _ZERO
     for j in range(m):
@@ -946,7 +1029,7 @@ def _plan_kernel(
     pb = e * (cap + 1)
     ysz = _YS_PER_M * m + _YS_EXTRA
     yb0 = e * cap * ysz
-    hb = e * (n_u * n_u + 30 * m + 128)
+    hb = e * (66 * m + 128)
     bb = e * (cap + 1) * _BR
     rows = cap * m + 1
     rb = e * rows
