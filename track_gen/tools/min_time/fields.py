@@ -49,7 +49,7 @@ SAMPLES = Tunable(
     hi=16,
     unit="intervals per segment",
     doc="equal time intervals of constant thrust between two consecutive points (the "
-    "trajectory's samples); the cost of a segment grows with samples^3.",
+    "trajectory's samples); the cost of a segment grows with samples.",
     surfaces=_SURFACES,
 )
 
@@ -66,9 +66,10 @@ ITERATIONS = Tunable(
     surfaces=_SURFACES,
 )
 
-#: Most float64 multiply-adds one env's plan may cost (``work_estimate``): about 0.3 s of one
-#: CPU thread of the 2-core development machine.
-MAX_WORK = 4.0e8
+#: Most interval-iterations (points x samples x iterations) one env's plan may cost at its
+#: budget: about 1.9 us each on one CPU thread of the 2-core development machine
+#: (``benchmarks/min_time.py``), so at most about 0.4 s per env.
+MAX_WORK = 2.0e5
 
 #: The rule between ``t_max`` and ``gravity``: ``t_max >= GRAVITY_MARGIN * gravity``.
 GRAVITY_MARGIN = 1.001
