@@ -9,10 +9,11 @@ Published paths: every ``*.json`` of ``--data`` (read in place with
 in a batch of E envs that all fly it (``io.waypoint_arrays``); our time beside the file's
 reference time (the paper authors' planner), the iterations our solve used, and the ms per
 path of :meth:`MinTimePlanner.plan`, amortized over the batch: on one Warp CPU thread (one
-launch, the median of 3 calls) and with ``cpu_threads="auto"`` (the batch cut into the env
-ranges a course's ``cpu_threads="auto"`` would use, one thread each, as the ``MinTime``
-component refreshes), beside the reference's solve ms (one CPU thread of a 2-core machine of
-this class, as the file says).
+launch, the median of 3 calls; wall clock and, in brackets, this process's CPU time, which
+other load on a shared machine does not inflate) and with ``cpu_threads="auto"`` (the batch
+cut into the env ranges a course's ``cpu_threads="auto"`` would use, one thread each, as the
+``MinTime`` component refreshes), beside the reference's solve ms (one CPU thread of a 2-core
+machine of this class, as the file says).
 
 Generated courses: ``presets.gates(num_envs=E, scale=20, gate_width=1)`` (8 to 12 gates, about
 30 m across), closed laps with ``t_max = 30``, ``v_max = 15``, ``gravity = 9.81``: ms per
@@ -38,13 +39,16 @@ from track_gen.tools import MinTimePlanner
 
 
 def _ms(fn, repeats=3):
-    out = []
+    """``(wall ms, process-CPU ms)``: medians of ``repeats`` calls (the process time counts
+    this process's threads only, so other load on the machine does not inflate it)."""
+    wall, cpu = [], []
     for _ in range(repeats):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn()
         wp.synchronize()
-        out.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(out)
+        wall.append((time.perf_counter() - t) * 1e3)
+        cpu.append((time.process_time() - c) * 1e3)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def _threaded(planner) -> tuple[int, callable]:
@@ -67,7 +71,7 @@ def published(args) -> None:
     print(f"published paths, E={E}, samples={args.samples}, from rest to rest")
     print(
         f"{'path':8s} {'segs':>4s} {'ours s':>9s} {'ref s':>8s} {'ratio':>7s} {'iters':>5s} "
-        f"{'ms/path 1T':>10s} {'ms/path auto':>13s} {'ref ms':>7s}"
+        f"{'ms/path 1T wall (cpu)':>22s} {'ms/path auto wall':>19s} {'ref ms':>7s}"
     )
     for f in files:
         p = io.read_waypoint_path(f)
@@ -84,13 +88,13 @@ def published(args) -> None:
         st = r.status.numpy()
         if not (st == st[0]).all() or not (r.time.numpy() == t).all():
             raise SystemExit(f"{p.name}: the envs of one path disagree")
-        one = _ms(planner.plan) / E
+        one, one_cpu = (v / E for v in _ms(planner.plan))
         n, call = _threaded(planner)
-        auto = _ms(call) / E
+        auto = _ms(call)[0] / E
         ref = p.reference_time or float("nan")
         print(
             f"{p.name:8s} {len(p.waypoints) + 1:4d} {t:9.4f} {ref:8.3f} {t / ref:7.4f} "
-            f"{int(r.iterations.numpy()[0]):5d} {one:10.3f} {auto:9.3f} ({n}T) "
+            f"{int(r.iterations.numpy()[0]):5d} {one:13.3f} ({one_cpu:6.3f}) {auto:13.3f} ({n}T) "
             f"{p.reference_ms or float('nan'):7.1f}" + ("" if st[0] == 0 else f"  status {st[0]}")
         )
 
@@ -113,15 +117,15 @@ def generated(args) -> None:
     )
     r = planner.result
     st = r.status.numpy()
-    one = _ms(planner.plan) / E
+    one, one_cpu = (v / E for v in _ms(planner.plan))
     n, call = _threaded(planner)
-    auto = _ms(call) / E
+    auto = _ms(call)[0] / E
     it = r.iterations.numpy()[st == 0]
     print(
         f"generated gate courses, E={E}: {seq.count.numpy().mean():.1f} gates, lap par "
         f"{np.nanmean(r.time.numpy()):.3f} s, {int((st == 0).sum())} converged, "
-        f"iterations {it.mean():.1f} (max {it.max()}); ms/course {one:.3f} (1 thread), "
-        f"{auto:.3f} ({n} threads)"
+        f"iterations {it.mean():.1f} (max {it.max()}); ms/course {one:.3f} wall, "
+        f"{one_cpu:.3f} cpu (1 thread), {auto:.3f} wall ({n} threads)"
     )
 
 
