@@ -19,6 +19,7 @@ CASES = {
     "custom_component.py": ["--steps", "12", "--num-envs", "16"],
     "host_autoreset.py": ["--steps", "150", "--num-envs", "16"],
     "drone_gates_loop.py": ["--steps", "400", "--num-envs", "16"],
+    "drone_par.py": ["--num-envs", "8"],
     "warp_env_demo.py": ["--steps", "120", "--num-envs", "16"],
     "ingraph_autoreset.py": ["--steps", "40", "--num-envs", "16"],
     "level_replay.py": ["--steps", "40", "--num-envs", "16"],
