@@ -52,7 +52,7 @@ from .linalg import (
     set33,
 )
 
-wp.set_module_options({"enable_backward": False})
+wp.set_module_options({"enable_backward": False, "max_unroll": 1})
 
 _NAN = wp.constant(float("nan"))
 _ZERO = wp.constant(wp.float64(0.0))

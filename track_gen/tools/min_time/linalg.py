@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warp as wp
 
-wp.set_module_options({"enable_backward": False})
+wp.set_module_options({"enable_backward": False, "max_unroll": 1})
 
 _ZERO = wp.constant(wp.float64(0.0))
 
