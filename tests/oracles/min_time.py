@@ -2,9 +2,11 @@
 
 * :func:`check_trajectory` integrates a planner's returned samples in float64 and measures
   what the docs promise: every interval is the constant-thrust motion from its sample to the
-  next, ``|thrust| <= t_max`` and ``|velocity| <= v_max`` (so along the whole interval), the
-  trajectory passes through every point at its ``passage_time`` and starts and ends with the
-  given velocities (a closed course: the same velocity).
+  next (its error relative to the magnitudes the interval adds up, so float32 rounding of
+  long intervals is not mistaken for a wrong step), ``|thrust| <= t_max`` and
+  ``|velocity| <= v_max`` (so along the whole interval), the trajectory passes through every
+  point at its ``passage_time`` and starts and ends with the given velocities (a closed
+  course: the same velocity).
 * :func:`solve_min_time` solves the same problem another way: a first-order-hold transcription
   (the thrust linear between ``nodes + 1`` nodes per segment, bounded at the nodes) solved by
   SciPy's SLSQP with analytic Jacobians, from a rest-to-rest start. Written from the problem
@@ -37,6 +39,17 @@ def check_trajectory(
     scale_v = np.abs(v).max() + 1e-30
     p_end = p[:-1] + h[:, None] * v[:-1] + 0.5 * h[:, None] ** 2 * a
     v_end_ = v[:-1] + h[:, None] * a
+    # each interval's error against the magnitudes it adds up: float32 samples carry about
+    # 6e-8 of each, so a relative error of 1e-5 is far above rounding and far below a wrong step
+    th_g = np.linalg.norm(th[:-1], axis=1) + gravity
+    mag_p = (
+        np.linalg.norm(p[:-1], axis=1)
+        + np.linalg.norm(p[1:], axis=1)
+        + h * np.linalg.norm(v[:-1], axis=1)
+        + h * h * th_g
+        + 1e-30
+    )
+    mag_v = np.linalg.norm(v[:-1], axis=1) + np.linalg.norm(v[1:], axis=1) + h * th_g + 1e-30
     K = result.capacity
     passage = result.passage_time.numpy()[e * K : e * K + len(points)].astype(np.float64)
     at = np.searchsorted(t, passage - 1e-6 * max(t[-1], 1e-30))
@@ -45,8 +58,8 @@ def check_trajectory(
         "time": float(result.time.numpy()[e]),
         "samples": n,
         "dt_min": float(h.min()),
-        "integration_p": float(np.abs(p_end - p[1:]).max() / scale_p),
-        "integration_v": float(np.abs(v_end_ - v[1:]).max() / scale_v),
+        "integration_p": float((np.linalg.norm(p_end - p[1:], axis=1) / mag_p).max()),
+        "integration_v": float((np.linalg.norm(v_end_ - v[1:], axis=1) / mag_v).max()),
         "thrust_ratio": float(np.linalg.norm(th[:-1], axis=1).max() / t_max),
         "speed_ratio": float(np.linalg.norm(v, axis=1).max() / v_max),
         "through_points": float(np.abs(p[at] - points).max() / scale_p),
