@@ -10,6 +10,7 @@ trajectory the float64 oracle accepts (``tests/oracles/min_time.py``)."""
 from __future__ import annotations
 
 import functools
+import json
 
 import numpy as np
 import pytest
@@ -251,3 +252,53 @@ def test_gates_spec_gate_width_and_assign(width, assign):
         io.gates_spec([_path()], num_envs=2, device="cpu", gate_width=width, assign=assign)
     ).generate()
     assert np.allclose(seq.host("half_size")[:, :3], np.float32(float(width)) / 2)
+
+
+json_values = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(10**6), 10**6),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=4),
+    ),
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+vec_json = st.one_of(st.lists(st.floats(-50, 50), min_size=3, max_size=3), json_values)
+
+
+@settings(max_examples=examples(40))
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "name": json_values,
+            "start": st.fixed_dictionaries({"position": vec_json}, optional={"velocity": vec_json}),
+            "end": st.one_of(st.fixed_dictionaries({"position": vec_json}), json_values),
+            "waypoints": st.one_of(
+                st.lists(st.lists(st.floats(-50, 50), min_size=3, max_size=3), max_size=3),
+                json_values,
+            ),
+            "vehicle": st.one_of(
+                st.fixed_dictionaries(
+                    {}, optional={"max_speed": json_values, "gravity": json_values}
+                ),
+                json_values,
+            ),
+            "reference": json_values,
+        },
+    )
+)
+def test_any_json_reads_as_a_path_or_a_named_error(tmp_path_factory, data):
+    """Whatever the file holds: a WaypointPath, or a TypeError / ValueError naming the file."""
+    f = tmp_path_factory.mktemp("wp") / "path.json"
+    f.write_text(json.dumps(data))
+    try:
+        p = io.read_waypoint_path(f)
+    except (TypeError, ValueError) as err:
+        assert str(f) in str(err)
+        return
+    assert p.points().shape[1] == 3 and np.isfinite(p.points()).all()
