@@ -879,10 +879,11 @@ def _solve_velocities(
     dx: wp.array(dtype=wp.float64),
     cap: int,
     m: int,
-):
+) -> int:
     """Solve the block-tridiagonal (closed: cyclic) system of the free point velocities
     (blocks ``D``, ``O``, right-hand sides ``R`` in ``bs``) into ``dx``'s velocity part, with a
-    diagonal shift while it is not positive definite."""
+    diagonal shift while it is not positive definite. Returns 0 when no shift made it so (the
+    step is then not taken)."""
     ow = cap + 3 * cap * m
     first = 1 - closed
     nfree = ns - 1 + closed  # unknowns
@@ -893,6 +894,7 @@ def _solve_velocities(
         scale = wp.max(scale, wp.max(wp.abs(d[0, 0]), wp.max(wp.abs(d[1, 1]), wp.abs(d[2, 2]))))
     shift = _ZERO
     eye = wp.identity(n=3, dtype=wp.float64)
+    solved = int(0)
     for attempt in range(8):
         ok = int(1)
         ylast = wp.vec3d()
@@ -956,13 +958,15 @@ def _solve_velocities(
                     rhs = rhs - wp.transpose(lsn) * xnext
                 xnext = bwd3(get33(bs, r + _BL), rhs)
                 set3(bs, r + _BX, xnext)
+            solved = 1
             break
         shift = scale * wp.float64(1.0e-8) * wp.pow(wp.float64(100.0), wp.float64(attempt))
     for k in range(ns + 1 - closed):
         dwk = wp.vec3d()
-        if _free(k, ns, closed) == 1:
+        if _free(k, ns, closed) == 1 and solved == 1:
             dwk = get3(bs, bb + k * _BR + _BX)
         set3(dx, xb + ow + 3 * k, dwk)
+    return solved
 
 
 # ------------------------------------------------------------------------------ the kernel
@@ -1284,7 +1288,8 @@ def _plan_kernel(
                 add3(bs, bb + k * _BR + _BRR, -(_TWO * mu / gw) * wk)
                 rz = get3(bs, bb + k * _BR + _BRZ) + (_TWO * zk) * wk
                 res = wp.max(res, wp.max(wp.abs(rz[0]), wp.max(wp.abs(rz[1]), wp.abs(rz[2]))))
-        _solve_velocities(bs, bb, ns, closed, x, xb, dx, cap, m)
+        if _solve_velocities(bs, bb, ns, closed, x, xb, dx, cap, m) == 0:
+            break  # a velocity system no shift makes positive definite: keep the best iterate
         # back substitution: (dtau, dlam) = (xr, yr) - (xB, yB) dw and
         # du = Yr - Yt dtau - YJ dlam - Yw dva
         lmax = _ZERO
