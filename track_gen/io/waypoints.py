@@ -32,6 +32,7 @@ import numpy as np
 import warp as wp
 
 from ..config import GateGenConfig
+from ..core.budget import AllocationBudget
 from ..core.checks import check_choice, check_int
 from ..core.extents import COORD_LIMIT
 from ..engine.spec import PipelineSpec, StageSpec
@@ -367,9 +368,10 @@ def waypoint_arrays(paths, *, num_envs: int, device=None) -> dict:
         count[e] = len(pts[k])
         vs[e] = paths[k].start_velocity
         ve[e] = paths[k].end_velocity
+    budget = AllocationBudget(device, "lower num_envs or the points of a path", "these arrays'")
     return {
-        "points": wp.array(rows.reshape(-1, 3), dtype=wp.vec3f, device=device),
-        "count": wp.array(count, dtype=wp.int32, device=device),
-        "v_start": wp.array(vs, dtype=wp.vec3f, device=device),
-        "v_end": wp.array(ve, dtype=wp.vec3f, device=device),
+        "points": budget.array(rows.reshape(-1, 3), wp.vec3f, "waypoint points"),
+        "count": budget.array(count, wp.int32, "waypoint counts"),
+        "v_start": budget.array(vs, wp.vec3f, "start velocities"),
+        "v_end": budget.array(ve, wp.vec3f, "end velocities"),
     }
