@@ -207,7 +207,7 @@ def _seg_c(
     return ev, ep
 
 
-@wp.func
+@wp.func(inline=False)  # one copy: called from several places or loops
 def _project(
     x: wp.array(dtype=wp.float64),
     xb: int,
@@ -244,7 +244,7 @@ def _project(
 
 
 # ------------------------------------------------------------------------------ evaluation
-@wp.func
+@wp.func(inline=False)  # one copy: called from several places or loops
 def _evaluate(
     x: wp.array(dtype=wp.float64),
     xb: int,
@@ -343,7 +343,7 @@ def _evaluate(
 
 
 # ------------------------------------------------------------------------------ one segment
-@wp.func
+@wp.func(inline=False)  # one copy: called from several places or loops
 def _segment_nodes(
     x: wp.array(dtype=wp.float64),
     xb: int,
@@ -404,7 +404,7 @@ def _segment_nodes(
             ezacc = ezacc + (_TWO * zi) * vi
 
 
-@wp.func
+@wp.func(inline=False)  # one copy: called from several places or loops
 def _riccati_factor(
     x: wp.array(dtype=wp.float64),
     xb: int,
@@ -523,7 +523,7 @@ def _ju(y: wp.array(dtype=wp.float64), yb: int, m: int, h: wp.float64) -> tuple[
     return h * a, (h * h) * b
 
 
-@wp.func
+@wp.func(inline=False)  # one copy: called from several places or loops
 def _segment_assemble(
     x: wp.array(dtype=wp.float64),
     xb: int,
@@ -781,7 +781,7 @@ def _segment_assemble(
     return res
 
 
-@wp.func
+@wp.func(inline=False)  # one copy: called from several places or loops
 def _init_lambda(
     x: wp.array(dtype=wp.float64),
     xb: int,
@@ -868,7 +868,7 @@ def _init_lambda(
 
 
 # ------------------------------------------------------------------------------ velocities
-@wp.func
+@wp.func(inline=False)  # one copy: called from several places or loops
 def _solve_velocities(
     bs: wp.array(dtype=wp.float64),
     bb: int,

@@ -104,7 +104,7 @@ def fwd33(lo: wp.mat33d, b: wp.mat33d) -> wp.mat33d:
     return wp.mat33d(c0[0], c1[0], c2[0], c0[1], c1[1], c2[1], c0[2], c1[2], c2[2])
 
 
-@wp.func
+@wp.func(inline=False)  # one copy: called from several places or loops
 def dense_chol(a: wp.array(dtype=wp.float64), base: int, n: int, shift: wp.float64) -> int:
     """In-place lower Cholesky factor of the symmetric ``n x n`` matrix at ``a[base]``
     (row-major; only the lower triangle is read and written) plus ``shift`` on its diagonal.
@@ -129,7 +129,7 @@ def dense_chol(a: wp.array(dtype=wp.float64), base: int, n: int, shift: wp.float
     return ok
 
 
-@wp.func
+@wp.func(inline=False)  # one copy: called from several places or loops
 def dense_solve(
     a: wp.array(dtype=wp.float64), base: int, n: int, b: wp.array(dtype=wp.float64), bb: int
 ):
