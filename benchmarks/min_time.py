@@ -10,10 +10,11 @@ in a batch of E envs that all fly it (``io.waypoint_arrays``); our time beside t
 reference time (the paper authors' planner), the iterations our solve used, and the ms per
 path of :meth:`MinTimePlanner.plan`, amortized over the batch: on one Warp CPU thread (one
 launch, the median of 3 calls; wall clock and, in brackets, this process's CPU time, which
-other load on a shared machine does not inflate) and with ``cpu_threads="auto"`` (the batch
-cut into the env ranges a course's ``cpu_threads="auto"`` would use, one thread each, as the
-``MinTime`` component refreshes), beside the reference's solve ms (one CPU thread of a 2-core
-machine of this class, as the file says).
+other load on a shared machine does not inflate), with ``cpu_threads="auto"`` (the batch
+cut into the env ranges a gate course's ``cpu_threads="auto"`` would use, one thread each, as
+the ``MinTime`` component refreshes: gate courses keep 2048 envs per thread, so E=1024 runs
+on one) and on every core (``cpu_threads`` = the cores), beside the reference's solve ms (one
+CPU thread of a 2-core machine of this class, as the file says).
 
 Generated courses: ``presets.gates(num_envs=E, scale=20, gate_width=1)`` (8 to 12 gates, about
 30 m across), closed laps with ``t_max = 30``, ``v_max = 15``, ``gravity = 9.81``: ms per
@@ -32,7 +33,7 @@ import numpy as np
 import warp as wp
 
 from track_gen import GateGenerator, io
-from track_gen.core.ranges import env_ranges, range_view, run_ranges
+from track_gen.core.ranges import available_cores, env_ranges, range_view, run_ranges
 from track_gen.engine.threads import resolve_cpu_threads
 from track_gen.pipeline import presets
 from track_gen.tools import MinTimePlanner
@@ -51,10 +52,11 @@ def _ms(fn, repeats=3):
     return statistics.median(wall), statistics.median(cpu)
 
 
-def _threaded(planner) -> tuple[int, callable]:
-    """``(threads, call)``: :meth:`plan` on the env ranges of ``cpu_threads="auto"``."""
+def _threaded(planner, threads) -> tuple[int, callable]:
+    """``(threads, call)``: :meth:`plan` on the env ranges of ``cpu_threads=threads``
+    (``"auto"`` as a gate course resolves it)."""
     E = planner.num_envs
-    n = resolve_cpu_threads("auto", E, "cpu", family="gates")
+    n = resolve_cpu_threads(threads, E, "cpu", family="gates")
     ranges = env_ranges(E, n)
     views = [range_view(planner, E, lo, hi) for lo, hi in ranges]
     if len(views) <= 1:
@@ -71,7 +73,8 @@ def published(args) -> None:
     print(f"published paths, E={E}, samples={args.samples}, from rest to rest")
     print(
         f"{'path':8s} {'segs':>4s} {'ours s':>9s} {'ref s':>8s} {'ratio':>7s} {'iters':>5s} "
-        f"{'ms/path 1T wall (cpu)':>22s} {'ms/path auto wall':>19s} {'ref ms':>7s}"
+        f"{'ms/path 1T wall (cpu)':>22s} {'auto wall':>13s} {'all cores wall':>16s} "
+        f"{'ref ms':>7s}"
     )
     for f in files:
         p = io.read_waypoint_path(f)
@@ -89,13 +92,16 @@ def published(args) -> None:
         if not (st == st[0]).all() or not (r.time.numpy() == t).all():
             raise SystemExit(f"{p.name}: the envs of one path disagree")
         one, one_cpu = (v / E for v in _ms(planner.plan))
-        n, call = _threaded(planner)
+        n, call = _threaded(planner, "auto")
         auto = _ms(call)[0] / E
+        nc, call = _threaded(planner, available_cores())
+        cores = _ms(call)[0] / E
         ref = p.reference_time or float("nan")
         print(
             f"{p.name:8s} {len(p.waypoints) + 1:4d} {t:9.4f} {ref:8.3f} {t / ref:7.4f} "
-            f"{int(r.iterations.numpy()[0]):5d} {one:13.3f} ({one_cpu:6.3f}) {auto:13.3f} ({n}T) "
-            f"{p.reference_ms or float('nan'):7.1f}" + ("" if st[0] == 0 else f"  status {st[0]}")
+            f"{int(r.iterations.numpy()[0]):5d} {one:13.3f} ({one_cpu:6.3f}) {auto:8.3f} ({n}T) "
+            f"{cores:11.3f} ({nc}T) {p.reference_ms or float('nan'):7.1f}"
+            + ("" if st[0] == 0 else f"  status {st[0]}")
         )
 
 
@@ -118,14 +124,17 @@ def generated(args) -> None:
     r = planner.result
     st = r.status.numpy()
     one, one_cpu = (v / E for v in _ms(planner.plan))
-    n, call = _threaded(planner)
+    n, call = _threaded(planner, "auto")
     auto = _ms(call)[0] / E
+    nc, call = _threaded(planner, available_cores())
+    cores = _ms(call)[0] / E
     it = r.iterations.numpy()[st == 0]
     print(
         f"generated gate courses, E={E}: {seq.count.numpy().mean():.1f} gates, lap par "
         f"{np.nanmean(r.time.numpy()):.3f} s, {int((st == 0).sum())} converged, "
         f"iterations {it.mean():.1f} (max {it.max()}); ms/course {one:.3f} wall, "
-        f"{one_cpu:.3f} cpu (1 thread), {auto:.3f} wall ({n} threads)"
+        f"{one_cpu:.3f} cpu (1 thread), {auto:.3f} wall (auto: {n} threads), {cores:.3f} wall "
+        f"({nc} threads)"
     )
 
 
