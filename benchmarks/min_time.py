@@ -70,7 +70,8 @@ def published(args) -> None:
         print(f"no *.json under {args.data}: skipping the published paths")
         return
     E = args.num_envs
-    print(f"published paths, E={E}, samples={args.samples}, from rest to rest")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"published paths, E={E}, samples={args.samples}, from rest to rest (load {load})")
     print(
         f"{'path':8s} {'segs':>4s} {'ours s':>9s} {'ref s':>8s} {'ratio':>7s} {'iters':>5s} "
         f"{'ms/path 1T wall (cpu)':>22s} {'auto wall':>13s} {'all cores wall':>16s} "
