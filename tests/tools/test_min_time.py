@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 import warp as wp
 
-from track_gen import GateGenerator, io, tools
-from track_gen.course import Course
+from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, io, tools
+from track_gen.course import Course, CourseConfig
 from track_gen.pipeline import presets
 from track_gen.tools import MinTimePlanner, MinTimeStatus
 
@@ -394,4 +394,18 @@ def test_course_options_refused_before_building():
             presets.track(num_envs=2, device="cpu"),
             checkpoint_spacing=0.6,
             extra=[tools.MinTime(t_max=30.0, v_max=5.0)],
+        )
+
+
+def test_course_config_min_time_equals_the_preset():
+    gen = GateGenConfig(num_envs=3, device="cpu", scale=20.0, gate_width=1.0)
+    settings = {"t_max": 30.0, "v_max": 15.0, "iterations": 50}
+    cfg = CourseConfig(mode="gates", gen=gen, seeds=4, min_time=settings)
+    assert dict(cfg.min_time) == {**settings, "gravity": 9.81, "samples": 8}
+    a = Course.from_config(cfg).components["min_time"].result
+    b = Course.gates(gen, min_time=settings, seeds=4).components["min_time"].result
+    assert _bytes(a) == _bytes(b)
+    with pytest.raises(ValueError, match="min_time"):
+        CourseConfig(
+            mode="track", gen=TrackGenConfig(num_envs=2), checkpoint_spacing=0.6, min_time=settings
         )
