@@ -84,8 +84,9 @@ class MinTimePlanner:
             :meth:`plan`.
         count: int32 ``[E]``: the points of each env (2..K; others give an ``INPUT`` status).
         closed: keyword-only: a closed course (laps) or an open path.
-        v_start, v_end: keyword-only vec3f ``[E]`` velocities at the first and last point of an
-            open path, track units/s (None: at rest; not with ``closed``); read live.
+        v_start: keyword-only vec3f ``[E]`` velocity at the first point of an open path,
+            track units/s (None: at rest; not with ``closed``); read live.
+        v_end: keyword-only vec3f ``[E]`` velocity at its last point, likewise.
         valid: keyword-only int32 ``[E]`` or None: envs with ``valid[e] == 0`` get no
             trajectory (a generator's ``result.valid``); read live.
         t_max: keyword-only thrust acceleration bound, track units/s^2 (``T_MAX``).
