@@ -91,7 +91,7 @@ def test_track_config_keeps_the_declared_resolution():
 
 # ------------------------------------------------------------------ config_class(defaults=)
 COUNT = Tunable("count", 5, lo=1, hi=64, unit="things", doc="a count.")
-RATE = Tunable("rate", 0.5, lo=0.0, hi=1.0, lo_open=True, doc="a rate.")
+RATE = Tunable("rate", 0.5, lo=1e-6, hi=1.0, doc="a rate.")
 MODE = Tunable("mode", "a", choices=("a", "b"), doc="a mode.")
 Base = config_class("Base", [("Things", "thing", (COUNT, RATE, MODE))], doc="A base.")
 

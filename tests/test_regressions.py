@@ -86,11 +86,12 @@ def test_config_value_that_used_to_hang_or_wrap_is_refused_naming_the_field(fiel
         ("num_points", 16385, "<= 16384"),
         ("relax_band", 65536, "<= 16384"),
         ("scale", 10**400, "beyond the float64 range"),  # not OverflowError
-        ("scale", 1e-50, "stored as float32 0.0"),  # > 0 as float64, 0 on the device
-        ("turning_tol", 5e-324, "stored as float32 0.0"),
+        ("scale", 1e-50, "must be >= 1e-06"),  # was > 0 as float64, 0 on the device
+        ("turning_tol", 5e-324, "must be >= 1e-06"),
+        ("thickness_tol", 1e-50, "must be 0 or a normal float32"),  # 0 in float32
         ("generator", "", "non-empty str"),  # the right kind (str), a wrong value
-        ("scale", float("nan"), "must be finite, > 0.0 and <= 1000000.0"),
-        ("scale", float("inf"), "must be finite, > 0.0 and <= 1000000.0"),
+        ("scale", float("nan"), "must be finite, >= 1e-06 and <= 1000000.0"),
+        ("scale", float("inf"), "must be finite, >= 1e-06 and <= 1000000.0"),
         ("half_width", float("-inf"), "must be finite, >= 1e-06 and <= 1000000.0"),
     ],
 )
@@ -102,9 +103,9 @@ def test_config_value_found_by_fuzzing_is_a_value_error_stating_the_range(field,
 
 def test_nan_param_write_message_states_the_range(device):
     gen = TrackGenerator(small(device), seeds=1)
-    with pytest.raises(ValueError, match="must be finite, > 0.0 and <= 1000000.0"):
+    with pytest.raises(ValueError, match="must be finite, >= 1e-06 and <= 1000000.0"):
         gen.params["bezier.scale"] = float("nan")
-    with pytest.raises(ValueError, match="must be finite, > 0.0 and <= 1000000.0"):
+    with pytest.raises(ValueError, match="must be a finite float32.*>= 1e-06 and <= 1000000.0"):
         gen.params["bezier.scale"] = [1.0, float("nan"), 1.0]
 
 

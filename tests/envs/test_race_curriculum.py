@@ -167,6 +167,26 @@ def test_reseed_starts_a_new_curriculum_and_rerecords():
 def test_without_curriculum_nothing_changes():
     env = RaceEnv(2, "cpu", SEED)
     assert env.curriculum is None and env.curriculum_signal is None
+    with pytest.raises(AttributeError, match="curriculum_signal is None .* enable it"):
+        env.curriculum_signal = wp.zeros(2, dtype=wp.float32)
+    assert env.curriculum_signal is None
+
+
+def test_rebinding_an_array_the_step_reads_raises_and_says_how_to_write():
+    """``env.curriculum_signal = new`` was accepted and ignored (the step reads the array
+    allocated at construction); every public array of the env refuses a rebinding and names
+    ``.assign``, and the env keeps stepping on its own arrays."""
+    env = RaceEnv(2, "cpu", SEED, curriculum={"buffer_size": 4, "replay_prob": 0.5})
+    signal, actions = env.curriculum_signal, env.actions
+    for name in ("curriculum_signal", "actions", "obs", "reward", "done", "position"):
+        before = getattr(env, name)
+        with pytest.raises(AttributeError, match=rf"RaceEnv\.{name} .*\.assign\(values\)"):
+            setattr(env, name, wp.zeros_like(before))
+        assert getattr(env, name) is before
+    env.curriculum_signal.assign(np.array([0.5, 0.25], np.float32))  # the way to write it
+    env.step()
+    assert env.curriculum_signal is signal and env.actions is actions
+    env.graph = None  # plain attributes are still set as usual
 
 
 # ------------------------------------------------------------------------------ refusals

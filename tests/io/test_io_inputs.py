@@ -149,7 +149,7 @@ def _expected_number_error(value, lo_open: bool):
         v = float(value)
     except OverflowError:
         return ValueError
-    if not math.isfinite(v) or v < 0 or (lo_open and v == 0):
+    if not math.isfinite(v) or v < 0 or (lo_open and v == 0) or v > 1e6:  # DISTANCE_HI
         return ValueError
     return None
 

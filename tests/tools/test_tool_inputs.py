@@ -255,7 +255,7 @@ def test_band_collider_on_hand_made_tracks(device, data):
 def test_height_field_baker_on_hand_made_tracks(device, data):
     draw = data.draw
     t = make_track(device, [draw(track_envs(), label=f"env {e}") for e in range(E)])
-    fill = draw(st.sampled_from([None, 0.0, -1e30, 1e30]), label="fill")
+    fill = draw(st.sampled_from([None, 0.0, -1e6, 1e6]), label="fill")
     f = HeightFieldBaker(t, resolution=8, fill=fill).field
     want = band_usable(t)
     frame, height, on_road = f.frame.numpy(), host_rows(f.height, E), host_rows(f.on_road, E)

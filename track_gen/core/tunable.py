@@ -52,16 +52,33 @@ from .checks import (
 )
 
 __all__ = [
+    "F32_NORMAL_MIN",
+    "F32_SAFE_MAX",
+    "F32_SAFE_MIN",
     "Tunable",
     "Values",
     "class_default",
     "config_class",
     "field_name",
     "field_rows",
+    "float32_bound_problem",
+    "float32_value_problem",
     "resolve_values",
 ]
 
 _KINDS = ("int", "float", "floats", "bool", "choice", "name", "device")
+
+#: Largest magnitude a float declaration may give a bound: the square of a bound, a product of
+#: two bounds and a bound divided by the smallest one (:data:`F32_SAFE_MIN`) stay below 1e24,
+#: far inside float32 (3.4e38), so what a kernel derives from any accepted value stays finite.
+F32_SAFE_MAX = 1.0e12
+#: Smallest magnitude of a nonzero float bound: a field whose values must be positive declares
+#: its smallest physical value (``lo=1e-6`` closed), never ``lo=0`` exclusive, which would
+#: admit 1e-38 and its float32 reciprocal of 1e38.
+F32_SAFE_MIN = 1.0e-9
+#: Smallest normal float32 (1.1754944e-38): a nonzero value below it is stored as a denormal
+#: or 0 by a float32 kernel argument, so it is refused.
+F32_NORMAL_MIN = float(np.finfo(np.float32).tiny)
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,6 +169,10 @@ class Tunable:
                     raise ValueError(f"Tunable {self.name!r}: bound {b!r} must be a finite number")
                 if kind == "int" and not (INT32_MIN <= b <= INT32_MAX):
                     raise ValueError(f"Tunable {self.name!r}: int bound {b} exceeds int32")
+        if kind in ("float", "floats"):
+            problem = float32_bound_problem(self)
+            if problem:
+                raise ValueError(f"Tunable {self.name!r}: {problem}")
         if kind == "choice" and not self.choices:
             raise ValueError(f"Tunable {self.name!r}: a choice declares its choices")
         if self.dynamic and kind != "float":
@@ -268,15 +289,10 @@ class Tunable:
                 raise ValueError(f"{owner} = {value!r} is out of range: must be finite, {rule}")
             if _outside(v, lo, hi, lo_open, self.hi_open):
                 raise ValueError(f"{owner} = {value!r} is out of range: must be {rule}")
-            if self.dynamic:
-                v32 = float(_float32(np.float64(v)))
-                if not math.isfinite(v32) or _outside(
-                    v32, _f32(lo), _f32(hi), lo_open, self.hi_open
-                ):
-                    raise ValueError(
-                        f"{owner} = {value!r} is out of range: it is stored as float32 "
-                        f"{v32!r}, which must be {rule}"
-                    )
+            problem = float32_value_problem(v, lo, hi, lo_open, self.hi_open)
+            if problem:
+                raise ValueError(f"{owner} = {value!r} is out of range: {problem}, {rule}")
+            v = v + 0.0  # -0.0 -> 0.0: a kernel reads a zero field as +0
         if self.rule is not None and lookup is not None:
             err = self.rule(v, lookup)
             if err:
@@ -297,10 +313,16 @@ class Tunable:
                 f"{owner} must hold {self._count_text()} numbers, got {len(value)}: {value!r}"
             )
         lo, hi = self.bounds()
-        return tuple(
-            check_float(f"{owner}[{i}]", v, lo, hi, self.lo_open, self.hi_open)
-            for i, v in enumerate(value)
-        )
+        out = []
+        for i, v in enumerate(value):
+            name = f"{owner}[{i}]"
+            x = check_float(name, v, lo, hi, self.lo_open, self.hi_open)
+            problem = float32_value_problem(x, lo, hi, self.lo_open, self.hi_open)
+            if problem:
+                rule = range_text(lo, hi, self.lo_open, self.hi_open)
+                raise ValueError(f"{name} = {v!r} is out of range: {problem}, {rule}")
+            out.append(x + 0.0)
+        return tuple(out)
 
     def check_host_array(self, values: np.ndarray, owner: str, write: bool = True) -> None:
         """Vectorized :meth:`check` of a host float array (a per-env params write): names the
@@ -314,11 +336,14 @@ class Tunable:
         with np.errstate(invalid="ignore"):
             bad |= _outside(v, lo, hi, lo_open, self.hi_open)
             bad |= _outside(v32, _f32(lo), _f32(hi), lo_open, self.hi_open)
+            bad |= (v != 0) & ~(np.abs(v32) >= F32_NORMAL_MIN)
         if bad.any():
             e = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"{owner}: env {e} has {v[e]!r} (float32 {v32[e]!r}), out of range: every "
-                f"value must be finite, {range_text(lo, hi, lo_open, self.hi_open)} "
+                f"{owner}: env {e} has {float(v[e])!r} (float32 {float(v32[e])!r}), out of "
+                "range: every "
+                f"value must be a finite float32, 0 or normal (|x| >= {F32_NORMAL_MIN:.8g}), "
+                f"{range_text(lo, hi, lo_open, self.hi_open)} "
                 f"({int(bad.sum())} env(s) out of range; nothing was written)"
             )
 
@@ -330,6 +355,54 @@ class Tunable:
 
     def __repr__(self) -> str:
         return f"Tunable({self.name!r}, {self.default!r}, {self.range_text()})"
+
+
+def float32_value_problem(v: float, lo, hi, lo_open: bool, hi_open: bool) -> str | None:
+    """Why the float ``v`` (already in ``[lo, hi]`` as a float64) is not a value a float32
+    kernel can read as it is, or None: its float32 must be finite, 0 only where ``v`` is 0
+    (``1e-300`` would become 0), normal (a denormal loses its precision and its reciprocal
+    overflows) and still inside the bounds (rounded to float32)."""
+    v32 = float(_float32(np.float64(v)))
+    if not math.isfinite(v32):
+        return f"a float32 kernel would read it as {v32!r}; it must be finite in float32"
+    if v != 0 and not abs(v32) >= F32_NORMAL_MIN:
+        return (
+            f"a float32 kernel would read it as {v32!r}; it must be 0 or a normal float32 "
+            f"(|x| >= {F32_NORMAL_MIN:.8g})"
+        )
+    if _outside(v32, _f32(lo), _f32(hi), lo_open, hi_open):
+        return f"it is stored as float32 {v32!r}, which must be in range too"
+    return None
+
+
+def float32_bound_problem(t: Tunable) -> str | None:
+    """Why the float declaration ``t`` does not have float32-safe bounds, or None.
+
+    The rule every float field keeps: both bounds are finite numbers (or another field), each
+    nonzero bound has a magnitude in ``[F32_SAFE_MIN, F32_SAFE_MAX]`` (1e-9 to 1e12), and no
+    bound is an exclusive 0 (a positive field declares its smallest physical value as a closed
+    ``lo`` instead). Every accepted value is then 0 or at least 1e-9 in magnitude and at most
+    1e12, so a reciprocal, a square or a product with another field stays finite in float32.
+    """
+    for side, b, is_open in (("lo", t.lo, t.lo_open), ("hi", t.hi, t.hi_open)):
+        if isinstance(b, Tunable):
+            continue
+        if b is None or not is_number(b) or not math.isfinite(float(b)):
+            return f"float bound {side}={b!r} must be a finite number"
+        b = float(b)
+        if b == 0:
+            if is_open:
+                return (
+                    f"bound {side}=0 is exclusive, which admits 1e-38 (a float32 reciprocal "
+                    f"of 1e38): declare the smallest physical value as a closed {side} "
+                    f"(magnitude >= {F32_SAFE_MIN:g})"
+                )
+        elif not F32_SAFE_MIN <= abs(b) <= F32_SAFE_MAX:
+            return (
+                f"bound {side}={b!r} is outside the float32-safe magnitudes "
+                f"[{F32_SAFE_MIN:g}, {F32_SAFE_MAX:g}] (0 aside): choose a physical bound there"
+            )
+    return None
 
 
 def _outside(v, lo, hi, lo_open: bool, hi_open: bool):
@@ -453,6 +526,7 @@ def config_class(
     namespace: dict | None = None,
     defaults: Mapping[str, Any] | None = None,
     narrow: Mapping[str, Mapping[str, Any]] | None = None,
+    check: Callable | None = None,
     module: str = "track_gen.config",
 ) -> type:
     """A frozen dataclass with one field per declaration of ``groups``.
@@ -478,6 +552,10 @@ def config_class(
             (``RaceConfig.checkpoint_spacing``): a value is checked against the declaration
             first (its message), then against the narrowed range; the docs show the narrowed
             range.
+        check: the rules between fields that no single declaration states (a capacity two
+            fields and the generator decide together): ``check(config)`` runs after every
+            field is checked and raises ValueError naming the class's own field names and a
+            fix a user can apply in the class; a subclass keeps its base's.
         module: the ``__module__`` of the class.
 
     A field's name in the class is the declaration's keyword for the class name
@@ -530,6 +608,8 @@ def config_class(
             if n in cls.__narrowed__:
                 v = cls.__narrowed__[n].check(v, owner)
             object.__setattr__(self, n, v)
+        if cls.__cross_check__ is not None:
+            cls.__cross_check__(self)
 
     def replace(self, **changes):
         """A copy with ``changes`` applied (checked again)."""
@@ -544,6 +624,7 @@ def config_class(
         __narrowed__=MappingProxyType(narrowed),
         __sections__=tuple(sections),
         __default_overrides__=MappingProxyType(overrides),
+        __cross_check__=check if check is not None else getattr(base, "__cross_check__", None),
     )
     # own fields, then inherited fields whose default this class overrides (a dataclass field
     # redeclared in a subclass keeps its place in the field order)

@@ -71,14 +71,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 from collections.abc import Mapping
 
 import numpy as np
 import warp as wp
 
 from .. import tools
-from ..config import TRACK_GENERATORS
+from ..config import TRACK_GENERATORS, TrackGenConfig
 from ..core.budget import AllocationBudget
 from ..core.checks import (
     INT32_MAX,
@@ -90,12 +89,13 @@ from ..core.checks import (
 )
 from ..core.tunable import Tunable, config_class
 from ..course import Course
-from ..course.rules import check_checkpoint_capacity
+from ..course.rules import check_checkpoint_capacity, check_props_capacity
 from ..curriculum import LevelReplay
 from ..curriculum import fields as curriculum_fields
 from ..pipeline import PipelineSpec, presets
 from ..seeds import PerEnvSeededRNG
 from ..tools.checkpoints import SPACING
+from .base import FixedArrays
 from .race_kernels import (
     _BASE_OBS,
     _LINE_OBS,
@@ -126,14 +126,21 @@ ENV_BUDGET_HINT = "lower num_envs or the number of lookahead points"
 
 
 # ------------------------------------------------------------------------------ fields
+#: Smallest value of a positive car, step or episode field (a float32 kernel divides by it).
+POSITIVE_LO = 1.0e-6
+#: Largest magnitude of a reward weight: a weight times the largest per-step term (a par lap
+#: time of up to 1e27 s at the slowest accepted car) stays finite in float32.
+REWARD_HI = 1.0e6
+
+
 def _positive(name: str, default: float, hi: float, unit: str, doc: str) -> Tunable:
-    """A float field in ``(0, hi]``."""
-    return Tunable(name, default, lo=0.0, lo_open=True, hi=hi, unit=unit, doc=doc)
+    """A float field in ``[POSITIVE_LO, hi]``."""
+    return Tunable(name, default, lo=POSITIVE_LO, hi=hi, unit=unit, doc=doc)
 
 
-def _finite(name: str, default: float, unit: str, doc: str) -> Tunable:
-    """A float field that takes any finite value."""
-    return Tunable(name, default, lo=-sys.float_info.max, hi=sys.float_info.max, unit=unit, doc=doc)
+def _weight(name: str, default: float, unit: str, doc: str) -> Tunable:
+    """A reward weight in ``[-REWARD_HI, REWARD_HI]``."""
+    return Tunable(name, default, lo=-REWARD_HI, hi=REWARD_HI, unit=unit, doc=doc)
 
 
 DT = _positive("dt", 0.05, 1.0, "s", "the step.")
@@ -155,8 +162,7 @@ HALF_EXTENTS = Tunable(
     (0.02, 0.01),
     kind="floats",
     length=(2, 2),
-    lo=0.0,
-    lo_open=True,
+    lo=POSITIVE_LO,
     hi=1.0,
     unit="track units",
     doc="the car's (half length, half width).",
@@ -173,21 +179,20 @@ LOOKAHEAD = Tunable(
     (0.1, 0.2, 0.35, 0.5, 0.7),
     kind="floats",
     length=(1, 16),
-    lo=0.0,
-    lo_open=True,
+    lo=POSITIVE_LO,
     hi=10.0,
     unit="track units",
     doc="arc-length distances ahead of the car whose centerline points are observed (any "
     "order; one past a lap wraps).",
 )
-REWARD_PROGRESS = _finite(
+REWARD_PROGRESS = _weight(
     "reward_progress", 10.0, "per track unit", "reward per track unit gained along the centerline."
 )
-REWARD_CHECKPOINT = _finite(
+REWARD_CHECKPOINT = _weight(
     "reward_checkpoint", 0.0, "per checkpoint", "reward per checkpoint passed."
 )
-PENALTY_OOB = _finite("penalty_oob", 2.0, "", "subtracted on the step the car leaves the road.")
-REWARD_PAR = _finite(
+PENALTY_OOB = _weight("penalty_oob", 2.0, "", "subtracted on the step the car leaves the road.")
+REWARD_PAR = _weight(
     "reward_par",
     0.0,
     "per s",
@@ -257,6 +262,32 @@ def _plans_line(self) -> bool:
     return self.racing_line != "off" or self.reward_par != 0.0 or looks
 
 
+def _check_capacities(config, track_config=None, where: str = "RaceConfig") -> None:
+    """The rules between RaceConfig's fields and the track config the env generates from
+    (``track_config``; None: the default one of ``config.generator``, the env's when it gets
+    no ``spec``): the checkpoints ``checkpoint_spacing`` gives, and the cones
+    ``cones_spacing`` gives when ``cones`` is observed, fit their capacity on the longest
+    loop the track config allows. ValueError naming the field and the spacing that fits."""
+    if track_config is None:
+        track_config = TrackGenConfig(generator=config.generator)
+    fix = f"raise {where}.{{}}"
+    check_checkpoint_capacity(
+        track_config,
+        config.checkpoint_spacing,
+        None,
+        f"{where}.checkpoint_spacing",
+        fix.format("checkpoint_spacing"),
+    )
+    if "cones" in terms(config):
+        check_props_capacity(
+            track_config,
+            config.cones_spacing,
+            2,
+            f"{where}.cones_spacing",
+            fix.format("cones_spacing"),
+        )
+
+
 RaceConfig = config_class(
     "RaceConfig",
     [
@@ -288,6 +319,7 @@ line (``racing_line != "off"``, ``reward_par != 0`` or observed ``lookahead_sour
     },
     defaults={"checkpoint_spacing": 0.6, **SENSOR_DEFAULTS},
     narrow={"checkpoint_spacing": {"hi": 100.0}},
+    check=_check_capacities,
     module=__name__,
 )
 
@@ -424,7 +456,7 @@ def _curriculum_settings(curriculum, config: RaceConfig, new_course_on_reset: bo
     return kw
 
 
-class RaceEnv:
+class RaceEnv(FixedArrays):
     """``E`` kinematic cars, one per env, each racing its own course; see the module docs.
 
     Args:
@@ -493,7 +525,13 @@ class RaceEnv:
             last timed lap (s, :attr:`final_lap_time`), ``+inf`` when no lap was timed; with
             ``"value_loss"`` the env never writes it: the training loop writes each env's
             positive value loss estimate there before the step (NaN until then: unscored).
+
+    Every public array above is allocated once and read by pointer: rebinding one
+    (``env.curriculum_signal = other``) raises AttributeError; write into it instead
+    (``env.curriculum_signal.assign(values)``, ``wp.copy``).
     """
+
+    _FIXED = ("curriculum_signal",)
 
     def __init__(
         self,
@@ -537,7 +575,7 @@ class RaceEnv:
                     f"device = {device!r} but spec is on {dev}: pass device=None with a spec"
                 )
 
-        check_checkpoint_capacity(spec.config, config.checkpoint_spacing, None)
+        _check_capacities(config, spec.config, "config")
         self.config = config
         self.num_envs = E
         self.obs_dim = config.obs_dim
@@ -626,6 +664,7 @@ class RaceEnv:
         self._respawn_observe(self._everyone)
         if captured:
             self.capture()
+        self._seal()
 
     # ------------------------------------------------------------------ sensors
     def _sensor_setup(self, config: RaceConfig, budget: AllocationBudget) -> None:

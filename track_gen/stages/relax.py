@@ -234,9 +234,8 @@ CHEBY_RHO = Tunable(
 CHEBY_GAMMA = Tunable(
     "cheby_gamma",
     0.9,
-    lo=0.0,
+    lo=1.0e-6,
     hi=1.0,
-    lo_open=True,
     config="relax_cheby_gamma",
     doc="under-relaxation of the accelerated blend.",
 )

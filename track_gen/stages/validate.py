@@ -268,9 +268,8 @@ def _validate_kernel(
 TURNING_TOL = Tunable(
     "turning_tol",
     0.1,
-    lo=0.0,
+    lo=1.0e-6,
     hi=1.0,
-    lo_open=True,
     dynamic=True,
     unit="rad",
     doc="allowed | |total turning| - 2 pi | of a valid loop.",

@@ -25,9 +25,8 @@ FOV = Tunable(
     "fov",
     None,
     kind="float",
-    lo=0.0,
+    lo=1.0e-6,
     hi=2.0 * math.pi,
-    lo_open=True,
     unit="rad",
     doc="full horizontal field of view, centred on the agent's heading: a cone can be seen "
     "when its bearing |atan2(y, x)| <= fov / 2 (2*pi: all around; no default).",
