@@ -119,10 +119,10 @@ def check_in_path(name: str, path) -> Path:
 
 
 def _size_text(n: int) -> str:
-    """``"16 MiB"``, ``"1.5 GiB"``, ``"312 bytes"``."""
+    """``"16,777,216 bytes (16 MiB)"``, ``"1,610,612,736 bytes (1.5 GiB)"``, ``"312 bytes"``."""
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= scale:
-            return f"{n / scale:.3g} {unit}"
+            return f"{n:,} bytes ({n / scale:.3g} {unit})"
     return f"{n} bytes"
 
 
@@ -223,14 +223,14 @@ def _read_open(fd: int, name: str, where: str, who: str, what: str, max_bytes) -
     except OSError as exc:
         raise _reraise(exc, name, where, "read it") from exc
     if st.st_size > limit:
-        size = f"{st.st_size:,} bytes ({_size_text(st.st_size)})"
+        size = _size_text(st.st_size)
     elif len(data) > limit:  # grew while read, or a size stat does not report
-        size = f"at least {len(data):,} bytes"
+        size = f"at least {_size_text(len(data))}"
     else:
         return data
     raise ValueError(
-        f"{who}: {where} is {size}, more than the {limit:,} bytes ({_size_text(limit)}) a "
-        f"{what} may have: give a smaller file"
+        f"{who}: {where} is {size}, more than the {_size_text(limit)} a {what} may have: "
+        "give a smaller file"
     )
 
 
