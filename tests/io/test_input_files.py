@@ -73,6 +73,28 @@ def test_special_files_are_refused_before_reading(tmp_path, reader, kind):
     assert state(tmp_path) == before
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX special files")
+@pytest.mark.parametrize("kind", ["dev_zero", "fifo"])
+def test_a_special_file_swapped_in_after_the_stat_is_refused_too(tmp_path, monkeypatch, kind):
+    """The stat is the first check; the open (O_NONBLOCK, so a FIFO without a writer does not
+    block) and fstat the second: a special file the stat saw as a regular one (swapped in
+    between the two) is refused without being read."""
+    path, what, cleanup = _special(tmp_path, kind)
+    regular = write_csv(tmp_path / "oval.csv", *CIRCUITS["oval"](40))
+    real_stat = os.stat
+
+    def stat_sees_a_regular_file(p, *args, **kwargs):
+        return real_stat(regular if os.fspath(p) == str(path) else p, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat_sees_a_regular_file)
+    try:
+        with unblocked(path) if kind == "fifo" else nullcontext():
+            with pytest.raises(ValueError, match=f"{what}.*not a regular file"):
+                tio.read_tum(path)
+    finally:
+        cleanup()
+
+
 @pytest.mark.parametrize("reader", sorted(READERS))
 def test_folders_and_missing_files_keep_their_errors(tmp_path, reader):
     call, _, _ = READERS[reader]
