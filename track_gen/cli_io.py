@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from .cli_args import (
@@ -122,7 +123,7 @@ def _device_or_error(device):
 def _out_dir(path: str) -> str:
     """``--out``: an existing, writable folder, or a new one whose parent exists (created
     here); ``''`` is refused (``--out .`` names the current folder)."""
-    from .io.paths import check_in_path
+    from .io.paths import check_in_path, check_writable_folder
 
     if path == "":
         raise ArgumentError("--out '': give a folder name (--out . is the current folder)")
@@ -143,7 +144,32 @@ def _out_dir(path: str) -> str:
             raise ArgumentError(f"--out {path}: cannot create the folder: {exc}") from exc
     if not os.access(full, os.W_OK | os.X_OK):
         raise ArgumentError(f"--out {path}: folder {full} is not writable: choose another")
+    try:
+        check_writable_folder("--out", full)
+    except OSError as exc:
+        raise ArgumentError(str(exc)) from None
     return full
+
+
+def _check_targets(out: str, stem: str, ext: str, per_env: bool, num_envs: int) -> None:
+    """No file the export would write is an existing folder (a file there is replaced; a
+    folder cannot be): refused before anything is written, naming the folder."""
+    if not per_env:
+        names = [stem + ext]
+    else:
+        pattern = re.compile(re.escape(stem) + r"_env(\d+)" + re.escape(ext))
+        names = []
+        for entry in os.listdir(out):
+            m = pattern.fullmatch(entry)
+            if m and int(m.group(1)) < num_envs and str(int(m.group(1))) == m.group(1):
+                names.append(entry)
+    for name in sorted(names):
+        target = os.path.join(out, name)
+        if os.path.isdir(target):
+            raise ArgumentError(
+                f"--out {out}: {name} is a folder where the export writes a file: remove it "
+                "or choose another folder"
+            )
 
 
 def _export(args) -> int:
@@ -180,11 +206,12 @@ def _export(args) -> int:
         if not (spacing > 0 and spacing < float("inf")):
             raise ArgumentError(f"--cone-spacing {spacing!r}: must be finite and > 0")
     out = _out_dir(args.out)
+    ext, per_env = EXPORT_FORMATS[args.format]
+    stem = f"{args.generator}_gates" if args.gates else args.generator
+    _check_targets(out, stem, ext, per_env, config.num_envs)
 
     gen.generate()
     result = gen.result
-    ext, per_env = EXPORT_FORMATS[args.format]
-    stem = f"{args.generator}_gates" if args.gates else args.generator
     if not per_env:
         path = os.path.join(out, stem + ext)
         writer = tio.write_json if args.format == "json" else tio.write_npz

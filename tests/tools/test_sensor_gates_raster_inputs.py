@@ -34,7 +34,14 @@ from track_gen.tools import (
 from track_gen.tools.next_gates import NOMINAL_NOISE, NUM_GATES, REVEAL_RANGE
 from track_gen.tools.raster import EXTENT, RESOLUTION
 
-from ..support.strategies import agent_rows, examples, expected_error, values, wrong_arrays
+from ..support.strategies import (
+    agent_rows,
+    examples,
+    expected_error,
+    other_objects,
+    values,
+    wrong_arrays,
+)
 from ..support.strategies import in_range as in_range_of
 from .test_raster import arrays, check_image, poses_on_track
 
@@ -277,3 +284,72 @@ def test_next_gates_on_hand_made_bad_gates(counts, poison, seed):
     live = idx >= 0
     assert np.isfinite(rel[live]).all() and np.isnan(rel[~live]).all()
     assert (idx < np.clip(seq.count.numpy(), 0, M)[:, None]).all()
+
+
+# ------------------------------------------------------------------------------ object arguments
+def _wrong_objects():
+    """Objects a props / height_field / seeds argument may be given by mistake: every other
+    kind, the track, the placer and the baker instead of their results, each result as the
+    other argument."""
+    gen, props, field = _track()
+    return [*other_objects(E), 3, gen.result, props, field, props.props, field.field]
+
+
+@settings(max_examples=examples(40))
+@given(data=st.data())
+def test_raster_props_and_height_field_of_another_kind(data):
+    """``EgoRasterizer(track, 16, 1.0, height_field=3)`` was ``AttributeError: 'int' object
+    has no attribute 'height'``, a props of another kind a ValueError: each is a TypeError
+    naming the argument and what it takes; a PropSet of walls stays a ValueError."""
+    gen, props, field = _track()
+    wrong = data.draw(st.sampled_from(_wrong_objects()))
+    if wrong is not field.field:
+        with pytest.raises(TypeError, match=r"EgoRasterizer height_field must be a HeightField"):
+            EgoRasterizer(gen.result, 16, 1.0, height_field=wrong)
+    if wrong is not props.props:
+        with pytest.raises(TypeError, match=r"EgoRasterizer props must be a PropSet of cones"):
+            EgoRasterizer(gen.result, 16, 1.0, props=wrong)
+    walls = PropPlacer(gen.result, "wall", 0.2, max_props=64).props
+    with pytest.raises(ValueError, match="of kind 'cone'"):
+        EgoRasterizer(gen.result, 16, 1.0, props=walls)
+    ok = EgoRasterizer(gen.result, 16, 1.0, props=props.props, height_field=field.field)
+    assert ok.props is props.props and ok.height_field is field.field
+
+
+@settings(max_examples=examples(30))
+@given(after=st.one_of(st.sampled_from(other_objects(E)), st.text(max_size=4)))
+def test_raster_after_is_checked_like_every_components(after):
+    """``EgoRaster(after="ab")`` was split into ("a", "b") and ``after=3`` a bare "not
+    iterable": every value but a sequence of names is the components' TypeError."""
+    with pytest.raises(TypeError, match="after must"):
+        EgoRaster(16, 1.0, after=after)
+    r = EgoRaster(16, 1.0, cones="props", height="heightfield", after=["stats"])
+    assert r.after == ("stats", "props", "heightfield")
+
+
+@settings(max_examples=examples(30))
+@given(seeds=st.sampled_from(_wrong_objects()))
+def test_next_gates_seeds_are_checked_also_without_reveal_range(seeds):
+    """A seeds of the wrong kind was accepted and ignored without ``reveal_range``."""
+    gen = _gates()
+    nxt = wp.zeros(E, dtype=wp.int32, device="cpu")
+    with pytest.raises(TypeError, match="seeds must be"):
+        NextGateSensor(gen.result, nxt, 2, seeds=seeds)
+    assert NextGateSensor(gen.result, nxt, 2, seeds=gen.seeds.seeds).seeds is gen.seeds.seeds
+
+
+def test_raster_components_of_another_result_kind_are_type_errors():
+    from track_gen.course import Course
+    from track_gen.tools import HeightFieldBake, Props
+
+    for extra, match in (
+        ([HeightFieldBake(64), EgoRaster(16, 1.0, cones="heightfield")], "not a PropSet"),
+        ([Props("cone", 0.1), EgoRaster(16, 1.0, height="props")], "not a HeightField"),
+    ):
+        with pytest.raises(TypeError, match=match):
+            Course.track(
+                presets.track(num_envs=2, device="cpu"),
+                checkpoint_spacing=0.6,
+                extra=extra,
+                seeds=1,
+            )

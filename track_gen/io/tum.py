@@ -23,7 +23,14 @@ import numpy as np
 
 from ..core.checks import check_int, is_bool, is_int, is_number
 from ..results import FailBit, GateSequence, Track
-from .paths import atomic_write_text, check_out_path, check_picture_path, read_bytes, save_figure
+from .paths import (
+    MAX_CSV_BYTES,
+    atomic_write_text,
+    check_out_path,
+    check_picture_path,
+    read_bytes,
+    save_figure,
+)
 
 __all__ = ["TUM_COLUMNS", "TUM_HEADER", "RealTrack", "plot_real_tracks", "read_tum", "write_tum"]
 
@@ -201,14 +208,17 @@ def read_tum(path) -> RealTrack:
 
     Raises:
         FileNotFoundError: no file at ``path`` (the message names the path).
-        ValueError: a malformed file: the message names the file, the line number, the column
-            and the bad value (not a number, NaN/inf, a width <= 0, a wrong column count), or
-            says what is wrong with the circuit as a whole (fewer than 4 distinct points, a
-            point repeated on consecutive rows, a header with other columns, text that is not
-            UTF-8). Nothing is returned half-built.
+        IsADirectoryError: ``path`` is a folder.
+        ValueError: not a regular file (a device, a FIFO, a socket: refused without reading
+            it), a file larger than :data:`~track_gen.io.paths.MAX_CSV_BYTES` (16 MiB,
+            refused before reading it), or a malformed file: the message names the file, the
+            line number, the column and the bad value (not a number, NaN/inf, a width <= 0,
+            a wrong column count), or says what is wrong with the circuit as a whole (fewer
+            than 4 distinct points, a point repeated on consecutive rows, a header with other
+            columns, text that is not UTF-8). Nothing is returned half-built.
         TypeError: ``path`` is not a str / PathLike.
     """
-    p, raw = read_bytes("path", path, "read_tum", "CSV file")
+    p, raw = read_bytes("path", path, "read_tum", "CSV file", max_bytes=MAX_CSV_BYTES)
     where = os.fspath(path)
     try:
         text = raw.decode("utf-8-sig")
