@@ -82,9 +82,11 @@ def test_config_value_that_used_to_hang_or_wrap_is_refused_naming_the_field(fiel
 @pytest.mark.parametrize(
     "field, value, message",
     [
-        ("N_max", 65536, "<= 16384"),  # the relaxation is O(N_max^2) per env
+        ("N_max", 65536, "<= 4096"),  # a filled loop costs O(N_max^2) per env
+        ("N_max", 16384, "<= 4096"),  # 8 s per env: above the one-second bound of issue 30
+        ("relax_iters", 10000, "bead-sweeps"),  # x N_max 384: 3.8e6, above 2**20
         ("num_points", 16385, "<= 16384"),
-        ("relax_band", 65536, "<= 16384"),
+        ("relax_band", 65536, "<= 4096"),
         ("scale", 10**400, "beyond the float64 range"),  # not OverflowError
         ("scale", 1e-50, "must be >= 1e-06"),  # was > 0 as float64, 0 on the device
         ("turning_tol", 5e-324, "must be >= 1e-06"),
@@ -110,7 +112,7 @@ def test_nan_param_write_message_states_the_range(device):
 
 
 def test_huge_batch_is_refused_before_allocating():
-    cfg = TrackGenConfig(num_envs=2**24, N_max=16384, device="cpu")  # the largest of each
+    cfg = TrackGenConfig(num_envs=2**24, N_max=4096, device="cpu")  # the largest of each
     start = time.perf_counter()
     with pytest.raises(ValueError, match="int32|budget"):
         TrackGenerator(cfg)

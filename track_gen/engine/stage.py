@@ -45,14 +45,19 @@ NUM_POINTS = Tunable(
     unit="points",
     doc="resolution of the sampler's closed centerline, before constant-spacing resampling.",
 )
+#: Largest per-env bead capacity: one env's regeneration of a loop that fills it costs about
+#: 0.3 s on a loaded 2-core CPU (1.1 s at 8192 beads; benchmarks/work_bounds.py).
+N_MAX_HI = 4096
 N_MAX = Tunable(
     "N_max",
     384,
     lo=8,
-    hi=16384,
+    hi=N_MAX_HI,
     unit="beads",
     doc="per-env bead capacity; a loop needing more beads is truncated and marked invalid "
-    "(FailBit.TRUNCATED). The relaxation's neighbour search costs O(N_max^2) per env.",
+    "(FailBit.TRUNCATED). A filled loop costs O(N_max^2) per env: about 0.07 s at 2048 beads "
+    "and 0.3 s at 4096 on a loaded 2-core CPU, before the relaxation's sweeps "
+    "(docs/performance.md).",
 )
 #: Fields every generator's config has (the track config adds N_max).
 LAYOUT_FIELDS = (GENERATOR, NUM_ENVS, DEVICE, CPU_THREADS, NUM_POINTS)

@@ -12,6 +12,7 @@ import numpy as np
 from ..config import TrackGenConfig
 from ..core.checks import check_choice
 from ..engine.spec import PipelineSpec, StageSpec
+from ..engine.stage import N_MAX_HI
 from ..pipeline.presets import track_from_config
 from ..stages.inflate import HALF_WIDTH
 from ..stages.real_track import ASSIGN_MODES
@@ -26,7 +27,7 @@ UNITS = ("metres", "normalized")
 #: Longest bounding-box side of a circuit in ``"normalized"`` units (the samplers' extent).
 NORMALIZED_EXTENT = 1.44
 _MAX_POINTS = 16384
-_MAX_BEADS = 16384
+_MAX_BEADS = N_MAX_HI  # the generators' largest N_max
 #: Bead spacing of a real circuit, as a fraction of its widest width (the generated tracks'
 #: default ``0.6 * half_width``).
 SPACING_FRAC = 0.6
@@ -136,8 +137,8 @@ def tracks_spec(
     Raises:
         TypeError: ``tracks`` is not a sequence of circuits.
         ValueError: an empty list, a bad ``units`` / ``assign`` / ``num_points``, a circuit
-            with non-finite or non-positive values, or one that needs more than 16384 beads
-            (pass a larger ``spacing``, or ``units="normalized"``).
+            with non-finite or non-positive values, or one that needs more beads than the
+            largest N_max (4096) (pass a larger ``spacing``, or ``units="normalized"``).
     """
     if isinstance(tracks, (str, bytes)) or not isinstance(tracks, Sequence):
         raise TypeError(
