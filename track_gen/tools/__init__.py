@@ -23,7 +23,13 @@ from ..core.capture_check import CaptureProblem, check_component
 from ..core.component import Component, ComponentContext, InputSpec, order_components
 from .band_collision import BandCollider, BandCollision, BandContact
 from .checkpoints import CheckpointPlacer, Checkpoints, CheckpointSet, GateCheckpoints
-from .cones import ConeColour, ConeDetections, ConeDetectionSet, ConeDetector
+from .cones import (
+    ConeColour,
+    ConeDetections,
+    ConeDetectionSet,
+    ConeDetectionsSettings,
+    ConeDetector,
+)
 from .course_line import CenterlineFromGates, CourseLine, CourseLineBuilder
 from .course_stats import CourseStats, CourseStatsMeter, CourseStatsSet
 from .gate_collision import (
@@ -42,14 +48,14 @@ from .heightfield import (
     HeightFieldBaker,
     check_grid_resolution,
 )
-from .lidar import Lidar, LidarScan, LidarScanner
+from .lidar import Lidar, LidarScan, LidarScanner, LidarSettings
 from .localizer import Localizer, TrackFrame, TrackLocalizer
-from .lookahead import Lookahead, LookaheadPoints, LookaheadSampler
-from .next_gates import NextGatePoses, NextGates, NextGateSensor
+from .lookahead import Lookahead, LookaheadPoints, LookaheadSampler, LookaheadSettings
+from .next_gates import NextGatePoses, NextGates, NextGateSensor, NextGatesSettings
 from .progress import Progress, ProgressEvents, ProgressTracker
 from .props import PropKind, PropPlacer, Props, PropSet, PropSide
 from .racing_line import RacingLine, RacingLinePlanner, RacingLineSet
-from .raster import EgoRaster, EgoRasterImage, EgoRasterizer, RasterCell
+from .raster import EgoRaster, EgoRasterImage, EgoRasterizer, EgoRasterSettings, RasterCell
 
 __all__ = [
     "BandCollider",
@@ -63,12 +69,14 @@ __all__ = [
     "Component",
     "ConeColour",
     "ConeDetectionSet",
+    "ConeDetectionsSettings",
     "ConeDetections",
     "ConeDetector",
     "ComponentContext",
     "EgoRaster",
     "EgoRasterImage",
     "EgoRasterizer",
+    "EgoRasterSettings",
     "CourseLine",
     "CourseLineBuilder",
     "CourseStats",
@@ -90,12 +98,15 @@ __all__ = [
     "Lidar",
     "LidarScan",
     "LidarScanner",
+    "LidarSettings",
     "Localizer",
     "Lookahead",
     "LookaheadPoints",
     "LookaheadSampler",
+    "LookaheadSettings",
     "NextGatePoses",
     "NextGateSensor",
+    "NextGatesSettings",
     "NextGates",
     "Progress",
     "ProgressEvents",
