@@ -1,9 +1,10 @@
 """One-shot CUDA check for a lent GPU: graphs, masks, replay == eager, timings at E=8192.
 
-Run (on a machine with CUDA, from the repository root, after `pip install -e .`):
+Run (on a machine with CUDA, from the repository root, after `pip install -e .`; the
+repository root on the path, for the car env of ``examples.warp_env``):
 
-    python benchmarks/cuda_check.py --E 8192 --calls 5
-    python benchmarks/cuda_check.py --device cpu --E 64 --calls 1   # a CPU dry run
+    PYTHONPATH=. python benchmarks/cuda_check.py --E 8192 --calls 5
+    PYTHONPATH=. python benchmarks/cuda_check.py --device cpu --E 64 --calls 1   # a CPU dry run
 
 For every built-in sampler (tracks and gates) it checks, on cuda:0:
 - the generator's own graph: generate() twice equals a fresh generator's eager enqueue();
@@ -334,10 +335,7 @@ def check_capture(E: int, calls: int, device: str) -> bool:
     ok &= bool(same)
     env_ms = float("nan")
     try:
-        sys.path.insert(
-            0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples")
-        )
-        from warp_env import CarRaceEnv
+        from examples.warp_env import CarRaceEnv  # PYTHONPATH=. (the repository root)
 
         env = CarRaceEnv(E, device=device, seed=3, captured=True)
         env_ms = _ms(lambda: env.step(), device, calls)

@@ -5,6 +5,8 @@
 # repository root after `pip install -e ".[dev]"` (torch with CUDA for the torch tests);
 # results go to $OUT (or ./gpu_session) as text files.
 set -u
+# the repository root on the path: cuda_check imports the car env as examples.warp_env
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 out="${OUT:-gpu_session}"
 mkdir -p "$out"
 nvidia-smi > "$out/nvidia-smi.txt" 2>&1 || true

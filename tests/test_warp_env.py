@@ -4,16 +4,12 @@ auto-reset exactly where done; mask-based partial reset; refused masks change no
 from __future__ import annotations
 
 import dataclasses
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import warp as wp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-
-from warp_env import OBS_DIM, CarRaceEnv, DoneBit, follow_line  # noqa: E402
+from examples.warp_env import OBS_DIM, CarRaceEnv, DoneBit, follow_line
 
 E, T, SEED = 16, 60, 11
 # a closed-loop schedule fast and jittery enough that some cars leave the road, and episodes
