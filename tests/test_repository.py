@@ -98,9 +98,7 @@ def test_no_test_cites_an_issue():
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if _ISSUE.search(line):
                 cited.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
-    assert not cited, "tests cite issue numbers (say what is tested instead):\n" + "\n".join(
-        cited
-    )
+    assert not cited, "tests cite issue numbers (say what is tested instead):\n" + "\n".join(cited)
 
 
 #: moves to studies/realism.py on another branch, without its sys.path line
