@@ -4,7 +4,8 @@ The flat, frozen front end of the generators. Every field is declared once, as a
 :class:`~track_gen.pipeline.Tunable` beside the stage that reads it; these classes are
 assembled from those declarations (one dataclass field each), and every value is checked on
 construction: a bad value raises ValueError (TypeError for a wrong kind) naming the field, the
-value and the allowed range. Coordinates are in "track units" (metres in most simulators).
+value and the allowed range. Coordinates are in ``unit``: "track units" (the normalized
+courses, about 1.44 across) or "m" (``presets.circuit``, real circuits).
 The field tables of ``docs/reference/fields.md`` are generated from the same declarations.
 """
 
@@ -14,6 +15,7 @@ from types import MappingProxyType
 
 from .core.layout import KERNEL_LAYOUT
 from .core.tunable import config_class
+from .core.units import UNIT
 from .engine.stage import LAYOUT_FIELDS, N_MAX, NUM_POINTS
 from .stages import (
     BUILTIN_SAMPLERS,
@@ -58,7 +60,7 @@ _SAMPLER = "<sampler>"
 SamplerConfig = config_class(
     "SamplerConfig",
     [
-        ("Selection and batching", _SAMPLER, (*LAYOUT_FIELDS, common.SCALE)),
+        ("Selection and batching", _SAMPLER, (*LAYOUT_FIELDS, UNIT, common.SCALE)),
         *(
             (f"{name.capitalize()} sampler (stage {name})", name, cls.FIELDS)
             for name, cls in BUILTIN_SAMPLERS.items()
