@@ -242,8 +242,10 @@ class Track(RowBatch):
     fail_mask: wp.array
     winding: wp.array
     generation: wp.array
-    unit: str = TRACK_UNITS
 
+    #: The unit of every length (not a dataclass field: set by the program, kept by clone()).
+    unit = TRACK_UNITS
+    _host_attrs = ("unit",)
     _row_arrays = ("outer", "center", "inner", "tangent", "normal", "arclen")
     _env_arrays = ("length", "count", "valid", "fail_mask", "winding", "generation")
 
@@ -326,8 +328,9 @@ class GateSequence(RowBatch):
     valid: wp.array
     fail_mask: wp.array
     generation: wp.array
-    unit: str = TRACK_UNITS
 
+    unit = TRACK_UNITS
+    _host_attrs = ("unit",)
     _row_arrays = ("position", "tangent", "forward", "orientation", "half_size", "left", "right")
     _env_arrays = ("count", "valid", "fail_mask", "generation")
 

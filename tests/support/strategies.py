@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 
 from track_gen import TRACK_GENERATORS, GateGenConfig, TrackGenConfig
 from track_gen.core.tunable import Tunable
+from track_gen.pipeline import presets
+from track_gen.stages import BUILTIN_SAMPLERS
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
@@ -34,6 +36,20 @@ CONFIGS = (TrackGenConfig, GateGenConfig)
 #: Samplers a config alone can build: the registry's built-in samplers (``TRACK_GENERATORS``),
 #: never copied here; ``mix`` needs stage options, ``centerline`` and ``real_track`` an input.
 SAMPLERS = TRACK_GENERATORS
+#: The samplers a gate pipeline takes (``circuit`` draws tracks in metres only).
+GATE_SAMPLERS = tuple(
+    s for s in SAMPLERS if "gates" in (BUILTIN_SAMPLERS[s].families or ("gates",))
+)
+#: Samplers whose courses are in metres: a config of theirs comes from their preset.
+METRE_SAMPLERS = {"circuit": presets.circuit}
+
+
+def sampler_config(name: str, num_envs: int = 8, **config) -> TrackGenConfig:
+    """The flat config of sampler ``name``: ``TrackGenConfig(generator=name, ...)``, or for a
+    sampler in metres (``circuit``) its preset's config with ``config`` on top."""
+    if name in METRE_SAMPLERS:
+        return METRE_SAMPLERS[name](num_envs, **config).config
+    return TrackGenConfig(generator=name, num_envs=num_envs, **config)
 
 
 #: Examples per test in the "ci" profile (tests/conftest.py), the unit of :func:`examples`.

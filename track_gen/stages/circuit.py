@@ -29,10 +29,56 @@ import numpy as np
 import warp as wp
 
 from ..core.tunable import Tunable
-from ..engine.stage import Stage, Workspace
+from ..core.units import METRES, UNIT
+from ..engine.stage import GENERATOR, N_MAX, NUM_POINTS, Stage, Workspace
 from . import circuit_kernels as ck
-from .resample import resolved_spacing
+from .inflate import HALF_WIDTH
+from .resample import SPACING, resolved_spacing
 from .widths import allocate_widths
+
+#: The sampler's name (``generator="circuit"``).
+NAME = "circuit"
+
+
+def _room_for(value, lookup):
+    """Rule of the lap lengths: a circuit config must hold a lap of ``value`` metres in its
+    beads (``N_max * spacing``) with the sampler's points no farther apart than the beads,
+    and be in metres (only when ``generator == "circuit"``)."""
+    if lookup(GENERATOR) != NAME:
+        return None
+    if lookup(UNIT) != METRES:
+        return "circuits are drawn in metres: pass unit='m' (presets.circuit(num_envs) does)"
+    spacing = resolved_spacing(lookup(SPACING), lookup(HALF_WIDTH))
+    n_max, points = lookup(N_MAX), lookup(NUM_POINTS)
+    if 1.02 * value > n_max * spacing:
+        return (
+            f"N_max * spacing = {n_max} * {spacing:.6g} = {n_max * spacing:.6g} m cannot hold "
+            "a lap that long: build circuits with presets.circuit(num_envs, ...) (N_max sized "
+            "to length_max), or raise N_max or spacing"
+        )
+    if value > points * spacing:
+        return (
+            f"num_points = {points} points would lie farther apart than the beads "
+            f"({spacing:.6g} m) on a lap that long: build circuits with presets.circuit(...) "
+            "or raise num_points"
+        )
+    return None
+
+
+def _ordered(upper: Tunable):
+    """Rule of a lower bound of a pair: at most the upper one (at construction; the kernel
+    orders a pair written the wrong way round later)."""
+
+    def rule(value, lookup):
+        hi = lookup(upper)
+        return f"must be <= {upper.name} = {hi!r}" if value > hi else None
+
+    return rule
+
+
+def _length_min_rule(value, lookup):
+    return _ordered(LENGTH_MAX)(value, lookup) or _room_for(value, lookup)
+
 
 wp.set_module_options({"enable_backward": False})
 
@@ -42,6 +88,7 @@ LENGTH_MIN = Tunable(
     lo=200.0,
     hi=100000.0,
     dynamic=True,
+    rule=lambda value, lookup: _length_min_rule(value, lookup),
     unit="m",
     doc="shortest lap of a circuit: each env draws its lap length from the symmetric "
     "triangular law on [length_min, length_max] (FIA grade 1: 3.5-7 km).",
@@ -52,9 +99,10 @@ LENGTH_MAX = Tunable(
     lo=200.0,
     hi=100000.0,
     dynamic=True,
+    rule=_room_for,
     unit="m",
-    doc="longest lap of a circuit (a pair given the wrong way round is read as (min, max)); "
-    "N_max * spacing must hold it.",
+    doc="longest lap of a circuit; N_max * spacing must hold it (presets.circuit sizes N_max "
+    "to it). A pair written the wrong way round later is read as (min, max).",
 )
 ROAD_WIDTH_MIN = Tunable(
     "road_width_min",
@@ -62,6 +110,7 @@ ROAD_WIDTH_MIN = Tunable(
     lo=1.0,
     hi=200.0,
     dynamic=True,
+    rule=lambda value, lookup: _ordered(ROAD_WIDTH_MAX)(value, lookup),
     unit="m",
     doc="narrowest lap-mean road width: each env draws its mean full road width uniformly in "
     "[road_width_min, road_width_max] (TUM database: 9.2-15.9 m, median 12 m).",
@@ -101,6 +150,7 @@ CORNER_COUNT_MIN = Tunable(
     lo=4.0,
     hi=56.0,
     dynamic=True,
+    rule=lambda value, lookup: _ordered(CORNER_COUNT_MAX)(value, lookup),
     unit="corners",
     doc="fewest corners of the layout polygon: each env draws a count in [corner_count_min, "
     "corner_count_max] (rounded) and inserts features until it has that many vertices (the "
@@ -132,6 +182,7 @@ CORNER_RADIUS_MIN = Tunable(
     lo=1.0,
     hi=10000.0,
     dynamic=True,
+    rule=lambda value, lookup: _ordered(CORNER_RADIUS_MAX)(value, lookup),
     unit="m",
     doc="least drawn corner radius (a corner is also kept above what its road width needs "
     "to stay valid).",
@@ -183,8 +234,6 @@ DYNAMIC = (
 )
 #: Bead spacing of the circuit preset, m.
 SPACING_M = 4.0
-#: Unit of the circuits' coordinates.
-UNIT = "m"
 
 
 def widest_half_width(width_max: float, narrowing: float, widening: float) -> float:
@@ -229,8 +278,8 @@ class SamplerCircuit(Stage):
 
     def __init__(self, name, config, options=None):
         super().__init__(name, config, options)
-        unit = getattr(config, "unit", UNIT)
-        if unit != UNIT:
+        unit = getattr(config, "unit", METRES)
+        if unit != METRES:
             raise ValueError(
                 f"StageSpec({name!r}): circuits are drawn in metres but the config's unit is "
                 f"{unit!r}; pass unit='m' (presets.circuit(num_envs=...) does)"
@@ -320,7 +369,7 @@ def preset_fields(num_envs: int, **fields) -> dict:
     out = {
         "generator": "circuit",
         "num_envs": num_envs,
-        "unit": UNIT,
+        "unit": METRES,
         "spacing": spacing,
         "half_width": round(hw, 3),
         "N_max": min(n_max, 16384),
@@ -348,6 +397,5 @@ __all__ = [
     "START_WIDENING",
     "STRAIGHT_BEND",
     "SamplerCircuit",
-    "UNIT",
     "preset_fields",
 ]
