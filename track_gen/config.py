@@ -46,6 +46,9 @@ __all__ = [
 
 #: Built-in sampler names (``generator=``), from the stage registry's built-in samplers.
 TRACK_GENERATORS = tuple(sorted(BUILTIN_SAMPLERS))
+#: Built-in samplers of tracks only (``families == ("track",)``: ``circuit``, in metres): their
+#: fields are TrackGenConfig's, not SamplerConfig's.
+_TRACK_ONLY = {n: c for n, c in BUILTIN_SAMPLERS.items() if c.families == ("track",)}
 #: Site layouts of the voronoi sampler.
 VORONOI_LAYOUTS = voronoi.SITE_LAYOUT.choices
 #: Gate orderings: along the sampler's loop, or consecutive pairs shuffled as units.
@@ -64,6 +67,7 @@ SamplerConfig = config_class(
         *(
             (f"{name.capitalize()} sampler (stage {name})", name, cls.FIELDS)
             for name, cls in BUILTIN_SAMPLERS.items()
+            if name not in _TRACK_ONLY
         ),
     ],
     doc="Fields shared by every generator (tracks and gates): batching and the samplers.\n\n"
@@ -77,6 +81,10 @@ TrackGenConfig = config_class(
     [
         ("Road and output resolution", "resample", (inflate.HALF_WIDTH, resample.SPACING, N_MAX)),
         ("Road widths (stage road_width)", "road_width", (road_width.WIDTH_VARIATION,)),
+        *(
+            (f"{name.capitalize()} sampler (stage {name}, tracks only)", name, cls.FIELDS)
+            for name, cls in _TRACK_ONLY.items()
+        ),
         ("Thread layout", "resample", (KERNEL_LAYOUT,)),
         ("Relaxation (stage relax)", "relax", (relax.ENABLE, *relax.RelaxPBD.FIELDS)),
         ("Validity (stage validate)", "validate", validate.ValidateTrack.FIELDS),

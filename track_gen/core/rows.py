@@ -20,7 +20,8 @@ class RowBatch:
 
     A subclass names its row arrays (``[E*M]``, ``M`` rows per env) in ``_row_arrays`` and its
     env arrays (``[E]``) in ``_env_arrays``; any other field (a host str, a stride) is copied
-    as is by :meth:`clone`, and so are the instance attributes named in ``_host_attrs``. An array field may be None (an answer the tool does not compute).
+    as is by :meth:`clone`, and so are the instance attributes named in ``_host_attrs``. An
+    array field may be None (an answer the tool does not compute).
     A batch without env arrays sets ``_stride_field`` to the name of an int attribute (not a
     dataclass field) that holds ``M`` (0: unknown, the whole batch is one env's rows).
     """

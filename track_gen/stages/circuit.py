@@ -47,20 +47,24 @@ def _room_for(value, lookup):
     if lookup(GENERATOR) != NAME:
         return None
     if lookup(UNIT) != METRES:
-        return "circuits are drawn in metres: pass unit='m' (presets.circuit(num_envs) does)"
+        return (
+            f"generator = {NAME!r} draws circuits in metres but unit = {lookup(UNIT)!r}: pass "
+            "unit='m' (presets.circuit(num_envs) does)"
+        )
     spacing = resolved_spacing(lookup(SPACING), lookup(HALF_WIDTH))
     n_max, points = lookup(N_MAX), lookup(NUM_POINTS)
     if 1.02 * value > n_max * spacing:
         return (
-            f"N_max * spacing = {n_max} * {spacing:.6g} = {n_max * spacing:.6g} m cannot hold "
-            "a lap that long: build circuits with presets.circuit(num_envs, ...) (N_max sized "
-            "to length_max), or raise N_max or spacing"
+            f"with generator = {NAME!r}, N_max * spacing = {n_max} * {spacing:.6g} = "
+            f"{n_max * spacing:.6g} m cannot hold a lap that long: build circuits with "
+            "presets.circuit(num_envs, ...) (N_max sized to length_max), or raise N_max or "
+            "spacing"
         )
     if value > points * spacing:
         return (
-            f"num_points = {points} points would lie farther apart than the beads "
-            f"({spacing:.6g} m) on a lap that long: build circuits with presets.circuit(...) "
-            "or raise num_points"
+            f"with generator = {NAME!r}, num_points = {points} points would lie farther apart "
+            f"than the beads ({spacing:.6g} m) on a lap that long: build circuits with "
+            "presets.circuit(...) or raise num_points"
         )
     return None
 
