@@ -285,9 +285,11 @@ def tracks_spec(
         tracks: :class:`~track_gen.io.RealTrack` circuits (``read_tum``), one or more.
         num_envs: batch size E.
         device: Warp device (None: Warp's preferred device).
-        units: ``"metres"`` keeps the circuits' coordinates and widths; ``"normalized"``
-            centres each circuit's bounding box on the origin and scales it (widths too) so
-            its longest side is 1.44 track units, the size of the generated tracks.
+        units: ``"metres"`` keeps the circuits' coordinates and widths (the batch's
+            ``Track.unit`` is the circuits' :attr:`~track_gen.io.RealTrack.unit`: ``"m"``);
+            ``"normalized"`` centres each circuit's bounding box on the origin and scales it
+            (widths too) so its longest side is 1.44 track units, the size of the generated
+            tracks (``Track.unit == "track units"``).
         assign: ``"env"``: env ``e`` always drives ``tracks[e % len(tracks)]`` (a
             regeneration rebuilds the same circuit); ``"draw"``: each rebuilt env draws a
             circuit from its (seed, epoch), so ``advance=True`` may pick another one.
@@ -350,6 +352,14 @@ def tracks_spec(
         hw_given = HALF_WIDTH.check(config_fields.pop("half_width"), "half_width")
     spacing = SPACING.check(config_fields.get("spacing"), "spacing")
     circuits = [_circuit_arrays(t, i) for i, t in enumerate(tracks)]
+    # "metres" keeps the circuits' own unit (RealTrack.unit: metres, or track units read back
+    # from a normalized course's export); they must agree
+    own = {getattr(t, "unit", METRES) for t in tracks}
+    if len(own) > 1 and units == "metres":
+        raise ValueError(
+            f"tracks mix units {sorted(own)}: pass circuits of one unit, or units='normalized'"
+        )
+    own_unit = own.pop() if len(own) == 1 else METRES
     if num_points is None:
         num_points = min(max(16, max(len(c[0]) for c in circuits)), _MAX_POINTS)
     if isinstance(num_points, bool) or not isinstance(num_points, (int, np.integer)):
@@ -402,7 +412,7 @@ def tracks_spec(
             f"{bead:.6g}, more than {_MAX_BEADS}; pass a larger spacing=..."
         )
     fields = {"N_max": max(need, 8), "relax_enable": False, **config_fields}
-    fields.setdefault("unit", METRES if units == "metres" else TRACK_UNITS)
+    fields.setdefault("unit", TRACK_UNITS if units == "normalized" else own_unit)
     config = TrackGenConfig(
         generator="real_track",
         num_envs=num_envs,
