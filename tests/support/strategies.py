@@ -742,7 +742,9 @@ def range_pairs(t: Tunable) -> st.SearchStrategy:
     )
 
 
-def expected_mix_error(generators, samplers, registered) -> tuple[type | None, type | None]:
+def expected_mix_error(
+    generators, samplers, registered, metres: bool = False
+) -> tuple[type | None, type | None]:
     """``(error of presets.track_mix(generators, ...), error when its spec is built)``.
     ``samplers``: the registered samplers that can be mixed; ``registered``: every registered
     kind. A name that is neither is refused with ValueError, when the spec is made, or, for a
@@ -752,7 +754,8 @@ def expected_mix_error(generators, samplers, registered) -> tuple[type | None, t
     (ValueError), then entry by entry a name that is no non-empty str (TypeError), a weight
     that is no number (TypeError) or is not finite, <= 0 or > 1e6 (ValueError); a name twice
     (ValueError); then each name in order: not registered or not a sampler that can be mixed
-    (ValueError)."""
+    (ValueError); then a sampler in metres (``circuit``) in a mix whose config is not a
+    metre config (``metres``): ValueError when the spec is made."""
     if generators is None or isinstance(generators, (str, bytes)):
         return TypeError, None
     if not hasattr(generators, "__iter__"):
@@ -781,6 +784,8 @@ def expected_mix_error(generators, samplers, registered) -> tuple[type | None, t
     for name in names:
         if name not in samplers:
             return ValueError, None
+    if not metres and any(n in METRE_SAMPLERS for n in names):
+        return ValueError, None
     return None, None
 
 

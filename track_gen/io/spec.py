@@ -193,8 +193,11 @@ def narrow_hairpins(
     out = rows.copy()
     P = len(rows)
 
+    floor = 10.0 * HALF_WIDTH.bounds()[0]  # a width stays inside half_width's range
+
     def cap(k, col, width, edge):
         nonlocal largest
+        width = max(width, floor)
         for i in ((edge[k] + d) % P for d in (-1, 0, 1, 2)):
             if out[i, col] > width:
                 largest = max(largest, float(rows[i, col] - width))
@@ -388,13 +391,20 @@ def tracks_spec(
     table = np.stack(rows).astype(np.float32)
     hw = hw_given if hw_given is not None else float(table[:, :, 2:].max())
     bead = spacing if spacing is not None else SPACING_FRAC * hw
+    need = max(int(math.ceil(length / bead)) + 2 for length in lengths)
+    if "N_max" not in config_fields and need > _MAX_BEADS:
+        raise ValueError(
+            f"a circuit {max(lengths):.6g} track units long needs {need} beads at spacing "
+            f"{bead:.6g}, more than {_MAX_BEADS}; pass a larger spacing=..."
+        )
     # real circuits import whole: bridges and hairpins tighter than their inner width
     report = np.zeros((len(rows), 2), np.float32)
     levels = []
+    capacity = int(config_fields.get("N_max", need))
     for k in range(len(rows)):
         r64 = table[k].astype(np.float64)
         lv = overpass_levels(r64) if overpasses else None
-        if narrow:
+        if narrow and int(math.ceil(lengths[k] / bead)) + 2 <= capacity:  # else truncated
             r64, report[k, 0] = narrow_hairpins(r64, bead, lv)
             table[k] = r64.astype(np.float32)
         report[k, 1] = 0 if lv is None else lv[0, 1]
@@ -405,12 +415,6 @@ def tracks_spec(
         for k, lv in enumerate(levels):
             if lv is not None:
                 level_table[k] = lv
-    need = max(int(math.ceil(length / bead)) + 2 for length in lengths)
-    if "N_max" not in config_fields and need > _MAX_BEADS:
-        raise ValueError(
-            f"a circuit {max(lengths):.6g} track units long needs {need} beads at spacing "
-            f"{bead:.6g}, more than {_MAX_BEADS}; pass a larger spacing=..."
-        )
     fields = {"N_max": max(need, 8), "relax_enable": False, **config_fields}
     fields.setdefault("unit", TRACK_UNITS if units == "normalized" else own_unit)
     config = TrackGenConfig(
