@@ -221,10 +221,12 @@ def narrow_hairpins(
 
 
 def _cross_points(xy: np.ndarray) -> list[tuple[float, float, float]]:
-    """The proper self-crossings of the closed polyline ``xy`` (float64 ``[P, 2]``): per
+    """The self-crossings of the closed polyline ``xy`` (float64 ``[P, 2]``; a crossing
+    through a vertex counts once, on the segments that start there): per
     crossing ``(arc on the earlier pass, arc on the later pass, sin of the crossing angle)``
     (arcs from point 0, in driving order)."""
     seg, seg_len, starts = loop_segments(xy)
+    total = float(starts[-1] + seg_len[-1])
     P = len(xy)
     out = []
     for i in range(P - 2):
@@ -237,11 +239,13 @@ def _cross_points(xy: np.ndarray) -> list[tuple[float, float, float]]:
         with np.errstate(divide="ignore", invalid="ignore"):
             t = (w[:, 0] * e[:, 1] - w[:, 1] * e[:, 0]) / den
             u = (w[:, 0] * d[1] - w[:, 1] * d[0]) / den
-        hit = ok & (t > 0) & (t < 1) & (u > 0) & (u < 1)
+        hit = ok & (t >= 0) & (t < 1) & (u >= 0) & (u < 1)  # a vertex on the start side
         for q in np.flatnonzero(hit):
             jj = js[q]
             sin = abs(float(den[q])) / (seg_len[i] * seg_len[jj])
-            out.append((starts[i] + t[q] * seg_len[i], starts[jj] + u[q] * seg_len[jj], sin))
+            s_a, s_b = starts[i] + t[q] * seg_len[i], starts[jj] + u[q] * seg_len[jj]
+            if not any(abs(s_a - o[0]) + abs(s_b - o[1]) < 1e-9 * total for o in out):
+                out.append((s_a, s_b, sin))  # a crossing at a vertex counts once
     return out
 
 

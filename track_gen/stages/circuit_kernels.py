@@ -933,9 +933,15 @@ def coarse_clear(
 
 
 @wp.func
+def fallback_radius(length: float) -> float:
+    """Corner radius of the fallback rectangle: ``FALLBACK_RADIUS``, less on a short lap."""
+    return wp.min(FALLBACK_RADIUS, length / 20.0)
+
+
+@wp.func
 def fallback_layout(verts: wp.array(dtype=wp.vec2f), vb: int, length: float) -> int:
     """A rectangle of aspect 2 whose filleted lap is about ``length`` m (4 vertices)."""
-    r = FALLBACK_RADIUS
+    r = fallback_radius(length)
     # filleted perimeter of a (2b x b) rectangle with corner radius r: 6b - 8r + 2 pi r
     b = wp.max((length + 8.0 * r - TWO_PI * r) / 6.0, 3.0 * r)
     verts[vb + 0] = wp.vec2f(-b, -0.5 * b)
@@ -1192,7 +1198,7 @@ def circuit_kernel(
             if fallback:
                 m = fallback_layout(verts, vb, length)
                 for k in range(m):
-                    rad[vb + k] = FALLBACK_RADIUS
+                    rad[vb + k] = fallback_radius(length)
                 ok = 1
                 need = 0.0
                 draw = 0
