@@ -55,7 +55,7 @@ def track(**config_fields) -> PipelineSpec:
     return track_from_config(TrackGenConfig(**config_fields))
 
 
-def circuit(num_envs: int, **config_fields) -> PipelineSpec:
+def circuit(num_envs: int, **config_fields: Any) -> PipelineSpec:
     """Circuits in metres with the structure of real ones (``generator="circuit"``).
 
     Every length of the result is in metres (``Track.unit == "m"``), and so is everything
