@@ -78,8 +78,7 @@ def main(argv=None) -> None:
     for ax in list(axs.flat)[12 + len(real) :]:
         ax.axis("off")
     fig.suptitle(
-        f"presets.circuit (top) and real circuits (bottom), every panel {args.extent:.0f} m "
-        "across",
+        f"presets.circuit (top) and real circuits (bottom), every panel {args.extent:.0f} m across",
         fontsize=10,
     )
     fig.tight_layout()
