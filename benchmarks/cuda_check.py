@@ -6,7 +6,8 @@ repository root on the path, for the car env of ``examples.warp_env``):
     PYTHONPATH=. python benchmarks/cuda_check.py --E 8192 --calls 5
     PYTHONPATH=. python benchmarks/cuda_check.py --device cpu --E 64 --calls 1   # a CPU dry run
 
-For every built-in sampler (tracks and gates) it checks, on cuda:0:
+For every built-in sampler (tracks and gates; the circuit sampler, in metres, as tracks through
+presets.circuit: at E=8192 about 1800 beads each) it checks, on cuda:0:
 - the generator's own graph: generate() twice equals a fresh generator's eager enqueue();
 - masked regeneration through a recorded variant leaves unmasked envs bitwise unchanged;
 - a user wp.ScopedCapture of enqueue(advance=True, mask=...) replays like the eager call;
@@ -73,6 +74,14 @@ def _bytes(res) -> bytes:
     return b"".join(getattr(res, f).numpy().tobytes() for f in res.__dataclass_fields__)
 
 
+def track_config(g: str, E: int, device: str, **fields):
+    """The track config of sampler ``g``: ``presets.circuit``'s for the circuit sampler (metres),
+    else ``TrackGenConfig(generator=g, ...)``."""
+    if g == "circuit":
+        return presets.circuit(E, device=device, **fields).config
+    return TrackGenConfig(generator=g, num_envs=E, device=device, **fields)
+
+
 def check(family: str, g: str, E: int, calls: int, device: str) -> bool:
     make = (
         (
@@ -81,9 +90,7 @@ def check(family: str, g: str, E: int, calls: int, device: str) -> bool:
             )
         )
         if family == "gates"
-        else (
-            lambda: TrackGenerator(TrackGenConfig(generator=g, num_envs=E, device=device), seeds=3)
-        )
+        else (lambda: TrackGenerator(track_config(g, E, device), seeds=3))
     )
     a, b = make(), make()
     a.generate()  # graph (recorded, replayed)
@@ -362,10 +369,7 @@ def check_layouts(E: int, calls: int, device: str, names) -> bool:
     m[::7] = 1
     for g in names:
         gens = {
-            lay: TrackGenerator(
-                TrackGenConfig(generator=g, num_envs=E, device=device, kernel_layout=lay),
-                seeds=5,
-            )
+            lay: TrackGenerator(track_config(g, E, device, kernel_layout=lay), seeds=5)
             for lay in ("per_env", "per_item")
         }
         ms = {
@@ -584,7 +588,8 @@ def main(argv=None) -> int:
         for g in names:
             ok &= check("track", g, args.E, args.calls, device)
         for g in names:
-            ok &= check("gates", g, args.E, args.calls, device)
+            if g != "circuit":  # circuits are tracks only
+                ok &= check("gates", g, args.E, args.calls, device)
     if args.only in (None, "courses"):
         for kind in ("posts", "frames"):
             ok &= check_course(kind, args.E, args.calls, device)

@@ -20,7 +20,7 @@ done
 timeout 200 python benchmarks/cuda_check.py --E 8192 --calls 3 --only layouts \
     >> "$out/cuda_check.txt" 2>&1
 echo "cuda_check layouts rc=$?" | tee -a "$out/summary.txt"
-timeout 60 python benchmarks/generate.py --E 8192 --calls 3 --generators bezier polar --profile \
+timeout 90 python benchmarks/generate.py --E 8192 --calls 3 --generators bezier polar circuit --profile \
     > "$out/generate_profile.txt" 2>&1
 echo "generate --profile rc=$?" | tee -a "$out/summary.txt"
 timeout 240 python -m pytest -q -x -p no:cacheprovider \

@@ -89,9 +89,10 @@ def _section_tables(config_cls, skip: int, level: str, params: bool = True) -> l
     header = HEADER if params else HEADER.replace(" `params` name |", "")
     rule = "|---" * header.count(" | ") + "|---|"
     pairs = list(zip(field_rows(config_cls), config_cls.__sections__, strict=True))
-    for (title, rows), (_, _, items) in pairs[skip:]:
+    for (title, rows), _section in pairs[skip:]:
         out += [f"{level} {title}", "", header, rule]
-        for row, t in zip(rows, items, strict=True):
+        for row in rows:
+            t = row["tunable"]
             cells = [
                 _code(row["field"]),
                 *([_code(row["param"])] if params else []),

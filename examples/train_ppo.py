@@ -27,6 +27,7 @@ order whatever the list's): ``--obs lidar`` trains from the LiDAR's 64 normalize
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -40,8 +41,8 @@ import torch
 import warp as wp
 
 from track_gen.envs import RaceConfig, RaceDone, RaceEnv
-from track_gen.envs.race_sensors import OBSERVATION_TERMS
 from track_gen.envs.rsl_rl import RslRlRaceEnv, ppo_config
+from track_gen.tools import observation_terms
 
 
 def make_env(num_envs: int, device, seed: int, fixed_course: bool, config=None) -> RaceEnv:
@@ -231,19 +232,20 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--check", action="store_true", help="exit 1 unless the curve rises 3x")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    terms = ("state", *observation_terms())
     ap.add_argument(
         "--obs",
         default="state",
-        help=f"observation terms, a comma list of {', '.join(OBSERVATION_TERMS)}",
+        help=f"observation terms, a comma list of {', '.join(terms)}",
     )
     ap.add_argument("--lidar-beams", type=int, default=64, help="RaceConfig.lidar_num_beams")
     ap.add_argument("--headless", action="store_true", help="accepted for uniformity")
     args = ap.parse_args(argv)
     names = [n.strip() for n in args.obs.split(",") if n.strip()]
-    unknown = [n for n in names if n not in OBSERVATION_TERMS]
+    unknown = [n for n in names if n not in terms]
     if unknown or not names:
-        ap.error(f"--obs {args.obs!r}: use a comma list of {', '.join(OBSERVATION_TERMS)}")
-    observations = "+".join(t for t in OBSERVATION_TERMS if t in names)
+        ap.error(f"--obs {args.obs!r}: use a comma list of {', '.join(terms)}")
+    observations = tuple(t for t in terms if t in names)
     wp.config.quiet = True
     torch.set_num_threads(args.threads)
     out = Path(args.out)
@@ -287,7 +289,7 @@ def main(argv=None) -> int:
         "first_progress": first,
         "final_progress": final,
         "ratio": ratio,
-        "config": {k: v for k, v in vars(config).items()},
+        "config": dataclasses.asdict(config),
         "history": history,
         "held_out": {"first_seed": HELD_OUT, **held},
     }

@@ -104,8 +104,12 @@ def test_fields_page_covers_every_component_field_and_race_config():
     for t, uses in gen._components():
         for _, label, keyword in uses:
             assert f"`{label}({keyword}=)`" in text, (t, label)
-    for name in RaceConfig.__field_names__:
-        assert f"| `{name}` |" in text, name
+    for t, name in zip(RaceConfig.__tunables__, RaceConfig.__field_names__, strict=True):
+        if t.kind == "settings":  # one row per field of the nested settings
+            for sub in t.settings_class.__field_names__:
+                assert f"| `{name}.{sub}` |" in text, (name, sub)
+        else:
+            assert f"| `{name}` |" in text, name
 
 
 def _nav_pages() -> list[str]:

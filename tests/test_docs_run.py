@@ -161,17 +161,21 @@ def _cpu_only():
 
 @contextlib.contextmanager
 def _restored_globals():
-    """What a page may change for the process: the default stage registry, Warp's config,
-    matplotlib's figures."""
+    """What a page may change for the process: the default stage registry, the registered
+    observation terms, Warp's config, matplotlib's figures."""
     from track_gen.pipeline import default_registry
+    from track_gen.tools import terms
 
     kinds = set(default_registry().kinds())
+    registered = terms.observation_terms()
     config = dict(vars(wp.config))
     try:
         yield
     finally:
         for name in set(default_registry().kinds()) - kinds:
             default_registry().unregister(name)
+        terms._TERMS.clear()  # no public unregister: the registry as it was
+        terms._TERMS.update(registered)
         for name, value in config.items():
             setattr(wp.config, name, value)
         with contextlib.suppress(ImportError):

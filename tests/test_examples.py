@@ -17,6 +17,7 @@ CASES = {
     "capture_loop.py": ["--steps", "5", "--num-envs", "8"],
     "custom_generator.py": ["--num-envs", "8"],
     "custom_component.py": ["--steps", "12", "--num-envs", "16"],
+    "custom_sensor.py": ["--steps", "30", "--num-envs", "8"],
     "host_autoreset.py": ["--steps", "150", "--num-envs", "16"],
     "drone_gates_loop.py": ["--steps", "400", "--num-envs", "16"],
     "warp_env_demo.py": ["--steps", "120", "--num-envs", "16"],

@@ -5,7 +5,6 @@ outputs every step) and a 2-iteration PPO training smoke test through OnPolicyRu
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,7 +21,6 @@ from track_gen.envs import RaceConfig, RaceEnv  # noqa: E402
 from track_gen.envs.rsl_rl import RslRlRaceEnv, ppo_config  # noqa: E402
 
 E = 8
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_vecenv_contract(device):

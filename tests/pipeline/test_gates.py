@@ -28,6 +28,7 @@ from track_gen.config import GATE_RESOLUTION, TRACK_GENERATORS, SamplerConfig
 from track_gen.pipeline import presets
 
 from ..oracles import gate_oracle as O
+from ..support.strategies import sampler_config
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -710,6 +711,7 @@ TRACK_PINS = {
     "polar": ("3e0903eed9e6e55d", "55bef881289efb0b"),
     "repulsive": ("b70e3f5626d9a884", "006b682db0e67d06"),
     "voronoi": ("3f53a36eced7d135", "f3d3575a7f2a962d"),
+    "circuit": ("fcc7efacccf3a1d5", "5cda7acd43cf2da2"),  # presets.circuit's config (metres)
 }
 
 
@@ -724,7 +726,7 @@ def test_tracks_are_pinned_bit_for_bit():
     assert set(TRACK_PINS) == set(TRACK_GENERATORS)
     got = {}
     for name in TRACK_GENERATORS:
-        gen = TrackGenerator(TrackGenConfig(generator=name, num_envs=6, device="cpu"), seeds=5)
+        gen = TrackGenerator(sampler_config(name, num_envs=6, device="cpu"), seeds=5)
         first = _track_digest(gen.generate())
         got[name] = (first, _track_digest(gen.generate(advance=True)))
     assert got == TRACK_PINS, "\n".join(f'    "{k}": {v},' for k, v in got.items())

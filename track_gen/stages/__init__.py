@@ -5,6 +5,7 @@ from ..engine.registry import add_builtins
 from .bezier import SamplerBezier
 from .centerline import SamplerCenterline
 from .checkpoint import SamplerCheckpoint
+from .circuit import SamplerCircuit
 from .elevate import Elevate
 from .gate_anchors import GateAnchors
 from .gate_frames import GateFrames
@@ -30,6 +31,7 @@ BUILTIN_SAMPLERS = {
     "voronoi": SamplerVoronoi,
     "checkpoint": SamplerCheckpoint,
     "repulsive": SamplerRepulsive,
+    "circuit": SamplerCircuit,
 }
 
 #: Every built-in stage kind.
@@ -62,6 +64,7 @@ __all__ = [
     "SamplerCenterline",
     "SamplerRealTrack",
     "SamplerCheckpoint",
+    "SamplerCircuit",
     "SamplerRepulsive",
     "ResampleConstantSpacing",
     "RoadWidth",

@@ -30,6 +30,7 @@ from .cones import (
     ConeDetectionsSettings,
     ConeDetector,
 )
+from .cones.term import ConesSettings, ConesTerm
 from .course_line import CenterlineFromGates, CourseLine, CourseLineBuilder
 from .course_stats import CourseStats, CourseStatsMeter, CourseStatsSet
 from .gate_collision import (
@@ -49,15 +50,51 @@ from .heightfield import (
     check_grid_resolution,
 )
 from .lidar import Lidar, LidarScan, LidarScanner, LidarSettings
+from .lidar.term import LidarTerm
 from .localizer import Localizer, TrackFrame, TrackLocalizer
 from .lookahead import Lookahead, LookaheadPoints, LookaheadSampler, LookaheadSettings
+from .lookahead.term import LookaheadTerm
 from .next_gates import NextGatePoses, NextGates, NextGateSensor, NextGatesSettings
 from .progress import Progress, ProgressEvents, ProgressTracker
 from .props import PropKind, PropPlacer, Props, PropSet, PropSide
 from .racing_line import RacingLine, RacingLinePlanner, RacingLineSet
 from .raster import EgoRaster, EgoRasterImage, EgoRasterizer, EgoRasterSettings, RasterCell
+from .raster.term import RasterTerm
+from .terms import (
+    ObservationTerm,
+    TermContext,
+    TermOutputs,
+    final_flag,
+    observation_term,
+    observation_terms,
+    put_column,
+    register_term,
+    settings_class,
+    unit_or_zero,
+)
+
+# the built-in observation terms, in their documented order: one line per term
+register_term(LidarTerm())
+register_term(LookaheadTerm())
+register_term(ConesTerm())
+register_term(RasterTerm())
 
 __all__ = [
+    "unit_or_zero",
+    "settings_class",
+    "put_column",
+    "final_flag",
+    "register_term",
+    "observation_terms",
+    "observation_term",
+    "TermOutputs",
+    "TermContext",
+    "RasterTerm",
+    "ObservationTerm",
+    "LookaheadTerm",
+    "LidarTerm",
+    "ConesTerm",
+    "ConesSettings",
     "BandCollider",
     "BandCollision",
     "BandContact",

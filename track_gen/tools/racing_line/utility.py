@@ -155,6 +155,7 @@ class RacingLinePlanner:
         self.device = device
         self._n_max = n_max
         self.line = RacingLineSet.allocate(E, n_max, device, budget)
+        self.line.unit = getattr(track, "unit", self.line.unit)  # m and m/s on a metre course
         rows = E * n_max
         self._scratch = [budget.zeros(rows, wp.float64, "racing line scratch") for _ in _SCRATCH64]
         self._act = budget.zeros(rows, wp.int32, "racing line active set")
