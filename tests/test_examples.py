@@ -20,7 +20,7 @@ CASES = {
     "custom_sensor.py": ["--steps", "30", "--num-envs", "8"],
     "host_autoreset.py": ["--steps", "150", "--num-envs", "16"],
     "drone_gates_loop.py": ["--steps", "400", "--num-envs", "16"],
-    "warp_env_demo.py": ["--steps", "120", "--num-envs", "16"],
+    "custom_env.py": ["--steps", "120", "--num-envs", "16"],
     "ingraph_autoreset.py": ["--steps", "40", "--num-envs", "16"],
     "level_replay.py": ["--steps", "40", "--num-envs", "16"],
     # enough PPO to lap: the held-out lap times as % of par are then measured numbers
