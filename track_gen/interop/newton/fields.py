@@ -43,8 +43,9 @@ Z_LO = Tunable(
     hi=DISTANCE_HI,
     optional=True,
     unit="track units",
-    doc="lowest height the grids hold (Newton's min_z); None is the lowest the generator can "
-    "draw (z_min, its randomizer's lo; 0 for a flat track) or the bake's fill when lower.",
+    doc="lowest height the grids hold (Newton's min_z); None is the lowest of what the "
+    "generator can draw (z_min, its randomizer's lo; 0 for a flat track), the bake's fill and "
+    "the first batch's baked heights.",
     surfaces=_SURFACES,
 )
 
@@ -56,8 +57,9 @@ Z_HI = Tunable(
     hi=DISTANCE_HI,
     optional=True,
     unit="track units",
-    doc="highest height the grids hold (Newton's max_z; >= z_lo); None is the highest the "
-    "generator can draw (z_max, its randomizer's hi) or the bake's fill when higher.",
+    doc="highest height the grids hold (Newton's max_z; >= z_lo); None is the highest of what "
+    "the generator can draw (z_max, its randomizer's hi), the bake's fill and the first "
+    "batch's baked heights.",
     surfaces=_SURFACES,
 )
 

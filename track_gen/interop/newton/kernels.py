@@ -5,7 +5,7 @@ Three launches per write, each returning at once for an env whose mask is 0:
 
 * ``_grid_kernel`` (one thread per env): the height-field shape's transform (the grid centred on
   the env's bake square) and a cleared ``clipped`` flag;
-* ``_heights_kernel`` (one thread per grid vertex): the vertex's height, resampled bilinearly
+* ``_heights_kernel`` (one thread per grid row): each vertex's height, resampled bilinearly
   from the bake and normalised to the grid's fixed ``[z_lo, z_hi]`` range, into the env's block
   of ``model.heightfield_elevations``;
 * ``_clip_kernel`` (one thread per bake row): ``clipped[e] = 1`` when an on-road texel lies
@@ -113,24 +113,28 @@ def _heights_kernel(
     # outputs
     elevation_out: wp.array(dtype=wp.float32),
 ):
-    """Vertex ``(row, col)`` of env ``e``'s grid (``row`` along y, ``col`` along x, Newton's
-    row-major layout) at ``centre + (-h + col * d, -h + row * d)``, ``d = 2h / (grid - 1)``:
-    the bake's bilinear height there, as ``(z - z_lo) / (z_hi - z_lo)`` clamped to [0, 1]
-    (0 for an invalid env, a non-finite height or an empty range)."""
-    e, row, col = wp.tid()
+    """Row ``row`` (along y) of env ``e``'s grid, Newton's row-major layout: vertex ``col``
+    (along x) at ``centre + (-h + col * d, -h + row * d)``, ``d = 2h / (grid - 1)``, gets the
+    bake's bilinear height there as ``(z - z_lo) / (z_hi - z_lo)`` clamped to [0, 1] (0 for an
+    invalid env, a non-finite height or an empty range). One thread per row: an unmasked env
+    costs ``grid`` threads that return at once."""
+    e, row = wp.tid()
     if mask[e] == 0:
         return
     f = frame[e]
     c = grid_centre(f, res)
     d = 2.0 * half_extent / float(grid - 1)
-    p = wp.vec2f(c[0] - half_extent + float(col) * d, c[1] - half_extent + float(row) * d)
-    value = float(0.0)
+    y = c[1] - half_extent + float(row) * d
     span = z_hi - z_lo
-    if wp.isfinite(f[2]) and f[2] > 0.0 and span > 0.0:
-        z = bake_sample(height, e, f, res, p)
-        if wp.isfinite(z):
-            value = wp.clamp((z - z_lo) / span, 0.0, 1.0)
-    elevation_out[offset[e] + row * grid + col] = value
+    usable = wp.isfinite(f[2]) and f[2] > 0.0 and span > 0.0
+    base = offset[e] + row * grid
+    for col in range(grid):
+        value = float(0.0)
+        if usable:
+            z = bake_sample(height, e, f, res, wp.vec2f(c[0] - half_extent + float(col) * d, y))
+            if wp.isfinite(z):
+                value = wp.clamp((z - z_lo) / span, 0.0, 1.0)
+        elevation_out[base + col] = value
 
 
 @wp.kernel

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import warp as wp
 
@@ -25,7 +27,9 @@ class BodyPoses:
     ``[E]``), ``num_envs``, ``device``.
     """
 
-    def __init__(self, bodies, device=None):
+    def __init__(
+        self, bodies: Sequence[int] | np.ndarray | wp.array, device: str | wp.Device | None = None
+    ):
         ids = host_values("bodies", bodies, "int")
         if ids.ndim != 1 or ids.size < 1 or (ids < 0).any() or (ids > 2**31 - 1).any():
             raise ValueError(

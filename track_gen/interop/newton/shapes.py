@@ -409,7 +409,7 @@ class NewtonCourse:
         )
         wp.launch(
             _heights_kernel,
-            (E, R, R),
+            (E, R),
             inputs=[mask, f.height, f.frame, self._offset, res, R, H, self.z_lo, self.z_hi],
             outputs=[m.heightfield_elevations],
             device=dev,
