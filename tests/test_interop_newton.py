@@ -25,7 +25,14 @@ from hypothesis import strategies as st
 
 from track_gen.course import Course
 from track_gen.interop.newton import GRID_SLACK, BodyPoses, NewtonCourse
-from track_gen.interop.newton.fields import HALF_EXTENT, PARK_DEPTH, RESOLUTION, Z_HI, Z_LO
+from track_gen.interop.newton.fields import (
+    HALF_EXTENT,
+    MESHES,
+    PARK_DEPTH,
+    RESOLUTION,
+    Z_HI,
+    Z_LO,
+)
 from track_gen.pipeline import presets
 from track_gen.tools import HeightFieldBake, Props
 
@@ -137,6 +144,7 @@ def test_defaults_cover_the_largest_bake(course):
 
 
 FIELDS = {
+    "meshes": MESHES,
     "resolution": RESOLUTION,
     "half_extent": HALF_EXTENT,
     "z_lo": Z_LO,
@@ -176,7 +184,7 @@ class Scene:
 
     def __init__(self):
         self.course = course = make_course()
-        self.shapes = shapes = NewtonCourse(course)
+        self.shapes = shapes = NewtonCourse(course, meshes=True)
         builder = newton.ModelBuilder()
         self.probe = []
         for e in range(E):
@@ -503,6 +511,75 @@ def test_in_out_verdict_matches_the_band_collision_away_from_the_border(scene, c
     assert far >= 64 and far_bad == 0
 
 
+@wp.kernel
+def _cast_down(
+    # inputs
+    mesh: wp.array(dtype=wp.uint64),
+    xy: wp.array(dtype=wp.vec2f),
+    # outputs
+    z_out: wp.array(dtype=wp.float32),
+):
+    e = wp.tid()
+    p = xy[e]
+    q = wp.mesh_query_ray(mesh[e], wp.vec3f(p[0], p[1], 100.0), wp.vec3f(0.0, 0.0, -1.0), 1.0e4)
+    z_out[e] = wp.where(q.result, 100.0 - q.t, wp.nan)
+
+
+def mesh_tops(scene) -> list[np.ndarray]:
+    """Per env: the z of its height-field mesh's top vertices as a [row, col] grid."""
+    R = scene.shapes.resolution
+    out = []
+    for e in range(E):
+        sid = scene.shapes.shapes(e)["heightfield"]
+        mesh_id = int(scene.model.shape_source_ptr.numpy()[sid])
+        mesh = next(m for m in scene.model.heightfield_meshes if int(m.id) == mesh_id)
+        out.append(mesh.points.numpy()[: R * R, 2].reshape(R, R).T.copy())  # vertex col*R+row
+    return out
+
+
+@needs_newton
+def test_refreshed_meshes_follow_the_grid(scene):
+    """With meshes=True every world has its own height-field mesh; a write leaves it alone,
+    refresh_meshes([e]) rewrites world e's from its grid (vertex z, a ray cast straight down)
+    and leaves the others' bitwise unchanged."""
+    shapes, m = scene.shapes, scene.model
+    R, span = shapes.resolution, shapes.z_hi - shapes.z_lo
+    ids = [int(m.shape_source_ptr.numpy()[shapes.shapes(e)["heightfield"]]) for e in range(E)]
+    assert len(set(ids)) == E
+
+    def grid(e):
+        start, n = scene.block(e)
+        block = m.heightfield_elevations.numpy()[start : start + n]
+        return shapes.z_lo + block.reshape(R, R).astype(np.float64) * span
+
+    shapes.refresh_meshes()  # every mesh up to date (earlier tests wrote without a refresh)
+    mask = wp.array([0, 1, 0, 0], dtype=wp.int32, device="cpu")
+    scene.course.regenerate(mask=mask, advance=True)
+    shapes.write(mask)
+    before = mesh_tops(scene)
+    assert not np.allclose(before[1], grid(1), atol=1e-5)  # the write leaves the meshes alone
+    shapes.refresh_meshes([1])
+    after = mesh_tops(scene)
+    for e in range(E):
+        np.testing.assert_allclose(after[e], grid(e), atol=1e-5)
+        if e != 1:
+            assert after[e].tobytes() == before[e].tobytes()
+    # a ray straight down through vertex (row, col) = (R // 2, R // 3), in the shape's frame
+    H = shapes.half_extent
+    xy = np.array([[-H + (R // 3) * shapes.cell, -H + (R // 2) * shapes.cell]] * E, np.float32)
+    z = wp.zeros(E, dtype=wp.float32, device="cpu")
+    wp.launch(
+        _cast_down,
+        E,
+        inputs=[wp.array(np.array(ids, np.uint64), dtype=wp.uint64, device="cpu")]
+        + [wp.array(xy, dtype=wp.vec2f, device="cpu")],
+        outputs=[z],
+        device="cpu",
+    )
+    want = [grid(e)[R // 2, R // 3] for e in range(E)]
+    np.testing.assert_allclose(z.numpy(), want, atol=1e-4)
+
+
 # ------------------------------------------------------------------ refusals
 @needs_newton
 def test_building_refusals(course):
@@ -529,6 +606,8 @@ def test_building_refusals(course):
     builder.end_world()
     with pytest.raises(RuntimeError, match="attach"):
         shapes.write()
+    with pytest.raises(RuntimeError, match="meshes=False"):
+        shapes.refresh_meshes()
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Heightfield-vs-heightfield")
         model = builder.finalize(device="cpu")
@@ -549,6 +628,10 @@ def test_write_and_pose_refusals(scene):
         scene.shapes.write(wp.ones(E, dtype=wp.float32, device="cpu"))
     with pytest.raises(RuntimeError, match="attached already"):
         scene.shapes.attach(scene.model)
+    with pytest.raises(ValueError, match="env indices"):
+        scene.shapes.refresh_meshes([E])
+    with pytest.raises(TypeError, match="envs"):
+        scene.shapes.refresh_meshes([0.5])
     with pytest.raises(TypeError, match="bodies"):
         BodyPoses("0123")
     with pytest.raises(ValueError, match="body index >= 0"):

@@ -63,6 +63,16 @@ Z_HI = Tunable(
     surfaces=_SURFACES,
 )
 
+MESHES = Tunable(
+    "meshes",
+    False,
+    kind="bool",
+    doc="give every world its own copy of Newton's height-field triangle mesh (which ray casts "
+    "read) and let refresh_meshes() rewrite it; False: the worlds share one flat mesh, built "
+    "at finalize and never updated.",
+    surfaces=_SURFACES,
+)
+
 PARK_DEPTH = distance(
     "park_depth",
     None,

@@ -229,6 +229,32 @@ def _props_kernel(
 
 
 @wp.kernel
+def _mesh_kernel(
+    # inputs
+    mask: wp.array(dtype=wp.int32),
+    mesh: wp.array(dtype=wp.uint64),
+    offset: wp.array(dtype=wp.int32),
+    elevation: wp.array(dtype=wp.float32),
+    # static
+    grid: int,
+    z_lo: float,
+    z_hi: float,
+):
+    """Row ``row`` of env ``e``'s own height-field mesh (Newton's layout: top vertex ``col *
+    grid + row``, x along ``col``): each top vertex's z from the grid's elevation, through the
+    mesh id (the points array lives in the mesh; refit the mesh afterwards)."""
+    e, row = wp.tid()
+    if mask[e] == 0:
+        return
+    m = wp.mesh_get(mesh[e])
+    span = z_hi - z_lo
+    for col in range(grid):
+        k = col * grid + row
+        p = m.points[k]
+        m.points[k] = wp.vec3f(p[0], p[1], z_lo + elevation[offset[e] + row * grid + col] * span)
+
+
+@wp.kernel
 def _poses_kernel(
     # inputs
     body: wp.array(dtype=wp.int32),

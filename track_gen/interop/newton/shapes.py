@@ -9,13 +9,13 @@ import numpy as np
 import warp as wp
 
 from ...core.budget import AllocationBudget
-from ...core.checks import check_int
+from ...core.checks import check_int, host_values
 from ...core.exec import require_not_capturing
 from ...course import Course
 from ...tools import GridResolutionWarning, HeightFieldBake, PropKind, Props, check_grid_resolution
 from ...tools.shared import mask_or
-from .fields import GRID_SLACK, HALF_EXTENT, PARK_DEPTH, RESOLUTION, Z_HI, Z_LO
-from .kernels import _clip_kernel, _grid_kernel, _heights_kernel, _props_kernel
+from .fields import GRID_SLACK, HALF_EXTENT, MESHES, PARK_DEPTH, RESOLUTION, Z_HI, Z_LO
+from .kernels import _clip_kernel, _grid_kernel, _heights_kernel, _mesh_kernel, _props_kernel
 
 #: What to install when newton is missing.
 INSTALL_HINT = "pip install 'track_gen[newton]' (newton 1.8)"
@@ -69,11 +69,14 @@ class NewtonCourse:
             course.
         park_depth: how far below ``z_lo`` unused props wait, track units (``PARK_DEPTH``;
             None: ``2 * half_extent``).
+        meshes: give each world its own copy of the triangle mesh Newton builds from a height
+            field at finalize (what its ray casts read) and let :meth:`refresh_meshes` rewrite
+            it (``MESHES``; False: one flat mesh shared by every world, never updated).
 
     The recipe: ``add_world(builder, e)`` inside each ``builder.begin_world()`` block,
     ``builder.finalize()``, :meth:`attach` the model (it writes every env), then
     :meth:`write` with the mask of every masked regeneration, right after it. A write
-    launches four kernels (plus one per props component), allocates nothing and never
+    launches three kernels (plus one per props component), allocates nothing and never
     synchronizes: it can be recorded in a graph with the regeneration.
 
     Attributes (read-only): ``course``, ``resolution``, ``half_extent``, ``cell`` (grid
@@ -93,6 +96,7 @@ class NewtonCourse:
         z_lo: float | None = None,
         z_hi: float | None = None,
         park_depth: float | None = None,
+        meshes: bool = False,
     ):
         if not isinstance(course, Course):
             raise TypeError(
@@ -111,6 +115,7 @@ class NewtonCourse:
         z_lo = Z_LO.check(z_lo, "NewtonCourse z_lo")
         z_hi = Z_HI.check(z_hi, "NewtonCourse z_hi")
         park_depth = PARK_DEPTH.check(park_depth, "NewtonCourse park_depth")
+        self.meshes = MESHES.check(meshes, "NewtonCourse meshes")
         self.course = course
         self.device = course.device
         require_not_capturing(self.device, "NewtonCourse construction")
@@ -154,6 +159,9 @@ class NewtonCourse:
         self.model = None
         self._hfield_shape: wp.array | None = None
         self._offset: wp.array | None = None
+        self._meshes: list = []  # env -> its wp.Mesh (meshes=True, after attach)
+        self._mesh_ids: wp.array | None = None
+        self._mesh_mask: wp.array | None = None
 
     # ------------------------------------------------------------------ construction helpers
     def _largest_bake_side(self) -> float:
@@ -261,8 +269,13 @@ class NewtonCourse:
                 f"None, got {type(cfg).__name__}"
             )
         R, H = self.resolution, self.half_extent
+        data = np.zeros((R, R), np.float32)
+        if self.meshes:
+            # Newton shares one finalized mesh between height fields of equal content: three
+            # marker vertices make each env's grid its own (attach's write overwrites them)
+            data[0, :3] = (0.0, 1.0, (env + 1.0) / (self.num_envs + 1.0))
         hf = newton.Heightfield(
-            data=np.zeros((R, R), np.float32),
+            data=data,
             nrow=R,
             ncol=R,
             hx=H,
@@ -380,8 +393,74 @@ class NewtonCourse:
         for g in self._groups:
             ids = np.array([g.shapes[e] for e in range(E)], np.int32).reshape(-1)
             g.shape_ids = budget.array(ids, wp.int32, f"{g.name} shape ids")
+        if self.meshes:
+            self._attach_meshes(model, budget)
         self.model = model
         self.write()
+        if self.meshes:
+            self.refresh_meshes()
+
+    def _attach_meshes(self, model, budget) -> None:
+        """Find each env's own height-field mesh (``model.heightfield_meshes``, through the
+        shape's ``shape_source_ptr``) and allocate the ids and the refresh mask."""
+        E = self.num_envs
+        ptrs = model.shape_source_ptr.numpy()
+        ids = [int(ptrs[self._hfield[e]]) for e in range(E)]
+        by_id = {int(m.id): m for m in getattr(model, "heightfield_meshes", ())}
+        if len(set(ids)) != E or any(i not in by_id for i in ids):
+            raise ValueError(
+                "NewtonCourse.attach: the worlds' height fields do not each have their own mesh "
+                "in model.heightfield_meshes (a Newton version that builds them otherwise?): "
+                "build the NewtonCourse with meshes=False"
+            )
+        self._meshes = [by_id[i] for i in ids]
+        self._mesh_ids = budget.array(np.array(ids, np.uint64), wp.uint64, "mesh ids")
+        self._mesh_mask = budget.zeros(E, wp.int32, "mesh refresh mask")
+
+    def refresh_meshes(self, envs=None) -> None:
+        """Rewrite the height-field meshes of ``envs`` (env indices, host ints; None: every env)
+        from their grids and refit them: what Newton's ray casts (its ray-cast and camera
+        sensors, picking) and the solvers that read meshes see. Needs ``meshes=True``.
+
+        Eager and host-driven: one launch, then one ``wp.Mesh.refit()`` per env on the host.
+        Call it after :meth:`write` for the envs you regenerated (you know them on the host), or
+        for every env now and then; :meth:`write` itself never touches the meshes."""
+        if not self.meshes:
+            raise RuntimeError(
+                "NewtonCourse.refresh_meshes: built with meshes=False (the worlds share one "
+                "flat mesh): pass meshes=True to NewtonCourse to give each world its own"
+            )
+        if self.model is None:
+            raise RuntimeError("NewtonCourse.refresh_meshes: call attach(model) first")
+        E = self.num_envs
+        if envs is None:
+            chosen = np.arange(E)
+        else:
+            chosen = host_values("envs", envs, "int")
+            if chosen.size and (chosen.min() < 0 or chosen.max() >= E):
+                raise ValueError(
+                    f"NewtonCourse.refresh_meshes: envs must be env indices in [0, {E - 1}], got "
+                    f"{chosen.tolist()[:8]}"
+                )
+            chosen = np.unique(chosen.astype(np.int64))
+        require_not_capturing(self.device, "NewtonCourse.refresh_meshes")
+        mask = np.zeros(E, np.int32)
+        mask[chosen] = 1
+        self._mesh_mask.assign(mask)
+        wp.launch(
+            _mesh_kernel,
+            (E, self.resolution),
+            inputs=[
+                self._mesh_mask,
+                self._mesh_ids,
+                self._offset,
+                self.model.heightfield_elevations,
+            ]
+            + [self.resolution, self.z_lo, self.z_hi],
+            device=self.device,
+        )
+        for e in chosen:
+            self._meshes[int(e)].refit()
 
     # ------------------------------------------------------------------ the hot path
     def write(self, mask: wp.array | None = None, *, stream=None) -> None:
