@@ -13,7 +13,8 @@ also runs on it, CUDA-only blocks included. No other marker exists.
 
 A statement followed by a comment ``# SomeError: message`` must raise ``SomeError`` with that
 message (the comment lines joined; ``...`` stands for any text), so an error a page shows is
-the error the library gives.
+the error the library gives. A page whose block imports a package of an optional extra that is
+not installed (``newton``, ``trimesh``, ...) is skipped from that block on.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ import warp as wp
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md")) + [ROOT / "README.md"]
+
+#: packages of the optional extras: a page whose block imports one that is not installed is
+#: skipped from that block on, as the tests of those extras skip (``pytest.importorskip``)
+OPTIONAL = {"newton", "trimesh", "pxr", "torch", "rsl_rl", "tensordict", "gymnasium", "matplotlib"}
 
 #: the reasons a block may not run on the CPU, each with the check that the block is of that kind
 SKIP_REASONS = {"cuda only": lambda source: re.search(r"\bcuda\b", source, re.I) is not None}
@@ -198,7 +203,12 @@ def test_page_runs(page, device, tmp_path, monkeypatch):
     with _restored_globals(), _cpu_only() if on_cpu else contextlib.nullcontext():
         for i, block in enumerate(blocks(page)):
             if block.skip is None or not on_cpu:
-                run_block(block, namespace, tmp_path, i)
+                try:
+                    run_block(block, namespace, tmp_path, i)
+                except ModuleNotFoundError as err:
+                    if (err.name or "").split(".")[0] not in OPTIONAL:
+                        raise
+                    pytest.skip(f"{_rel(page)}:{block.line} needs {err.name} (an optional extra)")
 
 
 def test_every_skip_marker_is_of_an_allowed_kind():

@@ -42,9 +42,10 @@ import warp as wp
 
 from ..core.budget import AllocationBudget
 from ..core.checks import INT32_MAX, INT32_MIN, check_bool, check_seed_values, is_int
+from ..core.tunable import Tunable
 from ..curriculum import LevelReplay
 from ..curriculum import fields as curriculum_fields
-from ..tools import observation_term
+from ..tools import observation_term, observation_terms
 from ..tools.terms import FINAL_ALL, FINAL_NONE, FINAL_UNMASKED, TermContext, TermOutputs
 
 __all__ = [
@@ -56,6 +57,8 @@ __all__ = [
     "StepOutputs",
     "device_of",
     "env_seeds",
+    "observation_fields",
+    "observation_namespace",
 ]
 
 
@@ -225,6 +228,91 @@ class EnvStats:
     mean_par_percent: float = math.nan
 
 
+# ------------------------------------------------------------------------------ config
+#: An env's own observation term (its agent's state columns).
+STATE_TERM = "state"
+
+
+def _known_terms(names: tuple, lookup) -> str | None:
+    known = (STATE_TERM, *observation_terms())
+    bad = [n for n in names if n not in known]
+    if bad:
+        return f"{bad} is not an observation term; terms: {known}"
+    return None
+
+
+def observation_fields(state_doc: str) -> tuple[Tunable, ...]:
+    """The observation fields of an env's config: ``observations`` (a list-valued field of
+    term names, in column order: ``"state"``, the env's own columns described by
+    ``state_doc``, and every registered term), then one nested settings field per term
+    registered now (the term's settings class with the env's defaults; its flat keywords
+    ``<term>_<field>`` as aliases)."""
+    observations = Tunable(
+        "observations",
+        (STATE_TERM,),
+        kind="names",
+        length=(1, 16),
+        rule=_known_terms,
+        doc=f"the observation's terms, in column order: 'state' ({state_doc}) and any "
+        "registered sensor term ('lidar', 'lookahead', 'cones', 'raster'; docs/training.md); "
+        "'state+lidar' is taken for ('state', 'lidar').",
+    )
+    settings = tuple(
+        Tunable(
+            term.field,
+            term.default_settings(),
+            kind="settings",
+            settings_class=term.settings,
+            flat_prefix=f"{name}_",
+            doc=f"the settings of the {name!r} term ({term.settings.__name__}), read only "
+            f"when it is observed; flat keywords {name}_<field> set one field.",
+        )
+        for name, term in observation_terms().items()
+    )
+    return (observations, *settings)
+
+
+def _term_settings(self, name: str):
+    """The settings of the term ``name``: the config's field of a term registered when the
+    config class was made, else the term's own defaults (a term registered later)."""
+    term = observation_term(name)
+    if term.field in self.__field_names__:
+        return getattr(self, term.field)
+    return term.default_settings()
+
+
+def observation_namespace(state_dim, speed_scale) -> dict:
+    """The members ``config_class(namespace=)`` gives an env's config with
+    :func:`observation_fields`: ``obs_dim``, ``state_dim`` (``state_dim(config)``, the
+    state term's columns), ``observed``, ``sensor_dims`` (``{term: columns}`` of the
+    observed sensor terms), ``term_context`` (``speed_scale(config)``: 1 / the top speed)
+    and ``term_settings(name)``."""
+
+    def context(self) -> TermContext:
+        return TermContext(observed=self.observations, speed_scale=speed_scale(self))
+
+    def sensor_dims(self) -> dict[str, int]:
+        ctx = context(self)
+        return {
+            n: observation_term(n).dim(_term_settings(self, n), ctx)
+            for n in self.observations
+            if n != STATE_TERM
+        }
+
+    def obs_dim(self) -> int:
+        state = state_dim(self) if STATE_TERM in self.observations else 0
+        return state + sum(sensor_dims(self).values())
+
+    return {
+        "obs_dim": property(obs_dim, doc="Columns of the observation."),
+        "state_dim": property(state_dim, doc="Columns of the state term."),
+        "observed": property(lambda self: self.observations, doc="The observed terms."),
+        "sensor_dims": property(sensor_dims, doc="Columns of each observed sensor term."),
+        "term_context": property(context, doc="What the terms read of the env."),
+        "term_settings": _term_settings,
+    }
+
+
 # ------------------------------------------------------------------------------ checks
 def device_of(device) -> wp.context.Device:
     """``device`` (None, a name such as ``"cpu"`` / ``"cuda:0"``, or a wp Device) as a Warp
@@ -324,7 +412,7 @@ class BatchedEnv(FixedArrays):
     """
 
     #: The env's own observation term (its state columns).
-    STATE_TERM = "state"
+    STATE_TERM = STATE_TERM
     _FIXED = ("curriculum_signal",)
 
     # ------------------------------------------------------------------ construction

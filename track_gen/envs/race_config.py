@@ -6,8 +6,9 @@ from __future__ import annotations
 from ..config import TRACK_GENERATORS, TrackGenConfig
 from ..core.tunable import Tunable, config_class
 from ..course.rules import check_checkpoint_capacity, check_props_capacity
-from ..tools import TermContext, observation_term, observation_terms
+from ..tools import observation_term
 from ..tools.checkpoints import SPACING
+from .base import STATE_TERM, observation_fields, observation_namespace
 from .race_kernels import BASE_OBS, LINE_OBS
 
 __all__ = ["RaceConfig"]
@@ -100,11 +101,13 @@ RACING_LINE = Tunable(
     "offset relative to the car and its target speed / max_speed to the observation; "
     "'off': no line (about 1 ms per env per regeneration saved on the CPU).",
 )
+#: The samplers of a RaceEnv's own courses: those that draw in track units, as its car is
+#: (the circuit sampler draws in metres: presets.circuit).
 GENERATOR = Tunable(
     "generator",
     "bezier",
-    choices=TRACK_GENERATORS,
-    doc="the track sampler (presets.track(generator=...)).",
+    choices=tuple(g for g in TRACK_GENERATORS if g != "circuit"),
+    doc="the track sampler (presets.track(generator=...)), in track units like the car.",
 )
 
 #: RaceConfig's fields, in order. ``checkpoint_spacing`` is the course checkpoints' own
@@ -133,58 +136,6 @@ RACE_FIELDS = (
 )
 
 
-#: The env's own observation term (the car's state columns).
-STATE_TERM = "state"
-
-
-def _known_terms(names: tuple, lookup) -> str | None:
-    known = (STATE_TERM, *observation_terms())
-    bad = [n for n in names if n not in known]
-    if bad:
-        return f"{bad} is not an observation term; terms: {known}"
-    return None
-
-
-OBSERVATIONS = Tunable(
-    "observations",
-    (STATE_TERM,),
-    kind="names",
-    length=(1, 16),
-    rule=_known_terms,
-    doc="the observation's terms, in column order: 'state' (the car and track-frame columns) "
-    "and any registered sensor term ('lidar', 'lookahead', 'cones', 'raster'; "
-    "docs/training.md); 'state+lidar' is taken for ('state', 'lidar').",
-)
-
-#: One settings field per built-in observation term (its own settings class, the env's
-#: defaults), with the flat keywords ``<term>_<field>`` as aliases.
-TERM_FIELDS = tuple(
-    Tunable(
-        term.field,
-        term.default_settings(),
-        kind="settings",
-        settings_class=term.settings,
-        flat_prefix=f"{name}_",
-        doc=f"the settings of the {name!r} term ({term.settings.__name__}), read only when "
-        f"it is observed; flat keywords {name}_<field> set one field.",
-    )
-    for name, term in observation_terms().items()
-)
-
-
-def _term_settings(self, name: str):
-    """The settings of the term ``name``: the config's field of a built-in term, else the
-    term's own defaults (a term registered after RaceConfig was made)."""
-    term = observation_term(name)
-    if term.field in self.__field_names__:
-        return getattr(self, term.field)
-    return term.default_settings()
-
-
-def _context(self) -> TermContext:
-    return TermContext(observed=self.observations, speed_scale=1.0 / self.max_speed)
-
-
 def _state_dim(self) -> int:
     """Columns of the ``state`` term: ``8 + 2 * len(lookahead)``, plus 2 with
     ``racing_line="observe"``."""
@@ -192,27 +143,11 @@ def _state_dim(self) -> int:
     return BASE_OBS + 2 * len(self.lookahead) + line
 
 
-def _sensor_dims(self) -> dict[str, int]:
-    """Columns of each observed sensor term, in column order."""
-    ctx = _context(self)
-    return {
-        n: observation_term(n).dim(_term_settings(self, n), ctx)
-        for n in self.observations
-        if n != STATE_TERM
-    }
-
-
-def _obs_dim(self) -> int:
-    """Columns of the observation: the state's (when observed) and each sensor's."""
-    state = _state_dim(self) if STATE_TERM in self.observations else 0
-    return state + sum(_sensor_dims(self).values())
-
-
 def _plans_line(self) -> bool:
     """Whether the env plans a racing line: ``racing_line`` is not ``"off"``, ``reward_par``
     is nonzero, or an observed term reads the racing line."""
     reads = any(
-        observation_term(n).needs_racing_line(_term_settings(self, n))
+        observation_term(n).needs_racing_line(self.term_settings(n))
         for n in self.observations
         if n != STATE_TERM
     )
@@ -249,7 +184,7 @@ RaceConfig = config_class(
     "RaceConfig",
     [
         ("Car, episode, reward and course", "", RACE_FIELDS),
-        ("Observations and sensors", "", (OBSERVATIONS, *TERM_FIELDS)),
+        ("Observations and sensors", "", observation_fields("the car and track-frame columns")),
     ],
     doc="""The car, the episode, the reward and the observation of a :class:`RaceEnv` (checked
 on construction: TypeError for a wrong kind, ValueError for a value out of range, naming the
@@ -267,13 +202,8 @@ len(lookahead)`` (+ 2 with ``racing_line="observe"``); ``observed``: the terms;
 the env plans a racing line (``racing_line != "off"``, ``reward_par != 0`` or an observed
 term reading it); ``term_settings(name)``: a term's settings.""",
     namespace={
-        "obs_dim": property(_obs_dim),
-        "state_dim": property(_state_dim),
-        "observed": property(lambda self: self.observations),
-        "sensor_dims": property(_sensor_dims),
+        **observation_namespace(_state_dim, lambda self: 1.0 / self.max_speed),
         "plans_racing_line": property(_plans_line),
-        "term_context": property(_context),
-        "term_settings": _term_settings,
     },
     defaults={"checkpoint_spacing": 0.6},
     narrow={"checkpoint_spacing": {"hi": 100.0}},

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..geometry import wrap_angle
+from ..geometry import arc_ahead, point_at_arc, wrap_angle
 from ..tools.terms import final_flag
 from .episode import close_step
 
@@ -87,7 +87,6 @@ def _write_obs(
     gap: float,
     dist: float,
     length: float,
-    segment: int,
     count: int,
     n_max: int,
     center: wp.array(dtype=wp.vec3f),
@@ -120,36 +119,13 @@ def _write_obs(
     sn = wp.sin(yaw)
     base = e * n_max
     for k in range(lookahead.shape[0]):
-        # walk the beads forward from the closest segment (arc lengths unwrapped past the
-        # start line) to the segment holding arc length s + d
-        j = segment
-        wrap = float(0.0)
+        # the centerline at arc s + d (one past a lap wraps): the look-ahead of the sensors
+        # (geometry.point_at_arc, float64 arcs)
         x = float(0.0)
         y = float(0.0)
         if ok:
-            d = lookahead[k]
-            target = s + (d - length * wp.floor(d / length))  # a look-ahead past a lap wraps
-            steps = int(0)
-            a_next = float(0.0)
-            while steps <= count:
-                a_j = arclen[base + j] + wrap
-                if j + 1 < count:
-                    a_next = arclen[base + j + 1] + wrap
-                else:
-                    a_next = length + wrap
-                if target <= a_next:
-                    break
-                j = j + 1
-                if j >= count:
-                    j = 0
-                    wrap = wrap + length
-                steps = steps + 1
-            a_j = arclen[base + j] + wrap
-            j1 = j + 1
-            if j1 >= count:
-                j1 = 0
-            t = wp.clamp((target - a_j) / wp.max(a_next - a_j, 1.0e-9), 0.0, 1.0)
-            q = wp.lerp(center[base + j], center[base + j1], t)
+            u = arc_ahead(s, wp.float64(lookahead[k]), length)
+            q = point_at_arc(center, arclen, base, count, length, u)
             dx = q[0] - pos[0]
             dy = q[1] - pos[1]
             x = c * dx + sn * dy
@@ -252,7 +228,6 @@ def _state_kernel(
         gap,
         dist,
         L,
-        frame_segment[e],
         count[e],
         n_max,
         center,
