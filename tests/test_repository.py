@@ -101,17 +101,11 @@ def test_no_test_cites_an_issue():
     assert not cited, "tests cite issue numbers (say what is tested instead):\n" + "\n".join(cited)
 
 
-#: moves to studies/realism.py on another branch, without its sys.path line
-_LEAVING = {"benchmarks/realism.py"}
-
-
 def test_code_beside_the_package_imports_packages_not_paths():
     edits = []
     for folder in ("tests", "studies", "examples", "benchmarks"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             rel = str(path.relative_to(ROOT))
-            if rel in _LEAVING:
-                continue
             for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 if _SYS_PATH.search(line) and "_SYS_PATH" not in line:
                     edits.append(f"{rel}:{i}: {line.strip()}")
