@@ -173,14 +173,20 @@ def _restored_globals():
 
     kinds = set(default_registry().kinds())
     registered = terms.observation_terms()
+    for name, term in registered.items():  # a page starts from the library's own terms
+        if not type(term).__module__.startswith("track_gen."):
+            terms.unregister_term(name)
     config = dict(vars(wp.config))
     try:
         yield
     finally:
         for name in set(default_registry().kinds()) - kinds:
             default_registry().unregister(name)
-        terms._TERMS.clear()  # no public unregister: the registry as it was
-        terms._TERMS.update(registered)
+        for name in set(terms.observation_terms()) - set(registered):
+            terms.unregister_term(name)
+        for name, term in registered.items():
+            if name not in terms.observation_terms():
+                terms.register_term(term)
         for name, value in config.items():
             setattr(wp.config, name, value)
         with contextlib.suppress(ImportError):
