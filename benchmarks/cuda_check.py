@@ -5,7 +5,8 @@ Run (on a machine with CUDA, from the repository root, after `pip install -e .`)
     python benchmarks/cuda_check.py --E 8192 --calls 5
     python benchmarks/cuda_check.py --device cpu --E 64 --calls 1   # a CPU dry run
 
-For every built-in sampler (tracks and gates) it checks, on cuda:0:
+For every built-in sampler (tracks and gates; the circuit sampler, in metres, as tracks through
+presets.circuit: at E=8192 about 1800 beads each) it checks, on cuda:0:
 - the generator's own graph: generate() twice equals a fresh generator's eager enqueue();
 - masked regeneration through a recorded variant leaves unmasked envs bitwise unchanged;
 - a user wp.ScopedCapture of enqueue(advance=True, mask=...) replays like the eager call;
@@ -29,7 +30,7 @@ regenerate(mask=..., advance=True) recorded into a wp.ScopedCapture (behind a co
 when wp.is_conditional_graph_supported()) replays an all-zero mask as an exact no-op and a
 nonzero mask like an eager twin, bitwise; and times, at --E, the all-zero replay against the
 same call recorded inside track_gen.core.exec.unconditional() (a full body), the course's own graph
-for an all-zero mask, and one captured step of examples/warp_env's CarRaceEnv.
+for an all-zero mask, and one captured step of a RaceEnv (captured=True).
 
 The layouts section (--only layouts) builds every sampler's track generator twice, with
 kernel_layout="per_env" and "per_item", checks the two produce bitwise-identical tracks
@@ -84,6 +85,14 @@ def _bytes(res) -> bytes:
     return b"".join(getattr(res, f).numpy().tobytes() for f in res.__dataclass_fields__)
 
 
+def track_config(g: str, E: int, device: str, **fields):
+    """The track config of sampler ``g``: ``presets.circuit``'s for the circuit sampler (metres),
+    else ``TrackGenConfig(generator=g, ...)``."""
+    if g == "circuit":
+        return presets.circuit(E, device=device, **fields).config
+    return TrackGenConfig(generator=g, num_envs=E, device=device, **fields)
+
+
 def check(family: str, g: str, E: int, calls: int, device: str) -> bool:
     make = (
         (
@@ -92,9 +101,7 @@ def check(family: str, g: str, E: int, calls: int, device: str) -> bool:
             )
         )
         if family == "gates"
-        else (
-            lambda: TrackGenerator(TrackGenConfig(generator=g, num_envs=E, device=device), seeds=3)
-        )
+        else (lambda: TrackGenerator(track_config(g, E, device), seeds=3))
     )
     a, b = make(), make()
     a.generate()  # graph (recorded, replayed)
@@ -346,21 +353,18 @@ def check_capture(E: int, calls: int, device: str) -> bool:
     ok &= bool(same)
     env_ms = float("nan")
     try:
-        sys.path.insert(
-            0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples")
-        )
-        from warp_env import CarRaceEnv
+        from track_gen.envs import RaceEnv
 
-        env = CarRaceEnv(E, device=device, seed=3, captured=True)
+        env = RaceEnv(E, device, 3, captured=True)  # the whole step recorded once, replayed
         env_ms = _ms(lambda: env.step(), device, calls)
     except Exception as err:  # report, do not hide the other figures
-        print(f"capture: CarRaceEnv step failed: {type(err).__name__}: {err}")
+        print(f"capture: RaceEnv step failed: {type(err).__name__}: {err}")
         ok = False
     print(
         f"capture E={E:<6} conditional node {'yes' if recorded_node else 'no '} "
         f"(supported {'yes' if node else 'no'})   all-zero replay {zero_ms:8.3f} ms   "
         f"unconditional body {full_ms:8.2f} ms   own graph all-zero {own_ms:8.3f} ms   "
-        f"masked replay == eager {'yes' if same else 'NO'}   CarRaceEnv captured step "
+        f"masked replay == eager {'yes' if same else 'NO'}   RaceEnv captured step "
         f"{env_ms:8.3f} ms   {'ok' if ok else 'MISMATCH'}",
         flush=True,
     )
@@ -376,10 +380,7 @@ def check_layouts(E: int, calls: int, device: str, names) -> bool:
     m[::7] = 1
     for g in names:
         gens = {
-            lay: TrackGenerator(
-                TrackGenConfig(generator=g, num_envs=E, device=device, kernel_layout=lay),
-                seeds=5,
-            )
+            lay: TrackGenerator(track_config(g, E, device, kernel_layout=lay), seeds=5)
             for lay in ("per_env", "per_item")
         }
         ms = {
@@ -694,7 +695,8 @@ def main(argv=None) -> int:
         for g in names:
             ok &= check("track", g, args.E, args.calls, device)
         for g in names:
-            ok &= check("gates", g, args.E, args.calls, device)
+            if g != "circuit":  # circuits are tracks only
+                ok &= check("gates", g, args.E, args.calls, device)
     if args.only in (None, "courses"):
         for kind in ("posts", "frames"):
             ok &= check_course(kind, args.E, args.calls, device)

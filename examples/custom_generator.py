@@ -54,14 +54,7 @@ class SamplerRose(Stage):
     FIELDS = (
         Tunable("amplitude", 0.35, lo=0.0, hi=0.6, dynamic=True, doc="lobe depth (fraction of r)"),
         Tunable(
-            "scale",
-            0.8,
-            lo=0.0,
-            hi=100.0,
-            lo_open=True,
-            dynamic=True,
-            unit="track units",
-            doc="base radius",
+            "scale", 0.8, lo=1e-6, hi=100.0, dynamic=True, unit="track units", doc="base radius"
         ),
     )
 

@@ -1,12 +1,16 @@
-"""``track-gen`` count options and output paths: any value is a run (exit 0, exactly the named
-file written) or a one-line refusal (exit 2, nothing written, never a traceback, never a
-hang). Counts at and beyond their declared bounds (``--calls`` 0 .. ``cli.MAX_CALLS``,
-``--envs-shown`` 1 .. ``viz.MAX_SHOWN``, ``-E`` the ``num_envs`` range); paths by the rule of
-``track_gen.io.paths`` ('', folders, names too long, wrong or no suffix)."""
+"""``track-gen`` count options, output paths and input files: any value is a run (exit 0,
+exactly the named file written) or a one-line refusal (exit 2, nothing written, never a
+traceback, never a hang). Counts at and beyond their declared bounds (``--calls`` 0 ..
+``cli.MAX_CALLS``, ``--envs-shown`` 1 .. ``viz.MAX_SHOWN``, ``-E`` the ``num_envs`` range);
+paths by the rule of ``track_gen.io.paths`` ('', folders, names too long, wrong or no suffix,
+a folder where no file can be created); input files by the input file rule (devices, FIFOs,
+files over the limit)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -17,11 +21,12 @@ from hypothesis import strategies as st
 pytest.importorskip("matplotlib")
 
 from track_gen.cli import MAX_CALLS, main  # noqa: E402
-from track_gen.io.paths import picture_suffixes  # noqa: E402
+from track_gen.io.paths import MAX_CSV_BYTES, MAX_SETTINGS_BYTES, picture_suffixes  # noqa: E402
 from track_gen.seeds import NUM_ENVS  # noqa: E402
 from track_gen.viz import MAX_SHOWN  # noqa: E402
 
 from .io import CIRCUITS, write_csv  # noqa: E402
+from .support.files import sparse, state, unblocked  # noqa: E402
 from .support.strategies import examples, expected_path_error, out_names  # noqa: E402
 
 pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
@@ -138,3 +143,118 @@ def test_export_out_folder(capsys, name):
     else:
         assert rc == 2 and "--out" in err and len(err.strip().splitlines()) == 1
         assert _listing(d) == ["DIR", "FILE"]
+
+
+# ------------------------------------------------------------------------------ input files
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.exists("/dev/zero"), reason="POSIX")
+def test_special_inputs_are_refused_at_once(tmp_path):
+    """/dev/zero used to be read until the process was killed for memory and a FIFO blocked
+    forever: each is one line and exit status 2. Run as real processes (the timeout only
+    keeps a regression from hanging the suite; no time is asserted)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    runs = {
+        ("import", "/dev/zero"): "a character device",
+        ("preview", "--config", "/dev/zero"): "a character device",
+        ("import", str(fifo)): "a FIFO",
+        ("preview", "--config", str(fifo)): "a FIFO",
+    }
+    procs = {
+        argv: subprocess.Popen(
+            [sys.executable, "-m", "track_gen", *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
+        for argv in runs
+    }
+    try:
+        for argv, what in runs.items():
+            _, err = procs[argv].communicate(timeout=60)
+            lines = [ln for ln in err.splitlines() if not ln.startswith("Warp")]
+            assert procs[argv].returncode == 2, (argv, err)
+            assert "Traceback" not in err and len(lines) == 1, (argv, err)
+            assert what in lines[0] and "not a regular file" in lines[0], (argv, err)
+            assert f"track-gen {argv[0]}: error:" in lines[0], (argv, err)
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+    assert sorted(os.listdir(tmp_path)) == ["pipe"]  # nothing written (no picture)
+
+
+def test_a_csv_over_the_limit_is_refused_before_reading(tmp_path, capsys):
+    big = sparse(tmp_path / "big.csv", MAX_CSV_BYTES + 1)
+    before = state(tmp_path)
+    rc = main(["import", str(big), "--preview", str(tmp_path / "p.png")])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"{MAX_CSV_BYTES + 1:,} bytes" in err and f"more than the {MAX_CSV_BYTES:,}" in err
+    assert state(tmp_path) == before
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX special files")
+def test_settings_over_the_limit_and_special_settings_are_refused(tmp_path, capsys):
+    big = sparse(tmp_path / "big.json", MAX_SETTINGS_BYTES + 1, b"{")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    out = tmp_path / "p.png"
+    before = state(tmp_path)
+    cases = ((big, "more than the"), ("/dev/null", "a character device"), (fifo, "a FIFO"))
+    with unblocked(fifo):  # a regression fails here instead of hanging
+        for path, what in cases:
+            for argv in (["preview", "-o", str(out)], ["explore", "--port", "0"]):
+                rc = main([*argv, "--config", str(path)])
+                err = capsys.readouterr().err
+                assert rc == 2 and len(err.strip().splitlines()) == 1, err
+                assert "--config" in err and what in err and "Traceback" not in err
+    assert state(tmp_path) == before
+
+
+def _no_file_can_be_created_in_proc() -> bool:
+    try:
+        fd, name = tempfile.mkstemp(dir="/proc")
+    except OSError:
+        return True
+    os.close(fd)
+    os.unlink(name)
+    return False
+
+
+@pytest.mark.skipif(
+    not os.path.isdir("/proc") or not _no_file_can_be_created_in_proc(), reason="needs /proc"
+)
+def test_output_folders_where_no_file_can_be_created(capsys):
+    """/proc passes os.access as root: tried by creating a file, refused before the run
+    (export used to generate, then exit 1)."""
+    for argv, option in (
+        (["export", "-E", "1", "--device", "cpu", "--format", "npz", "--out", "/proc"], "--out"),
+        (
+            ["preview", "-E", "1", "--calls", "0", "--device", "cpu", "-o", "/proc/p.png"],
+            "--output",
+        ),
+    ):
+        rc = main(argv)
+        err = capsys.readouterr().err
+        assert rc == 2 and len(err.strip().splitlines()) == 1, err
+        assert f"{option}: no file can be created in folder '/proc'" in err
+
+
+@pytest.mark.parametrize("fmt", ["npz", "tum"])
+def test_an_export_target_that_is_a_folder(tmp_path, capsys, fmt):
+    name = "bezier.npz" if fmt == "npz" else "bezier_env0.csv"
+    (tmp_path / name).mkdir()
+    before = state(tmp_path)
+    rc = main(["export", "-E", "2", "--device", "cpu", "--format", fmt, "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"{name} is a folder where the export writes a file" in err
+    assert state(tmp_path) == before and os.listdir(tmp_path / name) == []

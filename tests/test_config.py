@@ -33,7 +33,7 @@ def test_defaults():
         ("relax_accel", "fast", r"relax_accel = 'fast' .*chebyshev"),
         ("relax_cheby_rho", 1.0, r"relax_cheby_rho = 1.0 .*< 1.0"),
         ("relax_sep_cache_slots", 65, r"relax_sep_cache_slots = 65 .*<= 64"),
-        ("turning_tol", 0.0, r"turning_tol = 0.0 .*> 0"),
+        ("turning_tol", 0.0, r"turning_tol = 0.0 .*>= 1e-06"),
     ],
 )
 def test_out_of_range_values_name_field_value_and_range(field, value, match):
@@ -77,13 +77,13 @@ def test_a_config_class_names_a_field_by_its_alias_for_the_class():
 
 def test_floats_kind_checks_count_kind_and_each_value():
     Tunable, config_class = _tunable()
-    pair = Tunable("pair", (0.5, 0.5), kind="floats", length=(2, 2), lo=0.0, lo_open=True, hi=1.0)
+    pair = Tunable("pair", (0.5, 0.5), kind="floats", length=(2, 2), lo=1e-6, hi=1.0)
     assert pair.check([0.25, 1], "pair") == (0.25, 1.0)
     with pytest.raises(TypeError, match="pair must be a tuple of 2 numbers"):
         pair.check("ab", "pair")
     with pytest.raises(ValueError, match="pair must hold 2 numbers, got 3"):
         pair.check((0.1, 0.2, 0.3), "pair")
-    with pytest.raises(ValueError, match=r"pair\[1\] = 0.0 is out of range: must be > 0.0"):
+    with pytest.raises(ValueError, match=r"pair\[1\] = 0.0 is out of range: must be >= 1e-06"):
         pair.check((0.1, 0.0), "pair")
     with pytest.raises(TypeError, match=r"pair\[0\] must be a number"):
         pair.check((None, 0.2), "pair")

@@ -33,12 +33,16 @@ from track_gen.tools import BandCollider, Checkpoints
 from .support.invariants import check_result
 from .support.strategies import (
     CONFIGS,
+    GATE_SAMPLERS,
+    METRE_SAMPLERS,
     SAMPLERS,
     examples,
     expected_config_error,
     expected_error,
+    expected_race_config_error,
     in_range,
     normalized,
+    sampler_config,
     section_prefix,
     special_values,
     tunable,
@@ -63,6 +67,9 @@ def base_kwargs(cls, field: str, device) -> dict:
     prefix = section_prefix(cls, field)
     if prefix in SAMPLERS:
         kw["generator"] = prefix
+    if prefix in METRE_SAMPLERS and cls is TrackGenConfig:  # metres: the preset's config
+        cfg = sampler_config(prefix, num_envs=E, device=device)
+        kw = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}
     if kw.get("generator") == "repulsive" or field == "generator":
         kw["repulsive_iters"] = 4  # the repulsive sampler only at tiny iteration counts
     kw.pop(field, None)
@@ -113,7 +120,13 @@ def generate_and_check(cls, cfg, field: str, value) -> None:
     gen_cls = GateGenerator if cls is GateGenConfig else TrackGenerator
     if field == "generator":
         reg = default_registry()
-        if value not in reg or reg.get(value).cls.role != "sampler" or value == "mix":
+        gates_refuse = cls is GateGenConfig and value not in GATE_SAMPLERS and value in SAMPLERS
+        if (
+            value not in reg
+            or reg.get(value).cls.role != "sampler"
+            or value == "mix"
+            or gates_refuse  # a track-only sampler (circuit) in a gate pipeline
+        ):
             with pytest.raises(ValueError):
                 gen_cls(cfg, seeds=1)
             return
@@ -268,15 +281,13 @@ def test_empty_generator_name_is_a_value_error():
 @pytest.mark.parametrize("value", [1e-50, 5e-324, 7e-46])
 @pytest.mark.parametrize("cls", CONFIGS, ids=lambda c: c.__name__)
 def test_scale_that_is_zero_in_float32_is_refused(cls, value):
-    with pytest.raises(
-        ValueError, match=r"scale = .* stored as float32 0\.0, which must be > 0\.0"
-    ):
+    with pytest.raises(ValueError, match=r"scale = .* out of range: must be >= 1e-06"):
         cls(scale=value)
 
 
 @pytest.mark.parametrize("cls", CONFIGS, ids=lambda c: c.__name__)
-def test_smallest_float32_scale_is_accepted_and_passes_the_device_check(cls):
-    cfg = cls(num_envs=E, device="cpu", num_points=64, scale=1e-45)  # float32 1.4e-45 > 0
+def test_smallest_scale_is_accepted_and_passes_the_device_check(cls):
+    cfg = cls(num_envs=E, device="cpu", num_points=64, scale=1e-6)  # the declared smallest
     gen = (GateGenerator if cls is GateGenConfig else TrackGenerator)(cfg, seeds=1)
     gen.generate()
     out = check_result(gen)
@@ -354,16 +365,19 @@ def test_race_config_fields_follow_their_declarations(name, t, data):
     from track_gen.envs import RaceConfig
 
     value = data.draw(values(t, None), label=name)
-    err = expected_error(t, value, None)
-    narrowed = RaceConfig.__narrowed__.get(name)
-    if err is None and narrowed is not None:
-        err = expected_error(narrowed, value, None)
+    observations = "state"
+    if name == "cones_spacing":  # its capacity rule holds only when the cones are observed
+        observations = data.draw(st.sampled_from(["state", "state+cones"]), label="obs")
+    kwargs = (
+        {name: value} if name == "observations" else {name: value, "observations": observations}
+    )
+    err = expected_race_config_error(name, t, value, observations)
     event(f"{name}: {err.__name__ if err else 'accepted'}")
     if err is not None:
         with pytest.raises(err, match=rf"RaceConfig\.{name}\b"):
-            RaceConfig(**{name: value})
+            RaceConfig(**kwargs)
         return
-    got = getattr(RaceConfig(**{name: value}), name)
+    got = getattr(RaceConfig(**kwargs), name)
     # stored as its Python kind (an int beyond float precision in a float field: its float)
     assert got == normalized(t, value) and type(got) in (int, float, str)
 

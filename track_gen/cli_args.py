@@ -36,11 +36,14 @@ def check_count(option: str, value: int, lo: int, hi: int, hint: str) -> None:
 def check_picture_option(option: str, path: str) -> None:
     """A picture file option by the rule of every writer (``track_gen.io.paths``): a file
     name in an existing, writable folder with a suffix matplotlib writes (``''``, a folder,
-    a name too long or without such a suffix, a missing folder are refused)."""
-    from .io.paths import check_picture_path
+    a name too long or without such a suffix, a missing folder are refused), the folder
+    tried by creating and removing a file in it (``/proc`` is refused here, not after the
+    run)."""
+    from .io.paths import check_picture_path, check_writable_folder
 
     try:
-        check_picture_path(option, path)
+        p = check_picture_path(option, path)
+        check_writable_folder(option, p.parent if str(p.parent) else ".")
     except (TypeError, ValueError, OSError) as exc:
         raise ArgumentError(str(exc)) from None
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from .cli_args import (
@@ -63,7 +64,7 @@ def add_export_parser(sub) -> None:
         type=float,
         default=None,
         help="course size, track units (default: the config's); FSDS and most "
-        "simulators read metres",
+        "simulators read metres: --generator circuit exports circuits in metres (no --scale)",
     )
     p.add_argument(
         "--cone-spacing",
@@ -122,7 +123,7 @@ def _device_or_error(device):
 def _out_dir(path: str) -> str:
     """``--out``: an existing, writable folder, or a new one whose parent exists (created
     here); ``''`` is refused (``--out .`` names the current folder)."""
-    from .io.paths import check_in_path
+    from .io.paths import check_in_path, check_writable_folder
 
     if path == "":
         raise ArgumentError("--out '': give a folder name (--out . is the current folder)")
@@ -143,7 +144,32 @@ def _out_dir(path: str) -> str:
             raise ArgumentError(f"--out {path}: cannot create the folder: {exc}") from exc
     if not os.access(full, os.W_OK | os.X_OK):
         raise ArgumentError(f"--out {path}: folder {full} is not writable: choose another")
+    try:
+        check_writable_folder("--out", full)
+    except OSError as exc:
+        raise ArgumentError(str(exc)) from None
     return full
+
+
+def _check_targets(out: str, stem: str, ext: str, per_env: bool, num_envs: int) -> None:
+    """No file the export would write is an existing folder (a file there is replaced; a
+    folder cannot be): refused before anything is written, naming the folder."""
+    if not per_env:
+        names = [stem + ext]
+    else:
+        pattern = re.compile(re.escape(stem) + r"_env(\d+)" + re.escape(ext))
+        names = []
+        for entry in os.listdir(out):
+            m = pattern.fullmatch(entry)
+            if m and int(m.group(1)) < num_envs and str(int(m.group(1))) == m.group(1):
+                names.append(entry)
+    for name in sorted(names):
+        target = os.path.join(out, name)
+        if os.path.isdir(target):
+            raise ArgumentError(
+                f"--out {out}: {name} is a folder where the export writes a file: remove it "
+                "or choose another folder"
+            )
 
 
 def _export(args) -> int:
@@ -159,7 +185,13 @@ def _export(args) -> int:
         raise ArgumentError("--cone-spacing: only with --format cones")
     _device_or_error(args.device)
     fields = {"generator": args.generator, "num_envs": args.num_envs, "device": args.device}
+    circuit = args.generator == "circuit" and not args.gates
     if args.scale is not None:
+        if circuit:
+            raise ArgumentError(
+                "--scale: circuits are drawn in metres at their real size (length_min / "
+                "length_max); no --scale"
+            )
         fields["scale"] = args.scale
     if args.half_width is not None:
         if args.gates:
@@ -169,6 +201,13 @@ def _export(args) -> int:
         if args.gates:
             config = GateGenConfig(**fields)
             gen = GateGenerator(config, seeds=args.seed)
+        elif circuit:  # metres: the preset's beads and capacity
+            from .pipeline import presets
+
+            fields.pop("generator")
+            spec = presets.circuit(fields.pop("num_envs"), **fields)
+            config = spec.config
+            gen = TrackGenerator(spec, seeds=args.seed)
         else:
             config = TrackGenConfig(**fields)
             gen = TrackGenerator(config, seeds=args.seed)
@@ -180,11 +219,12 @@ def _export(args) -> int:
         if not (spacing > 0 and spacing < float("inf")):
             raise ArgumentError(f"--cone-spacing {spacing!r}: must be finite and > 0")
     out = _out_dir(args.out)
+    ext, per_env = EXPORT_FORMATS[args.format]
+    stem = f"{args.generator}_gates" if args.gates else args.generator
+    _check_targets(out, stem, ext, per_env, config.num_envs)
 
     gen.generate()
     result = gen.result
-    ext, per_env = EXPORT_FORMATS[args.format]
-    stem = f"{args.generator}_gates" if args.gates else args.generator
     if not per_env:
         path = os.path.join(out, stem + ext)
         writer = tio.write_json if args.format == "json" else tio.write_npz
@@ -256,10 +296,11 @@ def _import(args) -> int:
         except (OSError, ValueError) as exc:
             raise ArgumentError(str(exc)) from exc
     for t in tracks:
+        u = t.unit
         print(
-            f"{t.name}: {t.num_points} points, length {t.length:,.1f} m, width right "
-            f"{t.width_right.min():.2f}..{t.width_right.max():.2f} m, left "
-            f"{t.width_left.min():.2f}..{t.width_left.max():.2f} m"
+            f"{t.name}: {t.num_points} points, length {t.length:,.1f} {u}, width right "
+            f"{t.width_right.min():.2f}..{t.width_right.max():.2f} {u}, left "
+            f"{t.width_left.min():.2f}..{t.width_left.max():.2f} {u}"
         )
     if args.preview is None:
         return 0

@@ -10,6 +10,7 @@ import warp as wp
 
 from track_gen.envs import RaceConfig, RaceDone, RaceEnv
 from track_gen.generators import GeneratorBase
+from track_gen.pipeline import presets
 
 E = 8
 SEED = 21
@@ -361,18 +362,40 @@ def test_checkpoint_spacing_below_the_checkpoints_range_is_refused_by_the_config
         match=r"checkpoint_spacing = 1e-07 is out of range: must be >= 1e-06 and <= 1000000\.0",
     ):
         RaceConfig(checkpoint_spacing=1e-7)
-    assert RaceConfig(checkpoint_spacing=1e-6).checkpoint_spacing == 1e-6
+    # in range, but too many checkpoints on the default generator's longest loop: refused by
+    # RaceConfig itself (the field named as the user wrote it, the spacing that fits)
+    with pytest.raises(
+        ValueError,
+        match=r"RaceConfig\.checkpoint_spacing = 1e-06 gives 23,100,000 checkpoints .* raise "
+        r"RaceConfig\.checkpoint_spacing \(a spacing >= 0\.000352 fits\)",
+    ):
+        RaceConfig(checkpoint_spacing=1e-6)
+    assert RaceConfig(checkpoint_spacing=4e-4).checkpoint_spacing == 4e-4
 
 
-def test_checkpoint_capacity_is_refused_before_anything_is_built(monkeypatch):
+def test_cones_spacing_capacity_is_refused_by_the_config():
+    with pytest.raises(
+        ValueError,
+        match=r"RaceConfig\.cones_spacing = 1e-06 gives 47,931,204 props .* raise "
+        r"RaceConfig\.cones_spacing \(a spacing >= 0\.000731 fits\)",
+    ):
+        RaceConfig(observations="state+cones", cones_spacing=1e-6)
+    # not observed: the cones are never placed, any spacing in range is kept
+    assert RaceConfig(cones_spacing=1e-6).cones_spacing == 1e-6
+    assert RaceConfig(observations="cones", cones_spacing=8e-4).cones_spacing == 8e-4
 
+
+def test_checkpoint_capacity_of_a_spec_is_refused_before_anything_is_built(monkeypatch):
     built = []
     real = GeneratorBase.__init__
     monkeypatch.setattr(
         GeneratorBase, "__init__", lambda obj, *a, **k: built.append(1) or real(obj, *a, **k)
     )
-    with pytest.raises(ValueError, match=r"checkpoint_spacing = 0\.0001 gives 231,000"):
-        RaceEnv(2, "cpu", config=RaceConfig(checkpoint_spacing=1e-4))
+    # fits the default generator's loops, not those of a spec 100 times larger
+    config = RaceConfig(checkpoint_spacing=4e-4)
+    spec = presets.track(num_envs=2, device="cpu", scale=100.0, half_width=10.0)
+    with pytest.raises(ValueError, match=r"config\.checkpoint_spacing = 0\.0004 gives"):
+        RaceEnv(2, "cpu", config=config, spec=spec)
     assert built == []
 
 

@@ -2,12 +2,12 @@
 arguments.
 
 ``read_tum`` and ``read_batch`` on arbitrary bytes and text return a checked result or raise
-ValueError / OSError (nothing else, no hang). Every writer takes ``env`` as an int index of a
-valid env (TypeError for another kind, ValueError out of range or invalid), its numeric
-options as finite numbers in range (TypeError / ValueError), and ``path`` as a str /
-PathLike in an existing folder (TypeError for other kinds, ValueError / OSError for unusable
-names); a refused call writes nothing.
-"""
+ValueError / OSError (nothing else, no hang); on paths of every kind (special files, folders,
+a file over the limit) they raise the exact error of the input file rule. Every writer takes
+``env`` as an int index of a valid env (TypeError for another kind, ValueError out of range
+or invalid), its numeric options as finite numbers in range (TypeError / ValueError), and
+``path`` as a str / PathLike in an existing folder (TypeError for other kinds, ValueError /
+OSError for unusable names); a refused call writes nothing."""
 
 from __future__ import annotations
 
@@ -33,9 +33,10 @@ from track_gen.io import (
     write_tum,
     write_usd,
 )
-from track_gen.io.paths import picture_suffixes
+from track_gen.io.paths import MAX_BATCH_JSON_BYTES, MAX_CSV_BYTES, picture_suffixes
 from track_gen.viz import plot_tracks
 
+from ..support.files import expected_read_error, special_files, state
 from ..support.strategies import examples, expected_path_error, other_objects, out_names
 
 pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
@@ -149,7 +150,7 @@ def _expected_number_error(value, lo_open: bool):
         v = float(value)
     except OverflowError:
         return ValueError
-    if not math.isfinite(v) or v < 0 or (lo_open and v == 0):
+    if not math.isfinite(v) or v < 0 or (lo_open and v == 0) or v > 1e6:  # DISTANCE_HI
         return ValueError
     return None
 
@@ -290,3 +291,40 @@ def test_output_path_rule(batch, writer, data):
         assert os.path.isfile(path)
         left = set(os.listdir(d)) | {"DIR/" + n for n in os.listdir(os.path.join(d, "DIR"))}
         assert len(left) == 3  # DIR, FILE and the file: no temporary left over
+
+
+#: reader -> (call(path), its limit for the ``{``-headed BIG file of the folder)
+PATH_READERS = {
+    "read_tum": (read_tum, MAX_CSV_BYTES),
+    "read_batch": (read_batch, MAX_BATCH_JSON_BYTES),
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX special files")
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    reader=st.sampled_from(sorted(PATH_READERS)),
+    name=st.one_of(
+        st.sampled_from(["FIFO", "SOCK", "ZERO", "BIG", "/dev/zero", "/dev/null", "FILE", "."]),
+        out_names(".csv"),
+    ),
+)
+def test_input_path_rule(reader, name):
+    """Names of every kind (out_names' '', folders, names too long, a file as folder, NUL),
+    special files (a FIFO, a socket, a link to /dev/zero, the devices) and a sparse file
+    over the limit: the exact error of the input file rule, the folder unchanged; else only
+    the content decides (ValueError or a result)."""
+    call, limit = PATH_READERS[reader]
+    with tempfile.TemporaryDirectory() as d, special_files(Path(d), limit + 1) as paths:
+        path = str(paths[name]) if name.startswith("/dev/") else os.path.join(d, name)
+        path = path if name else ""
+        want = expected_read_error(path, limit)
+        event(f"{reader}: {'content' if want is None else want[0].__name__}")
+        before = state(Path(d))
+        if want is not None:
+            with pytest.raises(want[0], match=want[1]):
+                call(path)
+        else:
+            with pytest.raises(ValueError):  # no file of the folder is a circuit or a batch
+                call(path)
+        assert state(Path(d)) == before

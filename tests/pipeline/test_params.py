@@ -26,6 +26,7 @@ from track_gen.pipeline.presets import gates_from_config, track_from_config
 
 from ..support.invariants import check_result, env_rows
 from ..support.strategies import (
+    METRE_SAMPLERS,
     SAMPLERS,
     examples,
     expected_error,
@@ -38,6 +39,7 @@ from ..support.strategies import (
     is_number,
     out_of_range,
     range_pairs,
+    sampler_config,
     special_values,
     to_float,
     wrong_arrays,
@@ -50,6 +52,8 @@ PARAM_RANGE = int(FailBit.PARAM_RANGE)
 
 
 def _config(family: str, sampler: str, device="cpu"):
+    if sampler in METRE_SAMPLERS:
+        return sampler_config(sampler, num_envs=E, device=device)
     kw = {"num_envs": E, "device": device, "num_points": 64, "generator": sampler}
     if sampler == "repulsive":
         kw["repulsive_iters"] = 4
@@ -364,8 +368,9 @@ def test_unknown_or_non_str_param_names_are_refused(generators, key, err, device
 @pytest.mark.parametrize(
     "sampler, name, value",
     [
-        ("bezier", "bezier.scale", 1e-50),
-        ("bezier", "bezier.scale", 5e-324),
+        ("bezier", "bezier.rad", 1e-50),  # in [0, 2] as float64, 0 in float32
+        ("bezier", "bezier.rad", 1e-40),  # a float32 denormal
+        ("bezier", "bezier.rad", 5e-324),
         ("checkpoint", "checkpoint.radius_min_frac", 1 - 1e-12),
         ("checkpoint", "checkpoint.radius_min_frac", float(np.nextafter(1.0, 0.0))),
     ],
@@ -381,7 +386,11 @@ def test_write_outside_the_range_as_float32_is_refused(generators, sampler, name
 
 @pytest.mark.parametrize(
     "sampler, name, value",
-    [("bezier", "bezier.scale", 1e-45), ("checkpoint", "checkpoint.radius_min_frac", 0.99999994)],
+    [
+        ("bezier", "bezier.scale", 1e-6),  # the smallest scale
+        ("bezier", "bezier.rad", 1.1754944e-38),  # the smallest normal float32
+        ("checkpoint", "checkpoint.radius_min_frac", 0.99999994),
+    ],
 )
 def test_write_inside_the_range_as_float32_passes_the_device_check(
     generators, sampler, name, value
@@ -439,16 +448,19 @@ def test_gate_width_write_is_never_stored_as_zero(generators, value):
     with pytest.raises(ValueError, match="gate_width"):
         gen.params["gate_frames.gate_width"] = value
     assert gen.params.block.numpy().tobytes() == before
-    gen.params["gate_frames.gate_width"] = 1e-45  # the smallest float32 above 0
+    gen.params["gate_frames.gate_width"] = 1.1754944e-38  # the smallest normal float32
     assert (gen.params["gate_frames.gate_width"].numpy() > 0).all()
+    with pytest.raises(ValueError, match="gate_width.*normal"):
+        gen.params["gate_frames.gate_width"] = 1e-45  # a denormal: refused, not stored
 
 
 @pytest.mark.parametrize(
     "name, lo_hi",
     [
-        ("bezier.scale", (1e-50, 0.5)),
-        ("bezier.scale", (5e-324, 5e-324)),
-        ("validate.turning_tol", (1e-50, 0.5)),
+        ("bezier.rad", (1e-50, 0.5)),
+        ("bezier.rad", (5e-324, 5e-324)),
+        ("bezier.rad", (1e-40, 0.5)),
+        ("validate.thickness_tol", (1e-50, 0.1)),
     ],
 )
 def test_randomizer_range_outside_as_float32_is_refused(name, lo_hi):
@@ -463,7 +475,7 @@ def test_randomizer_range_outside_as_float32_is_refused(name, lo_hi):
 
 def test_randomizer_of_the_smallest_float32_passes_the_device_check():
     spec = presets.track(num_envs=E, device="cpu", num_points=64)
-    gen = build(spec.with_randomize({"bezier.scale": (1e-45, 1e-45)}), seeds=1)
+    gen = build(spec.with_randomize({"bezier.rad": (1.1754944e-38, 1.1754944e-38)}), seeds=1)
     gen.generate()
     assert not (gen.result.fail_mask.numpy() & PARAM_RANGE).any()
 

@@ -4,12 +4,14 @@ Each value strategy mixes fixed edge cases (the bounds, just outside them, far o
 ``2**31``, ``2**32 + 1``, ``10**9``, ``10**400`` (beyond float64), ``1e30``, NaN, inf,
 ``1e-30``, ``1e-50`` (0 in float32); wrong kinds: str, bool, None, a float for an int; NumPy
 scalars, which must be accepted when in range) with values drawn inside the declared range,
-outside it, and, for dynamic fields, within a few float32 steps of each bound.
+outside it, within a few float32 steps of each bound, and the float32 extremes (denormals,
+``1e-38``, ``3.4e38``, ``1e300``, ``-0.0``) for every float field.
 :func:`expected_error` is the oracle of the one error rule (``track_gen/checks.py``):
 TypeError for the wrong kind, ValueError for a value of the right kind outside its range (a
-number beyond float64 included; a dynamic field's value also as the float32 the device
-stores), None for an accepted value. :func:`expected_host_values` is the oracle of host value
-sequences (params arrays, seeds, ids).
+number beyond float64 included; a float field's value also as the float32 a kernel reads: 0
+only where the value is 0, never a denormal), None for an accepted value.
+:func:`expected_host_values` is the oracle of host value sequences (params arrays, seeds,
+ids).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from hypothesis import strategies as st
 
 from track_gen import TRACK_GENERATORS, GateGenConfig, TrackGenConfig
 from track_gen.core.tunable import Tunable
+from track_gen.pipeline import presets
+from track_gen.stages import BUILTIN_SAMPLERS
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
@@ -34,6 +38,20 @@ CONFIGS = (TrackGenConfig, GateGenConfig)
 #: Samplers a config alone can build: the registry's built-in samplers (``TRACK_GENERATORS``),
 #: never copied here; ``mix`` needs stage options, ``centerline`` and ``real_track`` an input.
 SAMPLERS = TRACK_GENERATORS
+#: The samplers a gate pipeline takes (``circuit`` draws tracks in metres only).
+GATE_SAMPLERS = tuple(
+    s for s in SAMPLERS if "gates" in (BUILTIN_SAMPLERS[s].families or ("gates",))
+)
+#: Samplers whose courses are in metres: a config of theirs comes from their preset.
+METRE_SAMPLERS = {"circuit": presets.circuit}
+
+
+def sampler_config(name: str, num_envs: int = 8, **config) -> TrackGenConfig:
+    """The flat config of sampler ``name``: ``TrackGenConfig(generator=name, ...)``, or for a
+    sampler in metres (``circuit``) its preset's config with ``config`` on top."""
+    if name in METRE_SAMPLERS:
+        return METRE_SAMPLERS[name](num_envs, **config).config
+    return TrackGenConfig(generator=name, num_envs=num_envs, **config)
 
 
 #: Examples per test in the "ci" profile (tests/conftest.py), the unit of :func:`examples`.
@@ -109,17 +127,23 @@ def as_float32(x: float) -> float:
         return float(np.float32(x))
 
 
+#: The smallest normal float32 (1.1754944e-38).
+F32_TINY = float(np.finfo(np.float32).tiny)
+
+
 def in_float_range(t: Tunable, x: float, lo, hi, write: bool = False) -> bool:
-    """``x`` inside ``t``'s range as float64 and, for a dynamic field, as the float32 the
-    device stores (rounded bounds, the same exclusive sides)."""
+    """``x`` inside ``t``'s range as float64 and as the float32 a kernel reads (rounded
+    bounds, the same exclusive sides), and that float32 is 0 only where ``x`` is 0 and never
+    a denormal: the rule of every float field (docs/reference/fields.md)."""
     lo_open = t.lo_open or (write and t.write_lo_open)
     if not _inside(x, lo, hi, lo_open, t.hi_open):
         return False
-    if t.dynamic:
-        lo32 = None if lo is None else as_float32(lo)
-        hi32 = None if hi is None else as_float32(hi)
-        return _inside(as_float32(x), lo32, hi32, lo_open, t.hi_open)
-    return True
+    x32 = as_float32(x)
+    if x != 0 and not abs(x32) >= F32_TINY:
+        return False
+    lo32 = None if lo is None else as_float32(lo)
+    hi32 = None if hi is None else as_float32(hi)
+    return _inside(x32, lo32, hi32, lo_open, t.hi_open)
 
 
 def normalized(t: Tunable, value):
@@ -129,7 +153,7 @@ def normalized(t: Tunable, value):
     if t.kind == "int":
         return value if isinstance(value, str) else int(value)  # a str: one of t.choices
     if t.kind == "float":
-        return float(value)
+        return float(value) + 0.0  # -0.0 is stored as 0.0
     if t.kind == "bool":
         return bool(value)
     return value
@@ -312,6 +336,18 @@ _FAR_FLOATS = (
     7e-46,  # just under half the smallest float32 subnormal: 0.0 in float32
     1e-45,  # the smallest float32 subnormal (1.4e-45) in float32
     3.5e38,  # inf in float32
+    # float32 extremes: denormals, the edge of the normals, the largest float32, far beyond
+    1e-40,  # a float32 denormal
+    -1e-40,
+    1e-38,  # a float32 denormal (just under the smallest normal, 1.1754944e-38)
+    1.1754944e-38,  # the smallest normal float32
+    -1.1754944e-38,
+    1e-37,
+    3.4e38,  # the largest float32 magnitude region
+    -3.4e38,
+    3.4028235e38,  # the largest float32
+    1e300,
+    -1e300,
 )
 _WRONG_KINDS = (
     "",
@@ -361,8 +397,7 @@ def special_values(t: Tunable, lookup=default_lookup) -> list:
                 out += [int(math.ceil(mid)), np.int64(math.ceil(mid))]
             if lo <= 1 <= hi:
                 out += [1, np.int32(1)]
-            if t.dynamic:
-                out += float32_steps(t, lookup)
+            out += float32_steps(t, lookup)
     elif kind == "bool":
         out += [True, False, np.bool_(True), np.bool_(False), 0, 1, 1.0, "True"]
     elif kind == "choice":
@@ -378,7 +413,7 @@ def special_values(t: Tunable, lookup=default_lookup) -> list:
 
 
 def float32_steps(t: Tunable, lookup=default_lookup) -> list[float]:
-    """Floats around each bound of a dynamic field as the device sees it: the float32
+    """Floats around each bound of a float field as a float32 kernel sees it: the float32
     neighbours of the bound and the float64 values a quarter and a half float32 step from
     it (a tie rounds to even), on both sides."""
     out: list[float] = []
@@ -416,8 +451,9 @@ def in_range(t: Tunable, lookup=default_lookup) -> st.SearchStrategy:
     if lo > 0:  # log-uniform too, so tiny and huge magnitudes both appear
         logs = st.floats(math.log(lo), math.log(hi)).map(math.exp).filter(lambda x: lo <= x <= hi)
         floats = st.one_of(floats, logs)
-    if t.dynamic:  # inside as float32 too (an exclusive bound refuses what rounds onto it)
-        floats = floats.filter(lambda x: in_float_range(t, x, lo, hi))
+    # inside as float32 too (an exclusive bound refuses what rounds onto it; a value that
+    # becomes a denormal or 0 is refused)
+    floats = floats.filter(lambda x: in_float_range(t, x, lo, hi))
     return st.one_of(floats, floats.map(np.float64))
 
 
@@ -442,11 +478,12 @@ def out_of_range(t: Tunable, lookup=default_lookup) -> st.SearchStrategy:
 
 
 def float32_edges(t: Tunable, lookup=default_lookup) -> st.SearchStrategy:
-    """For a dynamic field: floats within a float32 step of each bound (in range as float64,
-    on or past the bound as float32, or not), and tiny magnitudes (0.0 in float32)."""
-    if not t.dynamic:
+    """For a float field: floats within a float32 step of each bound (in range as float64,
+    on or past the bound as float32, or not), tiny magnitudes (denormals and 0.0 in float32)
+    and magnitudes around the float32 maximum."""
+    if t.kind != "float":
         return st.nothing()
-    parts = []
+    parts = [st.floats(3.0e38, 1e300), st.floats(-1e300, -3.0e38)]
     for b in bounds(t, lookup):
         b32 = np.float32(b)
         down = float(np.nextafter(b32, np.float32(-np.inf)))
@@ -673,7 +710,7 @@ def stream_cases(E: int, device) -> list[tuple[str, type | None, Callable]]:
     return cases
 
 
-# ------------------------------------------------------------------------------ specs (issue 21)
+# ------------------------------------------------------------------------------ specs
 # Oracles of what a PipelineSpec checks when it is made: randomizers and the mix's samplers.
 def expected_range_error(lo_hi) -> type | None:
     """TypeError / ValueError of a ``(lo, hi)`` randomizer range on its own, or None: a pair
@@ -726,7 +763,9 @@ def range_pairs(t: Tunable) -> st.SearchStrategy:
     )
 
 
-def expected_mix_error(generators, samplers, registered) -> tuple[type | None, type | None]:
+def expected_mix_error(
+    generators, samplers, registered, metres: bool = False
+) -> tuple[type | None, type | None]:
     """``(error of presets.track_mix(generators, ...), error when its spec is built)``.
     ``samplers``: the registered samplers that can be mixed; ``registered``: every registered
     kind. A name that is neither is refused with ValueError, when the spec is made, or, for a
@@ -736,7 +775,8 @@ def expected_mix_error(generators, samplers, registered) -> tuple[type | None, t
     (ValueError), then entry by entry a name that is no non-empty str (TypeError), a weight
     that is no number (TypeError) or is not finite, <= 0 or > 1e6 (ValueError); a name twice
     (ValueError); then each name in order: not registered or not a sampler that can be mixed
-    (ValueError)."""
+    (ValueError); then a sampler in metres (``circuit``) in a mix whose config is not a
+    metre config (``metres``): ValueError when the spec is made."""
     if generators is None or isinstance(generators, (str, bytes)):
         return TypeError, None
     if not hasattr(generators, "__iter__"):
@@ -765,11 +805,13 @@ def expected_mix_error(generators, samplers, registered) -> tuple[type | None, t
     for name in names:
         if name not in samplers:
             return ValueError, None
+    if not metres and any(n in METRE_SAMPLERS for n in names):
+        return ValueError, None
     return None, None
 
 
 # ------------------------------------------------------------------------------ tool inputs
-# (issue 21: hand-made courses and out-of-range poses; tests/tools/test_tool_inputs.py)
+# (hand-made courses and out-of-range poses; tests/tools/test_tool_inputs.py)
 _F32_MAX = float(np.finfo(np.float32).max)
 _HUGE_FINITE = [1e18, -1e18, 1.5e18, 1e19, -1e19, 1e30, -1e30, 3e38, _F32_MAX, -_F32_MAX]
 _TINY = [0.0, -0.0, 1e-45, -1e-45, 1e-30, 1e-19]
@@ -835,7 +877,7 @@ def finite_pose_rows(rows: int, width: int, quaternion: bool = False) -> st.Sear
 
 
 # ------------------------------------------------------------------------------ files and paths
-# (track_gen.io batch files, output paths, picture writers: issue 21)
+# (track_gen.io batch files, output paths, picture writers)
 
 #: One value a per-env entry of a batch file may hold: ints around every int32 / int64 /
 #: uint64 edge, floats (NaN, inf, beyond float32, fractions), strings, bools and JSON nulls.
@@ -992,3 +1034,34 @@ def expected_path_error(folder: str, name: str, suffixes) -> type | None:
     if not os.path.isdir(parent):
         return NotADirectoryError
     return None
+
+
+# ------------------------------------------------------------------------------ RaceConfig
+def race_capacity_min() -> dict[str, float]:
+    """The smallest ``checkpoint_spacing`` and ``cones_spacing`` (both borders) whose
+    checkpoints / cones fit their capacity (65536) on the longest loop the default track
+    config allows: RaceConfig's rules between fields, restated from the capacity rules of
+    docs/course.md (``(N_max + 1) * bead spacing``; a border ``1.01 * (loop + 2 pi half
+    width)``)."""
+    cfg = TrackGenConfig()
+    loop = (cfg.N_max + 1) * cfg.resolved_spacing
+    border = 1.01 * (loop + 2.0 * math.pi * cfg.half_width)
+    return {"checkpoint_spacing": loop / 65536, "cones_spacing": 2 * border / 65536}
+
+
+def expected_race_config_error(name: str, t: Tunable, value, observations: str = "state"):
+    """The error ``RaceConfig(**{name: value}, observations=observations)`` must raise, or
+    None: the declaration's oracle (kind, range, the float32 a kernel reads), then
+    RaceConfig's narrower range, then the capacity rule of the spacings (the cones' only
+    when observed)."""
+    from track_gen.envs import RaceConfig
+
+    err = expected_error(t, value, None)
+    narrowed = RaceConfig.__narrowed__.get(name)
+    if err is None and narrowed is not None:
+        err = expected_error(narrowed, value, None)
+    least = race_capacity_min().get(name)
+    if err is None and least is not None:
+        if name == "checkpoint_spacing" or "cones" in observations.split("+"):
+            err = ValueError if float(value) < least * (1 - 1e-9) else None
+    return err

@@ -674,7 +674,7 @@ def test_argument_validation(device):
                 FrameCollision(**kw)
     FrameCollider(gates, TH, 0.0, 0.0)  # flat members, a point agent: fine
     assert POST_RADIUS.default is None and FRAME_DEPTH.lo == 0.0
-    assert FRAME_THICKNESS.lo_open and AGENT_RADIUS.lo == 0.0
+    assert FRAME_THICKNESS.lo == 1e-6 and not FRAME_THICKNESS.lo_open and AGENT_RADIUS.lo == 0.0
     for cls, args in ((DiscCollider, (R,)), (FrameCollider, (TH, DP, AR))):
         with pytest.raises(TypeError, match="gates.*GateSequence"):
             cls(gates.position, *args)

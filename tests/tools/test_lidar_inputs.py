@@ -12,12 +12,12 @@ import functools
 import numpy as np
 import pytest
 import warp as wp
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from track_gen import GateGenerator
 from track_gen.pipeline import presets
-from track_gen.tools import Lidar, LidarScanner
+from track_gen.tools import HeightFieldBaker, Lidar, LidarScanner, PropPlacer
 from track_gen.tools.lidar import (
     CELL_ENTRIES,
     DROPOUT,
@@ -32,7 +32,7 @@ from track_gen.tools.lidar import (
     POST_RADIUS,
 )
 
-from ..support.strategies import expected_error, values
+from ..support.strategies import examples, expected_error, other_objects, values
 from .test_lidar import assert_matches, crafted, oracle
 
 FIELDS = (
@@ -162,3 +162,27 @@ def test_props_option_is_a_name_auto_or_none(props):
     else:
         with pytest.raises(TypeError, match="props"):
             Lidar(8, props=props)
+
+
+@functools.cache
+def _track_and_props():
+    """A crafted track, its cones and its height field (the objects of other kinds a props
+    argument may be given by mistake)."""
+    track = crafted("cpu").result
+    placer = PropPlacer(track, "cone", 0.1, max_props=256)
+    return track, placer, HeightFieldBaker(track, resolution=16)
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(40))
+@given(props=st.one_of(st.sampled_from(other_objects(3)), st.sampled_from(range(4))))
+def test_scanner_props_of_another_kind_is_a_type_error(props):
+    """``LidarScanner(track, props=3)`` was ``AttributeError: 'int' object has no attribute
+    'position'``: any object but a PropSet or None is a TypeError naming props and what it
+    takes (the track, the placer instead of its ``.props``, a height field included)."""
+    track, placer, baker = _track_and_props()
+    if isinstance(props, int) and not isinstance(props, bool) and props in range(4):
+        props = (3, track, placer, baker.field)[props]
+    with pytest.raises(TypeError, match=r"LidarScanner props must be a PropSet .* or None, got"):
+        LidarScanner(track, props=props)
+    assert LidarScanner(track, 8, props=placer.props).props is placer.props  # the right kind

@@ -390,6 +390,14 @@ def test_plan_replays_in_a_graph(device):
         ({"iterations": 2.5}, TypeError, r"RacingLine\.iterations"),
         ({"linearisations": 17}, ValueError, r"RacingLine\.linearisations = 17"),
         ({"kappa_iterations": 0}, ValueError, r"RacingLine\.kappa_iterations = 0"),
+        # work without a bound: 40 s per env per regeneration before
+        (
+            {"kappa_max": 5.0, "linearisations": 16, "kappa_iterations": 100000},
+            ValueError,
+            r"RacingLine: linearisations x \(iterations \+ kappa_iterations\) = 1,600,640",
+        ),
+        ({"iterations": 10000, "linearisations": 16}, ValueError, r"= 160,000 solver"),
+        ({"iterations": 40000}, ValueError, r"RacingLine\.iterations = 40000 .* <= 10000"),
     ],
 )
 def test_bad_settings_refused(kwargs, error, match):
@@ -397,6 +405,14 @@ def test_bad_settings_refused(kwargs, error, match):
     width = args.pop("vehicle_width")
     with pytest.raises(error, match=match):
         tools.RacingLine(width, **args)
+
+
+def test_the_largest_solve_work_is_accepted():
+    # at the rule's limit: 16 x (500 + 2000) = 40,000; without kappa_max the kappa count is free
+    tools.RacingLine(
+        0.1, **LIMITS, kappa_max=5.0, linearisations=16, iterations=500, kappa_iterations=2000
+    )
+    tools.RacingLine(0.1, **LIMITS, linearisations=4, iterations=10000, kappa_iterations=100000)
 
 
 def test_bad_track_and_gate_course_refused(device):

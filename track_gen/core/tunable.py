@@ -52,16 +52,33 @@ from .checks import (
 )
 
 __all__ = [
+    "F32_NORMAL_MIN",
+    "F32_SAFE_MAX",
+    "F32_SAFE_MIN",
     "Tunable",
     "Values",
     "class_default",
     "config_class",
     "field_name",
     "field_rows",
+    "float32_bound_problem",
+    "float32_value_problem",
     "resolve_values",
 ]
 
-_KINDS = ("int", "float", "floats", "bool", "choice", "name", "device")
+_KINDS = ("int", "float", "floats", "bool", "choice", "name", "device", "names", "settings")
+
+#: Largest magnitude a float declaration may give a bound: the square of a bound, a product of
+#: two bounds and a bound divided by the smallest one (:data:`F32_SAFE_MIN`) stay below 1e24,
+#: far inside float32 (3.4e38), so what a kernel derives from any accepted value stays finite.
+F32_SAFE_MAX = 1.0e12
+#: Smallest magnitude of a nonzero float bound: a field whose values must be positive declares
+#: its smallest physical value (``lo=1e-6`` closed), never ``lo=0`` exclusive, which would
+#: admit 1e-38 and its float32 reciprocal of 1e38.
+F32_SAFE_MIN = 1.0e-9
+#: Smallest normal float32 (1.1754944e-38): a nonzero value below it is stored as a denormal
+#: or 0 by a float32 kernel argument, so it is refused.
+F32_NORMAL_MIN = float(np.finfo(np.float32).tiny)
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,8 +93,13 @@ class Tunable:
             :class:`Tunable` of the same owner (``max_corners >= min_corners``).
         lo_open, hi_open: make a bound exclusive.
         kind: ``"int"``, ``"float"``, ``"floats"`` (a tuple of ``length`` floats, each in the
-            range), ``"bool"``, ``"choice"`` (one of ``choices``), ``"name"`` (a non-empty str)
-            or ``"device"`` (a device string or None); inferred from ``default`` when empty.
+            range), ``"bool"``, ``"choice"`` (one of ``choices``), ``"name"`` (a non-empty str),
+            ``"device"`` (a device string or None), ``"names"`` (a tuple of ``length``
+            distinct non-empty strs, each one of ``choices`` when given, else checked by
+            ``rule``; a list is taken, and a str joined by ``+`` for ``"a+b"``) or
+            ``"settings"`` (an instance of ``settings_class``, a settings class made by
+            :func:`config_class`; a mapping of its fields is taken too); inferred from
+            ``default`` when empty.
         choices: the allowed strings of a ``"choice"``; on an ``"int"``, strings allowed
             besides the range (``cpu_threads``: an int or ``"auto"``).
         dynamic: True for a per-env ``[E]`` float32 device array (``generator.params``) that
@@ -100,6 +122,9 @@ class Tunable:
             than ``name`` (``{"CourseConfig": "collision"}``); a surface is named by its label:
             its path without the module (``"Course.track"``, ``"CourseConfig"``). A config
             class made by :func:`config_class` names the field ``aliases[class name]``.
+        settings_class: the class of a ``"settings"`` field.
+        flat_prefix: a ``"settings"`` field's flat keywords in a config class: ``"lidar_"``
+            makes ``lidar_num_beams=`` set ``lidar.num_beams`` (and read it back).
     """
 
     name: str
@@ -121,6 +146,8 @@ class Tunable:
     length: tuple[int, int] = (0, 0)
     surfaces: tuple[str, ...] = ()
     aliases: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    settings_class: type | None = None
+    flat_prefix: str = ""
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -152,6 +179,21 @@ class Tunable:
                     raise ValueError(f"Tunable {self.name!r}: bound {b!r} must be a finite number")
                 if kind == "int" and not (INT32_MIN <= b <= INT32_MAX):
                     raise ValueError(f"Tunable {self.name!r}: int bound {b} exceeds int32")
+        if kind in ("float", "floats"):
+            problem = float32_bound_problem(self)
+            if problem:
+                raise ValueError(f"Tunable {self.name!r}: {problem}")
+        if kind == "names":
+            a, b = self.length
+            if not (is_number(a) and is_number(b) and 0 < a <= b):
+                raise ValueError(f"Tunable {self.name!r}: names declare length=(fewest, most)")
+        if kind == "settings" and not (
+            isinstance(self.settings_class, type) and hasattr(self.settings_class, "__tunables__")
+        ):
+            raise TypeError(
+                f"Tunable {self.name!r}: a settings field declares settings_class, a class made "
+                "by config_class"
+            )
         if kind == "choice" and not self.choices:
             raise ValueError(f"Tunable {self.name!r}: a choice declares its choices")
         if self.dynamic and kind != "float":
@@ -199,6 +241,11 @@ class Tunable:
             text = "a non-empty str"
         elif self.kind == "device":
             text = "a device string ('cpu', 'cuda:0') or None"
+        elif self.kind == "names":
+            one = f"each one of {self.choices}" if self.choices else "each a registered name"
+            text = f"{self._count_text()} distinct names, {one}"
+        elif self.kind == "settings":
+            text = f"a {self.settings_class.__name__}"
         else:
             lo, hi = self.bounds(lookup)
             if lookup is None:
@@ -239,6 +286,15 @@ class Tunable:
             return str(value)
         if kind == "floats":
             return self._check_floats(value, owner)
+        if kind == "names":
+            v = self._check_names(value, owner)
+            if self.rule is not None and lookup is not None:
+                err = self.rule(v, lookup)
+                if err:
+                    raise ValueError(f"{owner} = {value!r} is out of range: {err}")
+            return v
+        if kind == "settings":
+            return self._check_settings(value, owner)
         lo, hi = self.bounds(lookup)
         if isinstance(self.lo, Tunable) and lo is not None:
             lo_text = f"{self.lo.field} = {lo}"
@@ -268,15 +324,10 @@ class Tunable:
                 raise ValueError(f"{owner} = {value!r} is out of range: must be finite, {rule}")
             if _outside(v, lo, hi, lo_open, self.hi_open):
                 raise ValueError(f"{owner} = {value!r} is out of range: must be {rule}")
-            if self.dynamic:
-                v32 = float(_float32(np.float64(v)))
-                if not math.isfinite(v32) or _outside(
-                    v32, _f32(lo), _f32(hi), lo_open, self.hi_open
-                ):
-                    raise ValueError(
-                        f"{owner} = {value!r} is out of range: it is stored as float32 "
-                        f"{v32!r}, which must be {rule}"
-                    )
+            problem = float32_value_problem(v, lo, hi, lo_open, self.hi_open)
+            if problem:
+                raise ValueError(f"{owner} = {value!r} is out of range: {problem}, {rule}")
+            v = v + 0.0  # -0.0 -> 0.0: a kernel reads a zero field as +0
         if self.rule is not None and lookup is not None:
             err = self.rule(v, lookup)
             if err:
@@ -297,9 +348,63 @@ class Tunable:
                 f"{owner} must hold {self._count_text()} numbers, got {len(value)}: {value!r}"
             )
         lo, hi = self.bounds()
-        return tuple(
-            check_float(f"{owner}[{i}]", v, lo, hi, self.lo_open, self.hi_open)
-            for i, v in enumerate(value)
+        out = []
+        for i, v in enumerate(value):
+            name = f"{owner}[{i}]"
+            x = check_float(name, v, lo, hi, self.lo_open, self.hi_open)
+            problem = float32_value_problem(x, lo, hi, self.lo_open, self.hi_open)
+            if problem:
+                rule = range_text(lo, hi, self.lo_open, self.hi_open)
+                raise ValueError(f"{name} = {v!r} is out of range: {problem}, {rule}")
+            out.append(x + 0.0)
+        return tuple(out)
+
+    def _check_names(self, value, owner: str) -> tuple:
+        """A ``"names"`` value as a tuple of str: TypeError unless a tuple, a list or a str
+        (``"a+b"``) of strs, ValueError for a count outside ``length``, an empty name, a name
+        twice or one outside ``choices``."""
+        if isinstance(value, str):
+            value = value.split("+")
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(
+                f"{owner} must be a tuple of names (or 'a+b'), got {type(value).__name__} {value!r}"
+            )
+        for v in value:
+            if not isinstance(v, str):
+                raise TypeError(f"{owner} must hold names (str), got {type(v).__name__} {v!r}")
+        names = tuple(str(v) for v in value)
+        a, b = self.length
+        if not a <= len(names) <= b:
+            raise ValueError(
+                f"{owner} must hold {self._count_text()} names, got {len(names)}: {names!r}"
+            )
+        if any(not n for n in names):
+            raise ValueError(f"{owner} = {names!r} holds an empty name")
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"{owner} = {names!r} names {twice} twice: name each term once")
+        if self.choices:
+            bad = [n for n in names if n not in self.choices]
+            if bad:
+                raise ValueError(
+                    f"{owner} = {names!r} is out of range: {bad} not among {self.choices}"
+                )
+        return names
+
+    def _check_settings(self, value, owner: str):
+        """A ``"settings"`` value: an instance of ``settings_class`` as it is, a mapping of its
+        fields made into one (checked by it), else TypeError."""
+        cls = self.settings_class
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            try:
+                return cls(**value)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"{owner}: {err}") from None
+        raise TypeError(
+            f"{owner} must be a {cls.__name__} (or a mapping of its fields), got "
+            f"{type(value).__name__} {value!r:.80}"
         )
 
     def check_host_array(self, values: np.ndarray, owner: str, write: bool = True) -> None:
@@ -314,11 +419,14 @@ class Tunable:
         with np.errstate(invalid="ignore"):
             bad |= _outside(v, lo, hi, lo_open, self.hi_open)
             bad |= _outside(v32, _f32(lo), _f32(hi), lo_open, self.hi_open)
+            bad |= (v != 0) & ~(np.abs(v32) >= F32_NORMAL_MIN)
         if bad.any():
             e = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"{owner}: env {e} has {v[e]!r} (float32 {v32[e]!r}), out of range: every "
-                f"value must be finite, {range_text(lo, hi, lo_open, self.hi_open)} "
+                f"{owner}: env {e} has {float(v[e])!r} (float32 {float(v32[e])!r}), out of "
+                "range: every "
+                f"value must be a finite float32, 0 or normal (|x| >= {F32_NORMAL_MIN:.8g}), "
+                f"{range_text(lo, hi, lo_open, self.hi_open)} "
                 f"({int(bad.sum())} env(s) out of range; nothing was written)"
             )
 
@@ -330,6 +438,54 @@ class Tunable:
 
     def __repr__(self) -> str:
         return f"Tunable({self.name!r}, {self.default!r}, {self.range_text()})"
+
+
+def float32_value_problem(v: float, lo, hi, lo_open: bool, hi_open: bool) -> str | None:
+    """Why the float ``v`` (already in ``[lo, hi]`` as a float64) is not a value a float32
+    kernel can read as it is, or None: its float32 must be finite, 0 only where ``v`` is 0
+    (``1e-300`` would become 0), normal (a denormal loses its precision and its reciprocal
+    overflows) and still inside the bounds (rounded to float32)."""
+    v32 = float(_float32(np.float64(v)))
+    if not math.isfinite(v32):
+        return f"a float32 kernel would read it as {v32!r}; it must be finite in float32"
+    if v != 0 and not abs(v32) >= F32_NORMAL_MIN:
+        return (
+            f"a float32 kernel would read it as {v32!r}; it must be 0 or a normal float32 "
+            f"(|x| >= {F32_NORMAL_MIN:.8g})"
+        )
+    if _outside(v32, _f32(lo), _f32(hi), lo_open, hi_open):
+        return f"it is stored as float32 {v32!r}, which must be in range too"
+    return None
+
+
+def float32_bound_problem(t: Tunable) -> str | None:
+    """Why the float declaration ``t`` does not have float32-safe bounds, or None.
+
+    The rule every float field keeps: both bounds are finite numbers (or another field), each
+    nonzero bound has a magnitude in ``[F32_SAFE_MIN, F32_SAFE_MAX]`` (1e-9 to 1e12), and no
+    bound is an exclusive 0 (a positive field declares its smallest physical value as a closed
+    ``lo`` instead). Every accepted value is then 0 or at least 1e-9 in magnitude and at most
+    1e12, so a reciprocal, a square or a product with another field stays finite in float32.
+    """
+    for side, b, is_open in (("lo", t.lo, t.lo_open), ("hi", t.hi, t.hi_open)):
+        if isinstance(b, Tunable):
+            continue
+        if b is None or not is_number(b) or not math.isfinite(float(b)):
+            return f"float bound {side}={b!r} must be a finite number"
+        b = float(b)
+        if b == 0:
+            if is_open:
+                return (
+                    f"bound {side}=0 is exclusive, which admits 1e-38 (a float32 reciprocal "
+                    f"of 1e38): declare the smallest physical value as a closed {side} "
+                    f"(magnitude >= {F32_SAFE_MIN:g})"
+                )
+        elif not F32_SAFE_MIN <= abs(b) <= F32_SAFE_MAX:
+            return (
+                f"bound {side}={b!r} is outside the float32-safe magnitudes "
+                f"[{F32_SAFE_MIN:g}, {F32_SAFE_MAX:g}] (0 aside): choose a physical bound there"
+            )
+    return None
 
 
 def _outside(v, lo, hi, lo_open: bool, hi_open: bool):
@@ -438,7 +594,11 @@ def check_together(items, outside: Callable | None = None) -> list:
 
 
 def _annotation(t: Tunable):
-    base = {"int": int, "float": float, "floats": tuple, "bool": bool}.get(t.kind, str)
+    if t.kind == "settings":
+        return t.settings_class
+    base = {"int": int, "float": float, "floats": tuple, "names": tuple, "bool": bool}.get(
+        t.kind, str
+    )
     if t.kind == "int" and t.choices:
         base = int | str
     return base | None if (t.optional or t.kind == "device") else base
@@ -453,6 +613,7 @@ def config_class(
     namespace: dict | None = None,
     defaults: Mapping[str, Any] | None = None,
     narrow: Mapping[str, Mapping[str, Any]] | None = None,
+    check: Callable | None = None,
     module: str = "track_gen.config",
 ) -> type:
     """A frozen dataclass with one field per declaration of ``groups``.
@@ -478,6 +639,10 @@ def config_class(
             (``RaceConfig.checkpoint_spacing``): a value is checked against the declaration
             first (its message), then against the narrowed range; the docs show the narrowed
             range.
+        check: the rules between fields that no single declaration states (a capacity two
+            fields and the generator decide together): ``check(config)`` runs after every
+            field is checked and raises ValueError naming the class's own field names and a
+            fix a user can apply in the class; a subclass keeps its base's.
         module: the ``__module__`` of the class.
 
     A field's name in the class is the declaration's keyword for the class name
@@ -530,6 +695,8 @@ def config_class(
             if n in cls.__narrowed__:
                 v = cls.__narrowed__[n].check(v, owner)
             object.__setattr__(self, n, v)
+        if cls.__cross_check__ is not None:
+            cls.__cross_check__(self)
 
     def replace(self, **changes):
         """A copy with ``changes`` applied (checked again)."""
@@ -544,6 +711,7 @@ def config_class(
         __narrowed__=MappingProxyType(narrowed),
         __sections__=tuple(sections),
         __default_overrides__=MappingProxyType(overrides),
+        __cross_check__=check if check is not None else getattr(base, "__cross_check__", None),
     )
     # own fields, then inherited fields whose default this class overrides (a dataclass field
     # redeclared in a subclass keeps its place in the field order)
@@ -571,18 +739,55 @@ def config_class(
     @functools.wraps(init)
     def checked_init(self, *args, **kwargs):
         valid = {f.name for f in dataclasses.fields(cls)}
+        _fold_flat(cls, name, kwargs)
         for key in kwargs:
             if key in valid:
                 continue
             if key in renamed:
                 raise TypeError(f"{name}.{key} was renamed {renamed[key]!r}: pass {renamed[key]}=")
-            close = difflib.get_close_matches(key, sorted(valid), n=3)
+            flat = [
+                t.flat_prefix + sub
+                for t in cls.__tunables__
+                if t.kind == "settings" and t.flat_prefix
+                for sub in t.settings_class.__field_names__
+            ]
+            close = difflib.get_close_matches(key, sorted(valid) + flat, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise TypeError(f"{name} has no field {key!r}{hint}")
         init(self, *args, **kwargs)
 
     cls.__init__ = checked_init
+    for t, n in zip(tunables, names, strict=True):
+        if t.kind == "settings" and t.flat_prefix:
+            for sub in t.settings_class.__field_names__:
+                setattr(cls, t.flat_prefix + sub, _flat_property(n, sub))
     return cls
+
+
+def _flat_property(field: str, sub: str) -> property:
+    def get(self):
+        return getattr(getattr(self, field), sub)
+
+    get.__doc__ = f"``{field}.{sub}`` (read-only)."
+    return property(get)
+
+
+def _fold_flat(cls, name: str, kwargs: dict) -> None:
+    """Fold the flat keywords of ``cls``'s settings fields (``lidar_num_beams=``) into their
+    nested value (``lidar=``: the given one, else the class default), each checked by its
+    declaration under the flat name (``RaceConfig.lidar_num_beams``)."""
+    for t, n in zip(cls.__tunables__, cls.__field_names__, strict=True):
+        if t.kind != "settings" or not t.flat_prefix:
+            continue
+        sub_cls = t.settings_class
+        flat = {}
+        for t_sub, sub in zip(sub_cls.__tunables__, sub_cls.__field_names__, strict=True):
+            key = t.flat_prefix + sub
+            if key in kwargs:
+                flat[sub] = t_sub.check(kwargs.pop(key), f"{name}.{key}")
+        if flat:
+            nested = kwargs.get(n, class_default(cls, t))
+            kwargs[n] = t.check(nested, f"{name}.{n}").replace(**flat)
 
 
 def field_name(config_cls, t: Tunable) -> str:
@@ -628,12 +833,16 @@ def _class_doc(summary: str, config_cls) -> str:
 
 def field_rows(config_cls) -> list[tuple[str, list[dict]]]:
     """``(section title, rows)`` of a config class, one row dict per field (``field``,
-    ``param``, ``kind``, ``default``, ``range``, ``unit``, ``doc``), for the docs tables
+    ``param``, ``kind``, ``default``, ``range``, ``unit``, ``doc``, and its ``tunable``; a
+    ``"settings"`` field gives one row per field of its settings), for the docs tables
     (``default``: the class's, :func:`class_default`; ``range``: the class's)."""
     out = []
     for title, prefix, items in config_cls.__sections__:
         rows = []
         for t in items:
+            if t.kind == "settings":  # one row per field of the nested settings
+                rows.extend(_settings_rows(config_cls, t))
+                continue
             rows.append(
                 {
                     "field": field_name(config_cls, t),
@@ -643,7 +852,32 @@ def field_rows(config_cls) -> list[tuple[str, list[dict]]]:
                     "range": _class_range(config_cls, t),
                     "unit": t.unit,
                     "doc": t.doc,
+                    "tunable": t,
                 }
             )
         out.append((title, rows))
     return out
+
+
+def _settings_rows(config_cls, t: Tunable) -> list[dict]:
+    """The rows of a ``"settings"`` field: one per field of its settings class, named
+    ``field.sub`` (and its flat keyword), with the class's default settings' values."""
+    name = field_name(config_cls, t)
+    nested = class_default(config_cls, t)
+    sub_cls = t.settings_class
+    rows = []
+    for u, sub in zip(sub_cls.__tunables__, sub_cls.__field_names__, strict=True):
+        flat = f"flat keyword {t.flat_prefix}{sub}; " if t.flat_prefix else ""
+        rows.append(
+            {
+                "field": f"{name}.{sub}",
+                "param": "",
+                "kind": u.kind,
+                "default": _default_text(getattr(nested, sub)),
+                "range": _class_range(sub_cls, u),
+                "unit": u.unit,
+                "doc": f"{flat}{sub_cls.__name__}: {u.doc}",
+                "tunable": u,
+            }
+        )
+    return rows

@@ -7,21 +7,41 @@ from __future__ import annotations
 from ..config import GateGenConfig
 from ..engine.spec import PipelineSpec
 from ..tools.checkpoints import capacity_for
+from ..tools.props import capacity_for as props_capacity_for
+from ..tools.props import declared_border_bound
 
-__all__ = ["check_checkpoint_capacity", "check_gate_width"]
+__all__ = ["check_checkpoint_capacity", "check_gate_width", "check_props_capacity"]
 
 
-def check_checkpoint_capacity(config, spacing: float, max_checkpoints: int | None) -> None:
+def check_checkpoint_capacity(
+    config,
+    spacing: float,
+    max_checkpoints: int | None,
+    owner: str = "checkpoint_spacing",
+    hint: str = "raise the spacing or pass max_checkpoints",
+) -> None:
     """The capacity ``tools.Checkpoints(spacing, "auto")`` chooses for a generator of the flat
     track ``config``, checked before the generator is built: ``max(3, ceil(max_loop_length /
     spacing))`` with ``max_loop_length = (N_max + 1) * bead spacing`` (the rule of
     ``Checkpoints.attach``, the same ValueError), at most ``MAX_CHECKPOINTS.hi``. An elevated
     config has no such bound (the component reads its construction batch) and an explicit
-    ``max_checkpoints`` needs none."""
+    ``max_checkpoints`` needs none. ``owner`` names the spacing in the refusal, ``hint`` the
+    fix the caller's user can apply."""
     if max_checkpoints is not None or getattr(config, "z_profile", "flat") != "flat":
         return
     bound = (config.N_max + 1) * float(config.resolved_spacing)
-    capacity_for(spacing, bound, "checkpoint_spacing")
+    capacity_for(spacing, bound, owner, hint)
+
+
+def check_props_capacity(config, spacing: float, sides: int, owner: str, hint: str) -> None:
+    """The capacity ``tools.Props(spacing=spacing, max_props="auto")`` chooses for a generator
+    of the flat track ``config`` on ``sides`` borders, checked before anything is built
+    (``tools.props.capacity_for``: at most ``MAX_PROPS.hi`` props per env for the declared
+    border bound); an elevated config without a grade check declares no bound (the
+    component reads its first batch)."""
+    bound = declared_border_bound(config, config.N_max)
+    if bound is not None:
+        props_capacity_for(spacing, bound, sides, owner, hint)
 
 
 def check_gate_width(source) -> None:

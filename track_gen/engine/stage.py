@@ -45,14 +45,19 @@ NUM_POINTS = Tunable(
     unit="points",
     doc="resolution of the sampler's closed centerline, before constant-spacing resampling.",
 )
+#: Largest per-env bead capacity: one env's regeneration of a loop that fills it costs about
+#: 0.3 s on a loaded 2-core CPU (1.1 s at 8192 beads; benchmarks/work_bounds.py).
+N_MAX_HI = 4096
 N_MAX = Tunable(
     "N_max",
     384,
     lo=8,
-    hi=16384,
+    hi=N_MAX_HI,
     unit="beads",
     doc="per-env bead capacity; a loop needing more beads is truncated and marked invalid "
-    "(FailBit.TRUNCATED). The relaxation's neighbour search costs O(N_max^2) per env.",
+    "(FailBit.TRUNCATED). A filled loop costs O(N_max^2) per env: about 0.07 s at 2048 beads "
+    "and 0.3 s at 4096 on a loaded 2-core CPU, before the relaxation's sweeps "
+    "(docs/performance.md).",
 )
 #: Fields every generator's config has (the track config adds N_max).
 LAYOUT_FIELDS = (GENERATOR, NUM_ENVS, DEVICE, CPU_THREADS, NUM_POINTS)
@@ -107,6 +112,15 @@ class Workspace:
             a gate sampler that places the gates itself (``gate_table``); ``gate_frames``
             faces each gate along it instead of its neighbours' central difference. None:
             the central difference.
+        line_level: vec2f ``[E*num_points]`` or None: per-point overpass levels of ``line``
+            ``(deck, crossings)``, written by a sampler of real circuits whose centre line
+            crosses itself on a bridge (``real_track``): ``deck`` is ``+c`` on the upper and
+            ``-c`` on the lower road within crossing ``c``'s zone (1-based), 0 elsewhere;
+            ``crossings`` the loop's number of such crossings. None: no overpass.
+        bead_level: vec2f ``[E*N_max]`` or None: ``line_level`` resampled to the beads
+            (``resample``), read by ``validate`` (beads on the two decks of one crossing are
+            not too close, and the turning of a loop with ``k`` crossings is ``2 pi m`` with
+            ``m = k + 1`` mod 2, ``|m| <= k + 1``); NaN past ``count``.
         result: the staging :class:`~track_gen.Track` / :class:`~track_gen.GateSequence` the
             stages write; the program commits the rebuilt envs' rows to the generator's result
             only once every stage has been launched, so a stage that raises leaves the result
@@ -135,6 +149,8 @@ class Workspace:
     line_width: Any = None
     bead_width: Any = None
     gate_tangent: Any = None
+    line_level: Any = None
+    bead_level: Any = None
     inputs: dict = dataclasses.field(default_factory=dict)
     input_info: dict = dataclasses.field(default_factory=dict)
     env_lo: int = 0

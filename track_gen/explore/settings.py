@@ -27,6 +27,7 @@ from typing import Any
 from .. import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
 from ..core.checks import is_int, is_number
 from ..engine.params import as_range
+from ..io.paths import MAX_SETTINGS_BYTES, read_bytes
 from ..pipeline import presets
 
 __all__ = ["FAMILIES", "FORMAT", "Settings", "read_settings", "track_generator_from_file"]
@@ -247,19 +248,30 @@ def read_settings(path) -> Settings:
     """Read a settings JSON file (the page's "JSON" export).
 
     Raises:
-        OSError: the file cannot be read.
-        ValueError: not JSON, or settings the library refuses (naming the key and value).
-        TypeError: a value of the wrong kind.
+        TypeError: ``path`` is not a str / ``os.PathLike``; a value of the wrong kind.
+        FileNotFoundError: no file at ``path``; IsADirectoryError: ``path`` is a folder;
+            another OSError: the file cannot be read.
+        ValueError: not a regular file (a device, a FIFO, a socket: refused without reading
+            it), a file larger than :data:`~track_gen.io.paths.MAX_SETTINGS_BYTES` (1 MiB,
+            refused before reading it), not UTF-8 JSON, or settings the library refuses
+            (naming the key and value).
     """
-    path = os.fspath(path)
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    _, raw = read_bytes(
+        "path", path, "read_settings", "settings JSON file", max_bytes=MAX_SETTINGS_BYTES
+    )
+    where = os.fspath(path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{where}: not a UTF-8 text file ({exc.reason} at byte {exc.start})"
+        ) from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not a JSON document: {exc}") from exc
+        raise ValueError(f"{where}: not a JSON document: {exc}") from exc
     except RecursionError as exc:
-        raise ValueError(f"{path}: JSON nested too deeply to be settings") from exc
+        raise ValueError(f"{where}: JSON nested too deeply to be settings") from exc
     return Settings.from_json(doc)
 
 
@@ -268,8 +280,8 @@ def track_generator_from_file(path, device=None):
     ``track-gen preview --config FILE`` draws. Nothing is generated yet.
 
     Raises:
-        OSError: the file cannot be read.
-        ValueError: not JSON, gate settings (preview draws tracks), or a value the library
+        OSError, TypeError, ValueError: as :func:`read_settings`.
+        ValueError: gate settings (preview draws tracks), or a value the library
             refuses (its own message).
         TypeError / KeyError: a value of the wrong kind, an unknown parameter name.
     """

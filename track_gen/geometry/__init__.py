@@ -10,15 +10,17 @@
 - :mod:`.crossings`: the one crossing counter :func:`count_crossings` (with
   :func:`has_self_crossing` on top of it), its scratch :class:`CrossingScratch` and the
   segment test :func:`segments_cross`.
-- :mod:`.arcs`: :func:`bead_at_arc`, the binary search of an arc position in a row of
-  cumulative arc lengths.
+- :mod:`.arcs`: :func:`bead_at_arc` (and :func:`bead_at_arc64`), the binary search of an
+  arc position in a row of cumulative arc lengths; :func:`arc_ahead` (an arc ahead on a
+  closed line), :func:`bead_fraction` and :func:`point_at_arc` (a closed polyline at an arc):
+  the one look-ahead of the sensors and the envs.
 
 Each ``@wp.func`` is defined once here and imported from ``track_gen.geometry``.
 """
 
 from __future__ import annotations
 
-from .arcs import bead_at_arc
+from .arcs import arc_ahead, bead_at_arc, bead_at_arc64, bead_fraction, point_at_arc
 from .crossings import (
     CHUNK,
     TURN_TOL,
@@ -63,7 +65,11 @@ from .vectors import (
 
 __all__ = [
     "arc_fraction",
+    "arc_ahead",
     "bead_at_arc",
+    "bead_at_arc64",
+    "bead_fraction",
+    "point_at_arc",
     "lerp_on_edge",
     "CHUNK",
     "FLOAT32_MAX",

@@ -42,7 +42,14 @@ from ..engine.spec import PipelineSpec, StageSpec
 from ..generators import GateGenerator, TrackGenerator
 from ..results import GateSequence, Track
 from ..seeds import NUM_ENVS
-from .paths import atomic_write, atomic_write_text, check_out_path, read_bytes
+from .paths import (
+    MAX_BATCH_JSON_BYTES,
+    MAX_BATCH_NPZ_BYTES,
+    atomic_write,
+    atomic_write_text,
+    check_out_path,
+    read_bytes,
+)
 
 __all__ = [
     "BATCH_FORMAT",
@@ -457,6 +464,14 @@ def _header_shape(where: str, header: dict) -> tuple[int, int]:
     return E, n_max
 
 
+def _batch_limit(head: bytes) -> tuple[int, str]:
+    """``(largest size, what)`` of a batch file starting with ``head``: an npz (a zip
+    archive, ``PK``) or JSON, told apart as :func:`read_batch` tells them apart."""
+    if head[:2] == b"PK":
+        return MAX_BATCH_NPZ_BYTES, "npz batch file"
+    return MAX_BATCH_JSON_BYTES, "JSON batch file"
+
+
 def read_batch(path) -> BatchFile:
     """Read a file written by :func:`write_npz` or :func:`write_json` (told apart by content).
 
@@ -469,10 +484,14 @@ def read_batch(path) -> BatchFile:
     Raises:
         TypeError: ``path`` is not a str / ``os.PathLike``.
         FileNotFoundError: no file at ``path``; IsADirectoryError: ``path`` is a folder.
-        ValueError: not a batch file of this layout, or a value the library refuses: the
-            message names the file, the entry and what is wrong (the checker's own words).
+        ValueError: not a regular file (a device, a FIFO, a socket: refused without reading
+            it); a file larger than :data:`~track_gen.io.paths.MAX_BATCH_NPZ_BYTES` (8 GiB,
+            an npz) or :data:`~track_gen.io.paths.MAX_BATCH_JSON_BYTES` (1 GiB, JSON),
+            refused before reading it; not a batch file of this layout, or a value the
+            library refuses: the message names the file, the entry and what is wrong (the
+            checker's own words).
     """
-    _, raw = read_bytes("path", path, "read_batch", "batch file")
+    _, raw = read_bytes("path", path, "read_batch", "batch file", max_bytes=_batch_limit)
     where = os.fspath(path)
     header, data = _load_npz(where, raw) if raw[:2] == b"PK" else _load_json(where, raw)
     if not isinstance(header, dict) or header.get("format") != BATCH_FORMAT:

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core.checks import check_float
 from ..results import GateSequence, Track
+from ..tools.fields import DISTANCE_HI
 from .paths import atomic_write, check_out_path
 from .tum import CourseRows, course_rows, gate_rows
 
@@ -101,10 +102,13 @@ def road_mesh(
 
 
 def _check_mesh_args(extra_width, wall_height) -> tuple[float, float | None]:
-    ew = check_float("extra_width", extra_width, lo=0.0, hint="a distance in track units")
+    # a distance beyond DISTANCE_HI would overflow the float32 mesh vertices
+    ew = check_float(
+        "extra_width", extra_width, lo=0.0, hi=DISTANCE_HI, hint="a distance in track units"
+    )
     wh = None
     if wall_height is not None:
-        wh = check_float("wall_height", wall_height, lo=0.0, hint="0 for no walls")
+        wh = check_float("wall_height", wall_height, lo=0.0, hi=DISTANCE_HI, hint="0 for no walls")
     return ew, wh
 
 
@@ -197,8 +201,9 @@ def write_usd(
             custom attributes ``track_gen:half_size`` and ``track_gen:width``).
         env: index of a valid env.
         path: str or ``os.PathLike`` ending in ``.usda``, ``.usd`` or ``.usdc``.
-        extra_width, wall_height: as :func:`road_mesh` (tracks only).
-        meters_per_unit: the stage's ``metersPerUnit`` (finite, > 0): metres per track unit.
+        extra_width: as :func:`road_mesh` (tracks only).
+        wall_height: as :func:`road_mesh` (tracks only).
+        meters_per_unit: the stage's ``metersPerUnit`` (in [1e-9, 1e12]): metres per track unit.
 
     The root prim is the stage's default prim and carries ``track_gen:env``. Needs
     ``usd-core`` (``pip install "track_gen[usd]"``). Written to a temporary file and renamed.
@@ -218,7 +223,7 @@ def write_usd(
         raise TypeError(
             f"write_usd: expected a track_gen.Track or GateSequence, got {type(result).__name__}"
         )
-    mpu = check_float("meters_per_unit", meters_per_unit, lo=0.0, lo_open=True)
+    mpu = check_float("meters_per_unit", meters_per_unit, lo=1.0e-9, hi=1.0e12)
     p = check_out_path("path", path, (".usda", ".usd", ".usdc"))
     Gf, Sdf, Usd, UsdGeom, Vt = _pxr()
 

@@ -19,17 +19,43 @@ the value and the fix:
 Files are written to a temporary name beside the target and renamed (:func:`atomic_write`):
 a failure leaves no file and never a partial one, and an ``OSError`` while writing (a full
 disk) is re-raised as the same class with a message naming the argument and the path.
+
+An input path (:func:`read_bytes`, the one reader of every file the library and the
+command line read) names a **regular file** no larger than its reader's limit, both checked
+before a byte of it is read: a device (``/dev/zero``), a FIFO, a socket is refused with a
+ValueError without opening it (and a file swapped for one between the check and the open is
+opened without blocking and refused too), a folder with IsADirectoryError, a missing file
+with FileNotFoundError, and a file above the limit with a ValueError naming its size and the
+limit. The limits, bytes:
+
+* :data:`MAX_CSV_BYTES` (16 MiB): a TUM circuit CSV (``read_tum``; the real circuits are
+  30 to 50 kB, about 40 bytes a row: the limit holds some 400,000 rows).
+* :data:`MAX_SETTINGS_BYTES` (1 MiB): a settings JSON of ``track-gen explore`` (the page's
+  export is under 10 kB; the page's own request limit is the same 1 MiB).
+* :data:`MAX_BATCH_NPZ_BYTES` (8 GiB): a ``.npz`` batch file (``read_batch``, ``rebuild``;
+  about 64 bytes a bead: 2**17 envs at ``N_max`` 1024; reading it takes about twice its size
+  in memory).
+* :data:`MAX_BATCH_JSON_BYTES` (1 GiB): a ``.json`` batch file (about 100 bytes a bead,
+  10 million beads: 16,384 envs at ``N_max`` 640; parsing takes several times its size in
+  memory, so larger batches belong in ``.npz``).
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import secrets
+import stat
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 __all__ = [
+    "MAX_BATCH_JSON_BYTES",
+    "MAX_BATCH_NPZ_BYTES",
+    "MAX_CSV_BYTES",
+    "MAX_SETTINGS_BYTES",
     "NAME_MAX",
     "PATH_MAX",
     "atomic_write",
@@ -37,6 +63,7 @@ __all__ = [
     "check_in_path",
     "check_out_path",
     "check_picture_path",
+    "check_writable_folder",
     "picture_suffixes",
     "read_bytes",
     "save_figure",
@@ -52,6 +79,24 @@ PATH_MAX = 4095
 _TMP_SUFFIX_MAX = 16
 #: Characters of the target's stem a temporary name keeps.
 _TMP_STEM_MAX = 40
+
+#: Largest TUM circuit CSV :func:`~track_gen.io.read_tum` reads, bytes (16 MiB; a real
+#: circuit is 30 to 50 kB).
+MAX_CSV_BYTES = 16 * 2**20
+#: Largest ``track-gen explore`` settings JSON read, bytes (1 MiB; an export is under 10 kB).
+MAX_SETTINGS_BYTES = 2**20
+#: Largest ``.npz`` batch file :func:`~track_gen.io.read_batch` reads, bytes (8 GiB).
+MAX_BATCH_NPZ_BYTES = 8 * 2**30
+#: Largest ``.json`` batch file :func:`~track_gen.io.read_batch` reads, bytes (1 GiB).
+MAX_BATCH_JSON_BYTES = 2**30
+#: Bytes :func:`read_bytes` hands a limit function (a format's magic number) before the size
+#: check.
+HEAD_BYTES = 4
+#: Most bytes one ``read`` call asks for (a file larger than this is read in several).
+_READ_CHUNK = 2**30
+#: stat errors that mean "no file there": a missing name or folder, a file used as a folder,
+#: a name too long, a loop of links.
+_MISSING = {"ENOENT", "ENOTDIR", "ENAMETOOLONG", "ELOOP"}
 
 
 def check_in_path(name: str, path) -> Path:
@@ -73,21 +118,120 @@ def check_in_path(name: str, path) -> Path:
     return Path(text)
 
 
-def read_bytes(name: str, path, who: str, what: str = "file") -> tuple[Path, bytes]:
-    """``(Path, contents)`` of the file ``path`` (checked by :func:`check_in_path`):
-    FileNotFoundError naming ``who`` and the path when there is no such file,
-    IsADirectoryError for a folder, any other OSError re-raised as its class naming the
-    path."""
+def _size_text(n: int) -> str:
+    """``"16,777,216 bytes (16 MiB)"``, ``"1,610,612,736 bytes (1.5 GiB)"``, ``"312 bytes"``."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n:,} bytes ({n / scale:.3g} {unit})"
+    return f"{n} bytes"
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a file of this ``st_mode`` is, when it is not a regular file or a folder."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    kinds = (
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((text for test, text in kinds if test(mode)), "not a regular file")
+
+
+def _check_mode(mode: int, who: str, where: str, what: str) -> None:
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"{who}: {where} is a folder, not a {what}")
+    kind = _not_regular(mode)
+    if kind is not None:
+        raise ValueError(f"{who}: {where} is {kind}, not a regular file: give a {what}")
+
+
+def _read_at_most(fd: int, limit: int, size_hint: int) -> bytes:
+    """Up to ``limit`` bytes from ``fd`` (fewer at its end), asking for no more than the
+    file's size (``size_hint``, 0 for a file whose size stat does not know) plus 64 KiB at
+    a time: a small file never costs a ``limit``-sized buffer."""
+    parts: list[bytes] = []
+    got = 0
+    while got < limit:
+        want = min(limit - got, max(size_hint - got, 0) + 2**16, _READ_CHUNK)
+        chunk = os.read(fd, want)
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+def read_bytes(
+    name: str,
+    path,
+    who: str,
+    what: str = "file",
+    *,
+    max_bytes: int | Callable[[bytes], tuple[int, str]],
+) -> tuple[Path, bytes]:
+    """``(Path, contents)`` of the regular file ``path`` (checked by :func:`check_in_path`),
+    the one reader of every file the library reads.
+
+    ``max_bytes`` is the largest size accepted, bytes, or a function of the file's first
+    :data:`HEAD_BYTES` bytes (a format's magic number) returning ``(limit, what)``. Before a
+    byte is read: FileNotFoundError naming ``who`` and the path when there is no such file
+    (a missing folder, a file used as a folder, a name too long), IsADirectoryError for a
+    folder, ValueError for a device, a FIFO or a socket (refused by ``stat`` without opening
+    it, and opened with ``O_NONBLOCK`` and checked again by ``fstat``: never a blocking
+    open, never a read of one) and for a file larger than the limit (its size and the
+    limit in the message; a file that grows past the limit while being read is refused
+    too). Any other OSError is re-raised as its class naming the path."""
     p = check_in_path(name, path)
     where = os.fspath(path)
-    if os.path.isdir(p):
-        raise IsADirectoryError(f"{who}: {where} is a folder, not a {what}")
-    if not os.path.exists(p):
-        raise FileNotFoundError(f"{who}: no such file: {where}")
     try:
-        return p, p.read_bytes()
+        mode = os.stat(p).st_mode
+    except OSError as exc:
+        if errno.errorcode.get(exc.errno) in _MISSING:
+            raise FileNotFoundError(f"{who}: no such file: {where}") from None
+        raise _reraise(exc, name, where, "read it") from exc
+    _check_mode(mode, who, where, what)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(p, flags)
     except OSError as exc:
         raise _reraise(exc, name, where, "read it") from exc
+    try:
+        return p, _read_open(fd, name, where, who, what, max_bytes)
+    finally:
+        os.close(fd)
+
+
+def _read_open(fd: int, name: str, where: str, who: str, what: str, max_bytes) -> bytes:
+    """The contents of the file open as ``fd``, by the rules of :func:`read_bytes`."""
+    try:
+        st = os.fstat(fd)
+    except OSError as exc:  # pragma: no cover - fstat of an open descriptor
+        raise _reraise(exc, name, where, "read it") from exc
+    _check_mode(st.st_mode, who, where, what)  # swapped for another file since the stat
+    try:
+        head = b""
+        if callable(max_bytes):
+            head = _read_at_most(fd, HEAD_BYTES, HEAD_BYTES)
+            limit, what = max_bytes(head)
+        else:
+            limit = max_bytes
+        if st.st_size <= limit:
+            data = head + _read_at_most(fd, limit + 1 - len(head), st.st_size - len(head))
+    except OSError as exc:
+        raise _reraise(exc, name, where, "read it") from exc
+    if st.st_size > limit:
+        size = _size_text(st.st_size)
+    elif len(data) > limit:  # grew while read, or a size stat does not report
+        size = f"at least {_size_text(len(data))}"
+    else:
+        return data
+    raise ValueError(
+        f"{who}: {where} is {size}, more than the {_size_text(limit)} a {what} may have: "
+        "give a smaller file"
+    )
 
 
 def _check_lengths(name: str, where: str) -> None:
@@ -141,6 +285,30 @@ def check_out_path(name: str, path, suffixes: tuple[str, ...] | None = None) -> 
             "another folder"
         )
     return p
+
+
+def check_writable_folder(name: str, folder) -> None:
+    """Create and remove an empty file in the existing folder ``folder``: the OSError class
+    of the failure (PermissionError, FileNotFoundError, ...) naming ``name`` and the folder
+    when no file can be created there. The command line's check of its output folders
+    before it generates: ``os.access`` answers yes to root everywhere, also in a read-only
+    mount or a pseudo file system such as ``/proc``; this asks the file system itself."""
+    where = os.fspath(folder)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".track_gen_probe.", dir=folder)
+    except OSError as exc:
+        msg = (
+            f"{name}: no file can be created in folder {where!r} "
+            f"({exc.strerror or exc}): choose another folder"
+        )
+        try:
+            new = type(exc)(msg)
+        except TypeError:  # pragma: no cover - an OSError subclass with another signature
+            new = OSError(msg)
+        new.errno = exc.errno
+        raise new from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _suffix(file_name: str) -> str:

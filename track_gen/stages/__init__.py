@@ -5,6 +5,7 @@ from ..engine.registry import add_builtins
 from .bezier import SamplerBezier
 from .centerline import SamplerCenterline
 from .checkpoint import SamplerCheckpoint
+from .circuit import SamplerCircuit
 from .elevate import Elevate
 from .gate_anchors import GateAnchors
 from .gate_frames import GateFrames
@@ -31,6 +32,7 @@ BUILTIN_SAMPLERS = {
     "voronoi": SamplerVoronoi,
     "checkpoint": SamplerCheckpoint,
     "repulsive": SamplerRepulsive,
+    "circuit": SamplerCircuit,
 }
 
 #: Every built-in stage kind.
@@ -65,6 +67,7 @@ __all__ = [
     "SamplerRealTrack",
     "SamplerGateTable",
     "SamplerCheckpoint",
+    "SamplerCircuit",
     "SamplerRepulsive",
     "ResampleConstantSpacing",
     "RoadWidth",

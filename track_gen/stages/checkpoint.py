@@ -231,9 +231,8 @@ ANGLE_JITTER = Tunable(
 TURN_RATE = Tunable(
     "turn_rate",
     0.42,
-    lo=0.0,
+    lo=1.0e-6,
     hi=3.0,
-    lo_open=True,
     dynamic=True,
     config="checkpoint_turn_rate",
     unit="rad",
@@ -242,9 +241,8 @@ TURN_RATE = Tunable(
 STEER_GAIN = Tunable(
     "steer_gain",
     0.65,
-    lo=0.0,
+    lo=1.0e-6,
     hi=10.0,
-    lo_open=True,
     dynamic=True,
     config="checkpoint_steer_gain",
     doc="proportional steering gain on the heading error.",
@@ -252,9 +250,8 @@ STEER_GAIN = Tunable(
 LOOKAHEAD_FRAC = Tunable(
     "lookahead_frac",
     0.16,
-    lo=0.0,
+    lo=1.0e-6,
     hi=1.0,
-    lo_open=True,
     dynamic=True,
     config="checkpoint_lookahead_frac",
     doc="advance to the next checkpoint inside this radius (fraction of the unit course radius).",

@@ -20,9 +20,8 @@ wp.set_module_options({"enable_backward": False})
 SCALE = Tunable(
     "scale",
     1.0,
-    lo=0.0,
+    lo=1.0e-6,
     hi=1.0e6,
-    lo_open=True,
     dynamic=True,
     unit="track units",
     doc="isotropic course size: each sampler scales its loop so the longest bounding-box side "

@@ -30,7 +30,7 @@ import warp as wp
 
 from ..core.layout import PER_ITEM
 from ..core.tunable import Tunable
-from ..engine.stage import Stage, Workspace
+from ..engine.stage import N_MAX, N_MAX_HI, Stage, Workspace
 from ..geometry import closed_length
 from .inflate import HALF_WIDTH
 from .relax_bead import (
@@ -196,6 +196,22 @@ ENABLE = Tunable(
     True,
     doc="False leaves the relax stage out of the preset: the resampled loop is inflated as is.",
 )
+#: Most bead-sweeps (relax_iters x N_max) one env's relaxation may take: about 0.6 s on a
+#: loaded 2-core CPU (0.57 us per bead and sweep, benchmarks/work_bounds.py).
+SWEEP_WORK_HI = 2**20
+
+
+def _sweeps_fit(iters: int, lookup) -> str | None:
+    n_max = lookup(N_MAX)
+    if n_max is None or iters * n_max <= SWEEP_WORK_HI:
+        return None
+    return (
+        f"relax_iters x N_max = {iters} x {n_max} = {iters * n_max:,} bead-sweeps, above "
+        f"{SWEEP_WORK_HI:,} (about 0.6 s per env on a 2-core CPU): lower relax_iters to "
+        f"<= {SWEEP_WORK_HI // n_max} or N_max"
+    )
+
+
 ITERS = Tunable(
     "iters",
     100,
@@ -203,7 +219,9 @@ ITERS = Tunable(
     hi=10000,
     config="relax_iters",
     unit="sweeps",
-    doc="most Jacobi sweeps; most envs converge in 20 to 40 (diagnostics['relax.sweeps']).",
+    rule=_sweeps_fit,
+    doc="most Jacobi sweeps; most envs converge in 20 to 40 (diagnostics['relax.sweeps']); "
+    "relax_iters x N_max <= 2**20 bead-sweeps (about 0.6 s per env on a 2-core CPU).",
 )
 CONVERGE_TOL = Tunable(
     "converge_tol",
@@ -234,9 +252,8 @@ CHEBY_RHO = Tunable(
 CHEBY_GAMMA = Tunable(
     "cheby_gamma",
     0.9,
-    lo=0.0,
+    lo=1.0e-6,
     hi=1.0,
-    lo_open=True,
     config="relax_cheby_gamma",
     doc="under-relaxation of the accelerated blend.",
 )
@@ -263,7 +280,7 @@ BAND = Tunable(
     None,
     kind="int",
     lo=1,
-    hi=16384,
+    hi=N_MAX_HI,
     optional=True,
     config="relax_band",
     unit="beads",

@@ -25,7 +25,14 @@ from ..core.capture_check import CaptureProblem, check_component
 from ..core.component import Component, ComponentContext, InputSpec, order_components
 from .band_collision import BandCollider, BandCollision, BandContact
 from .checkpoints import CheckpointPlacer, Checkpoints, CheckpointSet, GateCheckpoints
-from .cones import ConeColour, ConeDetections, ConeDetectionSet, ConeDetector
+from .cones import (
+    ConeColour,
+    ConeDetections,
+    ConeDetectionSet,
+    ConeDetectionsSettings,
+    ConeDetector,
+)
+from .cones.term import ConesSettings, ConesTerm
 from .course_line import CenterlineFromGates, CourseLine, CourseLineBuilder
 from .course_stats import CourseStats, CourseStatsMeter, CourseStatsSet
 from .gate_collision import (
@@ -44,17 +51,55 @@ from .heightfield import (
     HeightFieldBaker,
     check_grid_resolution,
 )
-from .lidar import Lidar, LidarScan, LidarScanner
+from .lidar import Lidar, LidarScan, LidarScanner, LidarSettings
+from .lidar.term import LidarTerm
 from .localizer import Localizer, TrackFrame, TrackLocalizer
-from .lookahead import Lookahead, LookaheadPoints, LookaheadSampler
+from .lookahead import Lookahead, LookaheadPoints, LookaheadSampler, LookaheadSettings
+from .lookahead.term import LookaheadTerm
 from .min_time import MinTime, MinTimePlanner, MinTimeSet, MinTimeStatus
-from .next_gates import NextGatePoses, NextGates, NextGateSensor
+from .next_gates import NextGatePoses, NextGates, NextGateSensor, NextGatesSettings
 from .progress import Progress, ProgressEvents, ProgressTracker
 from .props import PropKind, PropPlacer, Props, PropSet, PropSide
 from .racing_line import RacingLine, RacingLinePlanner, RacingLineSet
-from .raster import EgoRaster, EgoRasterImage, EgoRasterizer, RasterCell
+from .raster import EgoRaster, EgoRasterImage, EgoRasterizer, EgoRasterSettings, RasterCell
+from .raster.term import RasterTerm
+from .terms import (
+    ObservationTerm,
+    TermContext,
+    TermOutputs,
+    final_flag,
+    observation_term,
+    observation_terms,
+    put_column,
+    register_term,
+    settings_class,
+    unit_or_zero,
+    unregister_term,
+)
+
+# the built-in observation terms, in their documented order: one line per term
+register_term(LidarTerm())
+register_term(LookaheadTerm())
+register_term(ConesTerm())
+register_term(RasterTerm())
 
 __all__ = [
+    "unregister_term",
+    "unit_or_zero",
+    "settings_class",
+    "put_column",
+    "final_flag",
+    "register_term",
+    "observation_terms",
+    "observation_term",
+    "TermOutputs",
+    "TermContext",
+    "RasterTerm",
+    "ObservationTerm",
+    "LookaheadTerm",
+    "LidarTerm",
+    "ConesTerm",
+    "ConesSettings",
     "BandCollider",
     "BandCollision",
     "BandContact",
@@ -66,12 +111,14 @@ __all__ = [
     "Component",
     "ConeColour",
     "ConeDetectionSet",
+    "ConeDetectionsSettings",
     "ConeDetections",
     "ConeDetector",
     "ComponentContext",
     "EgoRaster",
     "EgoRasterImage",
     "EgoRasterizer",
+    "EgoRasterSettings",
     "CourseLine",
     "CourseLineBuilder",
     "CourseStats",
@@ -93,6 +140,7 @@ __all__ = [
     "Lidar",
     "LidarScan",
     "LidarScanner",
+    "LidarSettings",
     "Localizer",
     "Lookahead",
     "LookaheadPoints",
@@ -101,8 +149,10 @@ __all__ = [
     "MinTimePlanner",
     "MinTimeSet",
     "MinTimeStatus",
+    "LookaheadSettings",
     "NextGatePoses",
     "NextGateSensor",
+    "NextGatesSettings",
     "NextGates",
     "Progress",
     "ProgressEvents",

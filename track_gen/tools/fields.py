@@ -11,20 +11,22 @@ from ..core.tunable import Tunable
 
 #: Largest distance a tool's field accepts, track units.
 DISTANCE_HI = 1.0e6
+#: Smallest positive distance a tool's field accepts, track units (a float32 kernel divides
+#: by a positive distance: a range, a size, a spacing).
+DISTANCE_LO = 1.0e-6
 
 
 def distance(
     name: str, default, *, positive: bool = False, optional: bool = False, **declaration
 ) -> Tunable:
-    """A distance in track units: ``[0, DISTANCE_HI]``, or ``(0, DISTANCE_HI]`` when
+    """A distance in track units: ``[0, DISTANCE_HI]``, or ``[DISTANCE_LO, DISTANCE_HI]`` when
     ``positive``; ``optional``: None is allowed (the tool derives the value)."""
     return Tunable(
         name,
         default,
         kind="float",
-        lo=0.0,
+        lo=DISTANCE_LO if positive else 0.0,
         hi=DISTANCE_HI,
-        lo_open=positive,
         optional=optional,
         unit="track units",
         **declaration,
@@ -33,12 +35,12 @@ def distance(
 
 def arc_spacing(**declaration) -> Tunable:
     """``spacing``: the required arc distance between consecutive placed items along a loop,
-    ``[1e-6, DISTANCE_HI]`` track units."""
+    ``[DISTANCE_LO, DISTANCE_HI]`` track units."""
     return Tunable(
         "spacing",
         None,
         kind="float",
-        lo=1.0e-6,
+        lo=DISTANCE_LO,
         hi=DISTANCE_HI,
         unit="track units",
         **declaration,

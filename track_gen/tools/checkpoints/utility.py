@@ -16,14 +16,21 @@ from .kernels import _sample_kernel
 from .result import CheckpointSet
 
 
-def capacity_for(spacing: float, max_loop_length: float, owner: str = "spacing") -> int:
-    """``max(3, ceil(max_loop_length / spacing))``, refused above ``MAX_CHECKPOINTS.hi``."""
+def capacity_for(
+    spacing: float,
+    max_loop_length: float,
+    owner: str = "spacing",
+    hint: str = "raise the spacing or pass max_checkpoints",
+) -> int:
+    """``max(3, ceil(max_loop_length / spacing))``, refused above ``MAX_CHECKPOINTS.hi``
+    (``owner`` names the spacing, ``hint`` the fix a caller's user can apply)."""
     cap = max(3, math.ceil(max_loop_length / spacing))
     if cap > MAX_CHECKPOINTS.hi:
+        least = max_loop_length / MAX_CHECKPOINTS.hi
         raise ValueError(
             f"{owner} = {spacing!r} gives {cap:,} checkpoints per env for loops up to "
-            f"{max_loop_length:g} track units, more than {MAX_CHECKPOINTS.hi}: raise the "
-            "spacing or pass max_checkpoints"
+            f"{max_loop_length:g} track units, more than {MAX_CHECKPOINTS.hi}: {hint} (a "
+            f"spacing >= {least:.3g} fits)"
         )
     return cap
 
@@ -51,7 +58,7 @@ class CheckpointPlacer:
         spacing: target arc distance between checkpoints, track units (``SPACING``).
         max_checkpoints: per-env capacity M (``MAX_CHECKPOINTS``). Default: derived from
             ``max_loop_length``.
-        max_loop_length: keyword-only bound on any track's perimeter (track units, > 0):
+        max_loop_length: keyword-only bound on any track's perimeter (track units, >= 1e-6):
             ``M = max(3, ceil(max_loop_length / spacing))``. Ignored when ``max_checkpoints``
             is given; one of the two is required.
 
@@ -85,7 +92,7 @@ class CheckpointPlacer:
         if max_checkpoints is not None:
             cap = MAX_CHECKPOINTS.check(max_checkpoints, "CheckpointPlacer max_checkpoints")
         elif max_loop_length is not None:
-            bound = check_float("max_loop_length", max_loop_length, lo=0.0, hi=1.0e12, lo_open=True)
+            bound = check_float("max_loop_length", max_loop_length, lo=1.0e-6, hi=1.0e12)
             cap = capacity_for(spacing, bound)
         else:
             raise ValueError(

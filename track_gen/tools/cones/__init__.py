@@ -3,12 +3,13 @@
 ``docs/sensors/cones.md``."""
 
 from .component import ConeDetections
-from .fields import DROPOUT, FOV, MAX_CONES, MAX_RANGE, NOISE
+from .fields import DROPOUT, FOV, MAX_CONES, MAX_RANGE, NOISE, ConeDetectionsSettings
 from .kernels import ConeColour
 from .result import ConeDetectionSet
 from .utility import ConeDetector
 
 __all__ = [
+    "ConeDetectionsSettings",
     "ConeColour",
     "ConeDetectionSet",
     "ConeDetections",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ...core.tunable import Tunable
+from ...core.tunable import Tunable, config_class
 from ..fields import distance
 
 _SURFACES = ("tools.ConeDetections", "tools.ConeDetector")
@@ -25,9 +25,8 @@ FOV = Tunable(
     "fov",
     None,
     kind="float",
-    lo=0.0,
+    lo=1.0e-6,
     hi=2.0 * math.pi,
-    lo_open=True,
     unit="rad",
     doc="full horizontal field of view, centred on the agent's heading: a cone can be seen "
     "when its bearing |atan2(y, x)| <= fov / 2 (2*pi: all around; no default).",
@@ -60,4 +59,21 @@ NOISE = distance(
     "reported position, per cone and step (0: exact; whether a cone is seen is decided on its "
     "true position).",
     surfaces=_SURFACES,
+)
+
+#: Every field of the tool, in its keyword order.
+FIELDS = (
+    MAX_CONES,
+    FOV,
+    MAX_RANGE,
+    DROPOUT,
+    NOISE,
+)
+
+ConeDetectionsSettings = config_class(
+    "ConeDetectionsSettings",
+    [("Cone detections", "", FIELDS)],
+    doc="The settings of a cone detector (tools.ConeDetections, tools.ConeDetector, "
+    "RaceConfig.cones). Fields without a default are required.",
+    module="track_gen.tools.cones",
 )

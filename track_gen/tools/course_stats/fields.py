@@ -14,9 +14,8 @@ CORNER_RADIUS = Tunable(
     "corner_radius",
     20.0,
     kind="float",
-    lo=0.0,
+    lo=1.0e-6,
     hi=1.0e6,
-    lo_open=True,
     unit="half widths",
     doc="a bead is in a corner where its curvature radius 1/|kappa| is below corner_radius "
     "times the env's mean half width (|kappa| * corner_radius * width_mean / 2 > 1), so the "

@@ -146,6 +146,7 @@ class CourseStatsMeter:
         fractions = [p / 100.0 for p in self.percentiles] + [0.0] * (MAX_PERCENTILES - P)
         self._fractions = tuple(fractions)  # a host tuple: never cut by an env range
         self.stats = CourseStatsSet.allocate(E, P, device, budget)
+        self.stats.unit = getattr(course, "unit", self.stats.unit)  # the course's length unit
         self._lap = lap_time
         self._no_lap = budget.full(E, float("nan"), wp.float32, "course stats: no lap time")
         self._everyone = budget.full(E, 1, wp.int32, "course stats: every env")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...core.tunable import Tunable
-from ..fields import distance, grid_resolution
+from ..fields import DISTANCE_HI, distance, grid_resolution
 
 RESOLUTION = grid_resolution(
     "resolution",
@@ -26,8 +26,8 @@ FILL = Tunable(
     "fill",
     None,
     kind="float",
-    lo=-1.0e30,
-    hi=1.0e30,
+    lo=-DISTANCE_HI,
+    hi=DISTANCE_HI,
     optional=True,
     unit="track units",
     doc="height of the off-road texels; None is the env's lowest road height.",

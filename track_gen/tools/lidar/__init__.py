@@ -66,12 +66,14 @@ from .fields import (
     NOISE_STD,
     NUM_BEAMS,
     POST_RADIUS,
+    LidarSettings,
 )
 from .kernels import ScanStatus
 from .result import LidarScan
 from .utility import LidarScanner, beam_angles
 
 __all__ = [
+    "LidarSettings",
     "CELL_ENTRIES",
     "DROPOUT",
     "FOV",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ...core.tunable import Tunable
+from ...core.tunable import Tunable, config_class
 from ..fields import distance
 
 _SURFACES = ("tools.Lidar", "tools.LidarScanner")
@@ -26,9 +26,8 @@ FOV = Tunable(
     "fov",
     2.0 * math.pi,
     kind="float",
-    lo=0.0,
+    lo=1.0e-6,
     hi=2.0 * math.pi,
-    lo_open=True,
     unit="rad",
     doc="angular width of the fan, centred on the agent's heading (2*pi: a full circle).",
     surfaces=_SURFACES,
@@ -124,4 +123,27 @@ CELL_ENTRIES = Tunable(
     doc="grid capacity per env: cell_entries * 2 * N_max cell entries (border segments and "
     "props together); an env that needs more is scanned by brute force (exact, slower).",
     surfaces=_SURFACES,
+)
+
+#: Every field of the tool, in its keyword order.
+FIELDS = (
+    NUM_BEAMS,
+    FOV,
+    MAX_RANGE,
+    GATE_MODEL,
+    POST_RADIUS,
+    FRAME_THICKNESS,
+    FRAME_DEPTH,
+    NOISE_STD,
+    DROPOUT,
+    GRID_CELLS,
+    CELL_ENTRIES,
+)
+
+LidarSettings = config_class(
+    "LidarSettings",
+    [("Lidar", "", FIELDS)],
+    doc="The settings of a lidar (tools.Lidar, tools.LidarScanner, RaceConfig.lidar). "
+    "Fields without a default are required.",
+    module="track_gen.tools.lidar",
 )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import warp as wp
 
@@ -11,6 +9,7 @@ from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
 from ...results import GateSequence, Track
+from ..props import PropSet
 from ..shared import check_rows, mask_or
 from .fields import (
     CELL_ENTRIES,
@@ -34,10 +33,6 @@ from .kernels import (
     _track_scan_kernel,
 )
 from .result import LidarScan
-
-if TYPE_CHECKING:
-    from ..props import PropSet
-
 
 _TRACK_ROWS = {"inner": wp.vec3f, "outer": wp.vec3f}
 _TRACK_ENVS = {"count": wp.int32, "valid": wp.int32, "generation": wp.int32}
@@ -161,6 +156,11 @@ class LidarScanner:
         self._prop_cap = 1
         self._prop_kind = 0
         if props is not None:
+            if not isinstance(props, PropSet):
+                raise TypeError(
+                    f"{owner} props must be a PropSet (tools.Props' result, or "
+                    f"tools.PropPlacer(...).props) or None, got {type(props).__name__}"
+                )
             if self.gates:
                 raise TypeError(f"{owner} props: a gate course has no props; pass props=None")
             PE, prow = check_rows(

@@ -3,12 +3,13 @@
 ``docs/sensors/lookahead.md``."""
 
 from .component import Lookahead
-from .fields import NUM_POINTS, SOURCE, SPACING
+from .fields import NUM_POINTS, SOURCE, SPACING, LookaheadSettings
 from .kernels import heading_axis, to_agent_frame
 from .result import LookaheadPoints
 from .utility import LookaheadSampler
 
 __all__ = [
+    "LookaheadSettings",
     "Lookahead",
     "LookaheadPoints",
     "LookaheadSampler",

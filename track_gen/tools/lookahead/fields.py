@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...core.tunable import Tunable
+from ...core.tunable import Tunable, config_class
 from ..fields import arc_spacing
 
 _SURFACES = ("tools.Lookahead", "tools.LookaheadSampler")
@@ -33,4 +33,19 @@ SOURCE = Tunable(
     doc="the line the points lie on: the centre line, or the racing line of the "
     "'racing_line' component (with its target speeds).",
     surfaces=("tools.Lookahead",),  # the sampler takes the racing line itself (line=)
+)
+
+#: Every field of the tool, in its keyword order.
+FIELDS = (
+    NUM_POINTS,
+    SPACING,
+    SOURCE,
+)
+
+LookaheadSettings = config_class(
+    "LookaheadSettings",
+    [("Lookahead", "", FIELDS)],
+    doc="The settings of a look-ahead sensor (tools.Lookahead, tools.LookaheadSampler, "
+    "RaceConfig.lookahead). Fields without a default are required.",
+    module="track_gen.tools.lookahead",
 )

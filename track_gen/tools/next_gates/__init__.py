@@ -16,12 +16,13 @@ are runtime state: ``reset(mask)`` and every regeneration clear them.
 """
 
 from .component import NextGates
-from .fields import NOMINAL_NOISE, NUM_GATES, REVEAL_RANGE
+from .fields import NOMINAL_NOISE, NUM_GATES, REVEAL_RANGE, NextGatesSettings
 from .kernels import SALT_NOMINAL
 from .result import NextGatePoses
 from .utility import NextGateSensor
 
 __all__ = [
+    "NextGatesSettings",
     "NOMINAL_NOISE",
     "NUM_GATES",
     "NextGatePoses",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...core.tunable import Tunable
+from ...core.tunable import Tunable, config_class
 from ..fields import distance
 
 _SURFACES = ("tools.NextGates", "tools.NextGateSensor")
@@ -37,4 +37,19 @@ NOMINAL_NOISE = distance(
     "coordinate is off by up to this much, and the yaw by atan(d / half_size) for a fourth "
     "draw |d| up to it. Needs reveal_range.",
     surfaces=_SURFACES,
+)
+
+#: Every field of the tool, in its keyword order.
+FIELDS = (
+    NUM_GATES,
+    REVEAL_RANGE,
+    NOMINAL_NOISE,
+)
+
+NextGatesSettings = config_class(
+    "NextGatesSettings",
+    [("Next gates", "", FIELDS)],
+    doc="The settings of a next-gates sensor (tools.NextGates, tools.NextGateSensor). "
+    "Fields without a default are required.",
+    module="track_gen.tools.next_gates",
 )

@@ -93,12 +93,12 @@ class NextGateSensor:
         E = gates.count.shape[0]
         device = gates.count.device
         check_array("next_index", next_index, wp.int32, E, device, "the progress target per env")
-        if reveal is not None:
-            if seeds is None:
-                raise TypeError(
-                    "NextGateSensor(seeds=None): reveal_range needs the generator's seeds "
-                    "(generator.seeds.seeds, int32 [E]) for the nominal poses"
-                )
+        if reveal is not None and seeds is None:
+            raise TypeError(
+                "NextGateSensor(seeds=None): reveal_range needs the generator's seeds "
+                "(generator.seeds.seeds, int32 [E]) for the nominal poses"
+            )
+        if seeds is not None:  # checked also when unused (no reveal_range): never ignored
             check_array("seeds", seeds, wp.int32, E, device, "the generator's seeds.seeds")
         require_not_capturing(device, "NextGateSensor construction")
         self.gates = gates

@@ -42,7 +42,7 @@ Pose conventions (any z: the borders may be elevated):
   a zero chord, has length 0 and the border direction at its point).
 """
 
-from .component import BORDER_SLACK, Props, border_length_bound
+from .component import BORDER_SLACK, Props, border_length_bound, declared_border_bound
 from .fields import (
     CONE_DIAMETER,
     CONE_HEIGHT,
@@ -74,4 +74,5 @@ __all__ = [
     "WALL_THICKNESS",
     "border_length_bound",
     "capacity_for",
+    "declared_border_bound",
 ]

@@ -45,6 +45,21 @@ def border_length_bound(centerline_bound: float, half_width: float, grade: float
     return BORDER_SLACK * plan
 
 
+def declared_border_bound(config, n_max: int) -> float | None:
+    """The bound :func:`border_length_bound` gives every border of a track generator's valid
+    courses, from its flat ``config`` (``resolved_spacing``, ``half_width``, ``z_valid_grade``)
+    and ``n_max`` beads: None for an elevated config without a grade check (no declared bound:
+    the capacity reads the first batch) or a config without a bead spacing and half width."""
+    bead = getattr(config, "resolved_spacing", None)
+    half_width = getattr(config, "half_width", None)
+    if bead is None or half_width is None:
+        return None
+    grade = getattr(config, "z_valid_grade", None) or 0.0
+    if getattr(config, "z_profile", "flat") != "flat" and not grade > 0.0:
+        return None
+    return border_length_bound((int(n_max) + 1) * float(bead), float(half_width), float(grade))
+
+
 def _longest_border(track) -> float:
     """``BORDER_SLACK`` times the longest closed 3D border of a valid env of ``track`` (read
     back): the capacity rule of an elevated config without a grade limit."""
@@ -121,20 +136,17 @@ class Props(Component):
         bound = None
         if self.max_props is None:
             cfg = getattr(ctx.generator, "config", None)
-            bead = getattr(cfg, "resolved_spacing", None)
-            half_width = getattr(cfg, "half_width", None)
-            if bead is None or half_width is None:
+            sized = all(
+                getattr(cfg, k, None) is not None for k in ("resolved_spacing", "half_width")
+            )
+            if not sized:
                 raise ValueError(
                     "Props(max_props='auto') needs a generator with a bead spacing and a "
                     "half_width (a TrackGenerator); pass max_props=<int >= 1>"
                 )
-            grade = getattr(cfg, "z_valid_grade", None) or 0.0
-            if getattr(cfg, "z_profile", "flat") != "flat" and not grade > 0.0:
+            bound = declared_border_bound(cfg, ctx.layout.N_max)
+            if bound is None:
                 bound = _longest_border(construction_result(ctx))  # no declared bound
-            else:
-                bound = border_length_bound(
-                    (ctx.layout.N_max + 1) * float(bead), float(half_width), float(grade)
-                )
             sides = 2 if self.side == "both" else 1
             capacity_for(self.spacing, bound, sides, "Props spacing")
         self.utility = PropPlacer(
@@ -160,6 +172,7 @@ class Props(Component):
             if bead is None or half_width is None:
                 return 0  # attach refuses this generator
             grade = getattr(config, "z_valid_grade", None) or 0.0
+            # the declared bound, without the elevated case's read-back (a lower bound there)
             bound = border_length_bound(
                 (layout.N_max + 1) * float(bead), float(half_width), float(grade)
             )

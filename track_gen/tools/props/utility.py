@@ -31,16 +31,24 @@ _KIND_OF = {"cone": PropKind.CONE, "wall": PropKind.WALL}
 _SIDES_OF = {"inner": (True, False), "outer": (False, True), "both": (True, True)}
 
 
-def capacity_for(spacing: float, max_loop_length: float, sides: int, owner: str = "spacing") -> int:
+def capacity_for(
+    spacing: float,
+    max_loop_length: float,
+    sides: int,
+    owner: str = "spacing",
+    hint: str = "raise the spacing, lower max_loop_length or pass max_props",
+) -> int:
     """``sides * max(1, ceil(max_loop_length / spacing))`` (a border of length ``L <= bound``
     needs ``round(L / spacing) <= ceil(bound / spacing)`` props), refused above
-    ``MAX_PROPS.hi``."""
+    ``MAX_PROPS.hi`` (``owner`` names the spacing, ``hint`` the fix a caller's user can
+    apply)."""
     cap = int(sides) * max(1, math.ceil(max_loop_length / spacing))
     if cap > MAX_PROPS.hi:
+        least = int(sides) * max_loop_length / MAX_PROPS.hi
         raise ValueError(
             f"{owner} = {spacing!r} gives {cap:,} props per env for borders up to "
-            f"{max_loop_length:g} track units (max_loop_length), more than {MAX_PROPS.hi}: raise "
-            "the spacing, lower max_loop_length or pass max_props"
+            f"{max_loop_length:g} track units, more than {MAX_PROPS.hi}: {hint} (a spacing "
+            f">= {least:.3g} fits)"
         )
     return cap
 
@@ -106,7 +114,7 @@ class PropPlacer:
         if max_props is not None:
             cap = MAX_PROPS.check(max_props, "PropPlacer max_props")
         elif max_loop_length is not None:
-            bound = check_float("max_loop_length", max_loop_length, lo=0.0, hi=1.0e12, lo_open=True)
+            bound = check_float("max_loop_length", max_loop_length, lo=1.0e-6, hi=1.0e12)
             cap = capacity_for(self.spacing, bound, sides)
         else:
             raise ValueError(

@@ -21,6 +21,11 @@ from .fields import (
 from .kernels import _plan_kernel, _sample_kernel
 from .result import RacingLineSet
 
+#: Most solver iterations per plan, ``linearisations * (iterations + kappa_iterations)``
+#: (``kappa_iterations`` only with a ``kappa_max``): about 0.5 s per env of ~100 beads on a
+#: 2-core CPU, proportional to the beads (benchmarks/work_bounds.py).
+SOLVE_WORK_HI = 40000
+
 #: float64 scratch arrays ``[E*N_max]`` of the planner (see :func:`_plan_kernel`).
 _SCRATCH64 = "wt lo hi d0 d1 d2 g m0 m1 m2 l0 l1 l2 r1 r2 x y lam best z2 u2".split()
 
@@ -55,6 +60,16 @@ def check_settings(
                 f"{tunable.range_text()}"
             )
         out[tunable.name] = tunable.check(value, f"{owner}.{tunable.name}")
+    work = out["linearisations"] * (
+        out["iterations"] + (out["kappa_iterations"] if out["kappa_max"] is not None else 0)
+    )
+    if work > SOLVE_WORK_HI:
+        raise ValueError(
+            f"{owner}: linearisations x (iterations + kappa_iterations) = {work:,} solver "
+            f"iterations per plan, above {SOLVE_WORK_HI:,} (about half a second per env of the "
+            "default track size on a 2-core CPU, more on longer tracks): lower linearisations, "
+            "iterations or kappa_iterations (kappa_iterations count only with kappa_max)"
+        )
     return out
 
 
@@ -140,6 +155,7 @@ class RacingLinePlanner:
         self.device = device
         self._n_max = n_max
         self.line = RacingLineSet.allocate(E, n_max, device, budget)
+        self.line.unit = getattr(track, "unit", self.line.unit)  # m and m/s on a metre course
         rows = E * n_max
         self._scratch = [budget.zeros(rows, wp.float64, "racing line scratch") for _ in _SCRATCH64]
         self._act = budget.zeros(rows, wp.int32, "racing line active set")

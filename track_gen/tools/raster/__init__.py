@@ -29,12 +29,13 @@ only for a centre (or a square edge, a disc) within float32 rounding of a border
 """
 
 from .component import EgoRaster
-from .fields import EXTENT, RESOLUTION
+from .fields import EXTENT, RESOLUTION, EgoRasterSettings
 from .kernels import RasterCell
 from .result import EgoRasterImage
 from .utility import ENTRIES_PER_BEAD, PAD_CELLS, EgoRasterizer, grid_buckets
 
 __all__ = [
+    "EgoRasterSettings",
     "ENTRIES_PER_BEAD",
     "EXTENT",
     "EgoRaster",

@@ -8,6 +8,8 @@ from ...core.component import Component, InputSpec, buffer_bytes
 from ...core.exec import is_capturing
 from ...core.ranges import EnvSplit, run_ranges
 from ...results import Track
+from ..heightfield import HeightField
+from ..props import PropSet
 from ..shared import generator_result
 from .fields import RESOLUTION
 from .utility import EgoRasterizer, check_settings
@@ -68,8 +70,10 @@ class EgoRaster(Component):
         self.resolution, self.extent = check_settings("EgoRaster", resolution, extent)
         self.cones = _name("EgoRaster", "cones", cones)
         self.height = _name("EgoRaster", "height", height)
-        reads = tuple(after or ()) + tuple(n for n in (self.cones, self.height) if n)
-        super().__init__(name=name, after=reads)
+        super().__init__(name=name, after=after)  # checks after: a sequence of names
+        reads = tuple(n for n in (self.cones, self.height) if n)
+        if reads:
+            self.after = (*self.after, *reads)
 
     def attach(self, ctx) -> None:
         why = "a gate course has no road to draw"
@@ -77,14 +81,20 @@ class EgoRaster(Component):
         props = field = None
         if self.cones is not None:
             props = ctx.get(self.cones).result
-            if getattr(props, "kind", None) != "cone":
+            if not isinstance(props, PropSet):
+                raise TypeError(
+                    f"EgoRaster(cones={self.cones!r}): that component's result is a "
+                    f"{type(props).__name__}, not a PropSet: pass the name of a "
+                    "tools.Props('cone', ...) component"
+                )
+            if props.kind != "cone":
                 raise ValueError(
                     f"EgoRaster(cones={self.cones!r}): that component's result is not a "
                     "PropSet of cones: pass the name of a tools.Props('cone', ...) component"
                 )
         if self.height is not None:
             field = ctx.get(self.height).result
-            if not isinstance(getattr(field, "frame", None), wp.array):
+            if not isinstance(field, HeightField):
                 raise TypeError(
                     f"EgoRaster(height={self.height!r}): that component's result is not a "
                     "HeightField: pass the name of a tools.HeightFieldBake component"

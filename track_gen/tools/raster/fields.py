@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...core.tunable import Tunable
+from ...core.tunable import Tunable, config_class
 from ..fields import distance
 
 _SURFACES = ("tools.EgoRaster", "tools.EgoRasterizer")
@@ -24,4 +24,18 @@ EXTENT = distance(
     positive=True,
     doc="side of the square window the raster covers, centred on the agent (required).",
     surfaces=_SURFACES,
+)
+
+#: Every field of the tool, in its keyword order.
+FIELDS = (
+    RESOLUTION,
+    EXTENT,
+)
+
+EgoRasterSettings = config_class(
+    "EgoRasterSettings",
+    [("Ego raster", "", FIELDS)],
+    doc="The settings of an ego raster (tools.EgoRaster, tools.EgoRasterizer, RaceConfig.raster). "
+    "Fields without a default are required.",
+    module="track_gen.tools.raster",
 )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import warp as wp
 
@@ -11,15 +10,12 @@ from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
 from ...results import Track
+from ..heightfield import HeightField
+from ..props import PropSet
 from ..shared import mask_or
 from .fields import EXTENT, RESOLUTION
 from .kernels import _cells_kernel, _cones_kernel, _grid_kernel, _pose_kernel
 from .result import EgoRasterImage
-
-if TYPE_CHECKING:
-    from ..heightfield import HeightField
-    from ..props import PropSet
-
 
 #: Bucket index entries each env may hold, per bead of ``N_max`` (more: the env's cells test
 #: every quad, still exactly).
@@ -42,14 +38,9 @@ def check_settings(owner: str, resolution, extent) -> tuple[int, float]:
             f"{owner}.extent is required: pass the side of the square window around the "
             f"agent, track units ({EXTENT.range_text()})"
         )
-    ext = EXTENT.check(extent, f"{owner}.extent")
-    cell = ext / res
-    if not (cell >= 1.0e-30):
-        raise ValueError(
-            f"{owner}.extent = {extent!r} over {res} cells gives cells of {cell:g} track units, "
-            "too small for float32: pass an extent >= 1e-30 * resolution"
-        )
-    return res, ext
+    # the declarations keep the cell side extent / res >= 1e-6 / 512, far above float32's
+    # smallest normal: no second bound here
+    return res, EXTENT.check(extent, f"{owner}.extent")
 
 
 class EgoRasterizer:
@@ -96,7 +87,12 @@ class EgoRasterizer:
         E = track.count.shape[0]
         device = track.count.device
         if props is not None:
-            if getattr(props, "kind", None) != "cone":
+            if not isinstance(props, PropSet):
+                raise TypeError(
+                    "EgoRasterizer props must be a PropSet of cones (tools.Props' result, or "
+                    f"tools.PropPlacer(...).props) or None, got {type(props).__name__}"
+                )
+            if props.kind != "cone":
                 raise ValueError(
                     "EgoRasterizer(props=...): the raster draws cones; pass a PropSet of "
                     f"kind 'cone' (got kind {getattr(props, 'kind', None)!r})"
@@ -111,6 +107,12 @@ class EgoRasterizer:
                 )
             check_array("props.count", props.count, wp.int32, E, device)
         if height_field is not None:
+            if not isinstance(height_field, HeightField):
+                raise TypeError(
+                    "EgoRasterizer height_field must be a HeightField (tools.HeightFieldBake's "
+                    "result, or tools.HeightFieldBaker(...).field) or None, got "
+                    f"{type(height_field).__name__}"
+                )
             rows = height_field.height.shape[0]
             check_array("height_field.frame", height_field.frame, wp.vec4f, E, device)
             check_array("height_field.height", height_field.height, wp.float32, rows, device)
