@@ -1,9 +1,10 @@
 """Every ```python block of the docs runs on the CPU, as a user who pastes it would run it.
 
 The blocks of one page run in order in one fresh namespace (a later block may use what an
-earlier one built), in a temporary working folder, on the CPU (``device=None`` and Warp's
-default device resolve to ``"cpu"`` here even where a GPU is present). A block may be marked
-on the line directly above its fence:
+earlier one built), in a temporary working folder (beside a link to the workplace's
+``shared/``, so ``../shared/data/...`` reads as from the repository root), on the CPU
+(``device=None`` and Warp's default device resolve to ``"cpu"`` here even where a GPU is
+present). A block may be marked on the line directly above its fence:
 
     <!-- docs-run: skip reason="cuda only" -->
 
@@ -32,6 +33,8 @@ import warp as wp
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md")) + [ROOT / "README.md"]
+#: the workplace's data beside the repository, read by pages as ``../shared/data/...``
+SHARED = ROOT.parent / "shared"
 
 #: packages of the optional extras: a page whose block imports one that is not installed is
 #: skipped from that block on, as the tests of those extras skip (``pytest.importorskip``)
@@ -203,7 +206,13 @@ def test_page_runs(page, device, tmp_path, monkeypatch):
     """On ``cpu`` every block but the CUDA-only ones runs with the CPU as the only device a
     snippet gets; on ``cuda`` (where present) every block runs with Warp's own defaults."""
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    monkeypatch.chdir(tmp_path)
+    work = tmp_path / "work"  # ``../shared/data`` there is the workplace's data, as from the root
+    work.mkdir()
+    if SHARED.is_dir():
+        (tmp_path / "shared").symlink_to(SHARED, target_is_directory=True)
+    elif "../shared/" in page.read_text(encoding="utf-8"):
+        pytest.skip(f"{SHARED} (the data the page reads) is absent")
+    monkeypatch.chdir(work)
     namespace = {"__name__": "docs_run_" + re.sub(r"\W", "_", _rel(page)[:-3])}
     on_cpu = device == "cpu"
     with _restored_globals(), _cpu_only() if on_cpu else contextlib.nullcontext():

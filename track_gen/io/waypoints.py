@@ -38,7 +38,7 @@ from ..core.extents import COORD_LIMIT
 from ..engine.spec import PipelineSpec, StageSpec
 from ..stages.gate_frames import GATE_WIDTH
 from ..stages.real_track import ASSIGN_MODES
-from .paths import read_bytes
+from .paths import MAX_WAYPOINT_BYTES, read_bytes
 from .tum import float_array
 
 __all__ = ["WaypointPath", "gates_spec", "path_gates", "read_waypoint_path", "waypoint_arrays"]
@@ -172,7 +172,9 @@ def read_waypoint_path(path) -> WaypointPath:
             and the key), or a path the :class:`WaypointPath` checks refuse.
         TypeError: ``path`` is not a str / PathLike, or a value is not a number.
     """
-    p, raw = read_bytes("path", path, "read_waypoint_path", "JSON file")
+    p, raw = read_bytes(
+        "path", path, "read_waypoint_path", "JSON file", max_bytes=MAX_WAYPOINT_BYTES
+    )
     where = os.fspath(path)
     try:
         data = json.loads(raw.decode("utf-8-sig"))
