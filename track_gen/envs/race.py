@@ -341,6 +341,16 @@ class RaceEnv(BatchedEnv):
         self._init_state(budget, new_course, kw, mode, guard)
         self._finish_init(captured)
 
+    def par_percent(self) -> np.ndarray:
+        """float64 ``[E]``: each env's last timed lap as a percentage of its course's par,
+        ``100 * final_lap_time / racing_line.lap_time`` (NaN before a lap is timed, or
+        without a racing line). Reads device memory: call it between rollouts."""
+        lap = self.final_lap_time.numpy().astype(np.float64)
+        par = self._par_time.numpy().astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = 100.0 * lap / par
+        return np.where(np.isfinite(out) & (par > 0), out, np.nan)
+
     # ------------------------------------------------------------------ the car
     def _act(self) -> None:
         c, car = self.config, self.car_limits

@@ -3,6 +3,7 @@ the reward, the course, the observation), declared once per field."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -375,7 +376,7 @@ def for_vehicle(cls, vehicle="gt", dynamics: str = "single_track", **fields):
     ``reward_progress = 1 / (max_speed * dt)`` per metre (1 per step at top speed, as the
     track-unit defaults give)."""
     if isinstance(vehicle, str):
-        vehicle = vehicles.vehicle_preset(vehicle)
+        vehicle = vehicles.vehicle_preset(vehicle, f"{cls.__name__}.vehicle")
     vehicle = VEHICLE.check(vehicle, f"{cls.__name__}.vehicle")
     a_lat = vehicles.lateral_accel(vehicle)
     brake = vehicles.braking_distance(vehicle)
@@ -434,3 +435,18 @@ term reading it); ``term_settings(name)``: a term's settings.""",
     check=check_race_config,
     module="track_gen.envs.race",
 )
+
+
+_checked_init = RaceConfig.__init__
+
+
+@functools.wraps(_checked_init)
+def _init_with_presets(self, *args, **kwargs):
+    """RaceConfig's init, taking a vehicle preset's name (``vehicle="gt"``) for its
+    settings."""
+    if isinstance(kwargs.get("vehicle"), str):
+        kwargs["vehicle"] = vehicles.vehicle_preset(kwargs["vehicle"], "RaceConfig.vehicle")
+    _checked_init(self, *args, **kwargs)
+
+
+RaceConfig.__init__ = _init_with_presets

@@ -275,11 +275,12 @@ F1TENTH = VehicleSettings(
 VEHICLES = {"gt": GT, "f1tenth": F1TENTH}
 
 
-def vehicle_preset(name: str):
-    """The preset ``name`` (``"gt"``, ``"f1tenth"``); ValueError naming the presets."""
+def vehicle_preset(name: str, owner: str = "vehicle"):
+    """The preset ``name`` (``"gt"``, ``"f1tenth"``); ValueError naming ``owner`` and the
+    presets."""
     if name not in VEHICLES:
         raise ValueError(
-            f"vehicle = {name!r} is not a vehicle preset: pass one of {tuple(VEHICLES)} or a "
+            f"{owner} = {name!r} is not a vehicle preset: pass one of {tuple(VEHICLES)} or a "
             "VehicleSettings"
         )
-    return VEHICLES[name]
+    return VEHICLES[str(name)]
