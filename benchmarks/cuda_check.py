@@ -30,7 +30,7 @@ regenerate(mask=..., advance=True) recorded into a wp.ScopedCapture (behind a co
 when wp.is_conditional_graph_supported()) replays an all-zero mask as an exact no-op and a
 nonzero mask like an eager twin, bitwise; and times, at --E, the all-zero replay against the
 same call recorded inside track_gen.core.exec.unconditional() (a full body), the course's own graph
-for an all-zero mask, and one captured step of examples/warp_env's CarRaceEnv.
+for an all-zero mask, and one captured step of a RaceEnv (captured=True).
 
 The layouts section (--only layouts) builds every sampler's track generator twice, with
 kernel_layout="per_env" and "per_item", checks the two produce bitwise-identical tracks
@@ -341,21 +341,18 @@ def check_capture(E: int, calls: int, device: str) -> bool:
     ok &= bool(same)
     env_ms = float("nan")
     try:
-        sys.path.insert(
-            0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples")
-        )
-        from warp_env import CarRaceEnv
+        from track_gen.envs import RaceEnv
 
-        env = CarRaceEnv(E, device=device, seed=3, captured=True)
+        env = RaceEnv(E, device, 3, captured=True)  # the whole step recorded once, replayed
         env_ms = _ms(lambda: env.step(), device, calls)
     except Exception as err:  # report, do not hide the other figures
-        print(f"capture: CarRaceEnv step failed: {type(err).__name__}: {err}")
+        print(f"capture: RaceEnv step failed: {type(err).__name__}: {err}")
         ok = False
     print(
         f"capture E={E:<6} conditional node {'yes' if recorded_node else 'no '} "
         f"(supported {'yes' if node else 'no'})   all-zero replay {zero_ms:8.3f} ms   "
         f"unconditional body {full_ms:8.2f} ms   own graph all-zero {own_ms:8.3f} ms   "
-        f"masked replay == eager {'yes' if same else 'NO'}   CarRaceEnv captured step "
+        f"masked replay == eager {'yes' if same else 'NO'}   RaceEnv captured step "
         f"{env_ms:8.3f} ms   {'ok' if ok else 'MISMATCH'}",
         flush=True,
     )

@@ -23,7 +23,7 @@ timeout 90 python benchmarks/generate.py --E 8192 --calls 3 --generators bezier 
 echo "generate --profile rc=$?" | tee -a "$out/summary.txt"
 timeout 240 python -m pytest -q -x -p no:cacheprovider \
     tests/course/test_capture_rules.py tests/test_interop_torch.py \
-    tests/course/test_ingraph_recipe.py tests/test_warp_env.py tests/course/test_course_gates.py \
+    tests/course/test_ingraph_recipe.py tests/course/test_course_gates.py \
     tests/pipeline/test_real_widths.py \
     > "$out/pytest_cuda.txt" 2>&1
 echo "pytest rc=$?" | tee -a "$out/summary.txt"

@@ -53,7 +53,7 @@ def make_env(num_envs: int, device, seed: int, fixed_course: bool, config=None) 
 
 
 #: Seed of the first held-out course (env e: HELD_OUT + e, epoch 0), as in the generalization
-#: study (benchmarks/generalization.py).
+#: study (studies/generalization.py).
 HELD_OUT = 1_000_000
 
 
@@ -172,19 +172,19 @@ def evaluate(runner, seeds, device=None, config=None) -> dict:
         "laps_timed": int(timed.sum()),
         "mean_par_percent": float(pct.mean()) if timed.any() else math.nan,
         "progress": final.tolist(),
-        "lap_time": _no_nan(lap_time.tolist()),  # None: no timed lap (strict JSON)
-        "par": _no_nan(par.tolist()),  # None: no racing line on that course
+        "lap_time": no_nan(lap_time.tolist()),  # None: no timed lap (strict JSON)
+        "par": no_nan(par.tolist()),  # None: no racing line on that course
     }
 
 
-def _no_nan(x):
+def no_nan(x):
     """``x`` with every NaN float as None (strict JSON)."""
     if isinstance(x, float) and math.isnan(x):
         return None
     if isinstance(x, dict):
-        return {k: _no_nan(v) for k, v in x.items()}
+        return {k: no_nan(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_no_nan(v) for v in x]
+        return [no_nan(v) for v in x]
     return x
 
 
@@ -293,7 +293,7 @@ def main(argv=None) -> int:
         "history": history,
         "held_out": {"first_seed": HELD_OUT, **held},
     }
-    (out / "metrics.json").write_text(json.dumps(_no_nan(metrics), indent=1))
+    (out / "metrics.json").write_text(json.dumps(no_nan(metrics), indent=1))
     plot(
         history,
         out / "training_curve.png",

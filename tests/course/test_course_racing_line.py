@@ -1,4 +1,4 @@
-"""The ``racing_line`` keyword of ``Course.track`` and ``CourseConfig`` (issue 24).
+"""The ``racing_line`` keyword of ``Course.track`` and ``CourseConfig``.
 
 ``racing_line`` is None (no ``racing_line`` component) or a mapping of ``tools.RacingLine``
 keyword arguments; it adds the ``racing_line`` component after the collision and before

@@ -35,9 +35,12 @@ def _load_toy():
 @pytest.fixture(scope="module")
 def toy():
     module = _load_toy()
-    if TOY not in tools.observation_terms():
+    added = TOY not in tools.observation_terms()
+    if added:
         tools.register_term(module.StartGapTerm())  # the one line
-    return module
+    yield module
+    if added and TOY in tools.observation_terms():
+        tools.unregister_term(TOY)  # no term leaks into another test of this worker
 
 
 def test_a_toy_sensor_is_observed_after_one_registration_line(toy):
@@ -109,3 +112,17 @@ def test_register_term_refuses_before_anything_changes():
     assert tools.observation_terms() == before
     with pytest.raises(ValueError, match="not a registered observation term.*lidar"):
         tools.observation_term("sonar")
+    with pytest.raises(ValueError, match="not a registered observation term"):
+        tools.unregister_term("sonar")
+
+
+def test_unregister_removes_a_term_and_keeps_configs_made_with_it(toy):
+    config = RaceConfig(observations=("state", TOY))
+    term = tools.unregister_term(TOY)
+    try:
+        assert TOY not in tools.observation_terms()
+        with pytest.raises(ValueError, match=r"\['acme.start_gap'\] is not an observation"):
+            RaceConfig(observations=("state", TOY))
+        assert config.observations == ("state", TOY)
+    finally:
+        tools.register_term(term)

@@ -1,4 +1,4 @@
-"""RaceEnv with a racing line (issue 24, "use in the loop"): the two observed racing-line
+"""RaceEnv with a racing line (its use in the training loop): the two observed racing-line
 columns and the par-pace reward term against NumPy oracles built from the racing-line result
 and the localizer's frame, lap times and par percentages against the laps the progress tool
 counts, the line re-planned with each masked regeneration, defaults bit for bit, replay ==

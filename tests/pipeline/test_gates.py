@@ -893,7 +893,7 @@ def test_mixed_knot_loops_match_their_samplers(device):
 
 @pytest.mark.parametrize("generator", [*KNOT_SAMPLERS, "voronoi"])
 def test_gates_spread_in_loop_order(generator, device):
-    """Issue 23: consecutive gates' arc gaps within [0.5, 1.5] x L / K for >= 95% of gates,
+    """Spacing: consecutive gates' arc gaps within [0.5, 1.5] x L / K for >= 95% of gates,
     the gates once around the loop in order (ccw), no GATE_SPACING (none before either)."""
     gen = make(device, generator=generator, num_envs=256, gate_width=0.1)
     seq = gen.generate()
@@ -917,7 +917,7 @@ def test_placement_measure_oracle():
 
 @pytest.mark.parametrize("generator", [*KNOT_SAMPLERS, "voronoi"])
 def test_crossing_bars_not_above_the_table(generator, device):
-    """Issue 23: the crossing-bar fraction per width is no higher than before (BARS_BEFORE)."""
+    """Crossing bars: the crossing-bar fraction per width is no higher than before (BARS_BEFORE)."""
     gen = make(device, generator=generator, num_envs=1024, gate_width=BAR_WIDTHS[0])
     for w, before in zip(BAR_WIDTHS, BARS_BEFORE[generator], strict=True):
         gen.params[WIDTH] = w
@@ -927,7 +927,7 @@ def test_crossing_bars_not_above_the_table(generator, device):
 
 @pytest.mark.parametrize("generator", KNOT_SAMPLERS)
 def test_altitude_profiles(generator, device):
-    """Issue 23: the altitude profiles are today's on the knot loops: flat at z_base, uniform
+    """Altitudes: the altitude profiles are today's on the knot loops: flat at z_base, uniform
     in [z_min, z_max], a random walk from clamp(z_base) with steps within z_max_step * plan
     distance, the noise profile within its range."""
     kw = dict(generator=generator, num_envs=32, z_base=0.2, z_min=-0.3, z_max=0.6)

@@ -710,7 +710,7 @@ def stream_cases(E: int, device) -> list[tuple[str, type | None, Callable]]:
     return cases
 
 
-# ------------------------------------------------------------------------------ specs (issue 21)
+# ------------------------------------------------------------------------------ specs
 # Oracles of what a PipelineSpec checks when it is made: randomizers and the mix's samplers.
 def expected_range_error(lo_hi) -> type | None:
     """TypeError / ValueError of a ``(lo, hi)`` randomizer range on its own, or None: a pair
@@ -811,7 +811,7 @@ def expected_mix_error(
 
 
 # ------------------------------------------------------------------------------ tool inputs
-# (issue 21: hand-made courses and out-of-range poses; tests/tools/test_tool_inputs.py)
+# (hand-made courses and out-of-range poses; tests/tools/test_tool_inputs.py)
 _F32_MAX = float(np.finfo(np.float32).max)
 _HUGE_FINITE = [1e18, -1e18, 1.5e18, 1e19, -1e19, 1e30, -1e30, 3e38, _F32_MAX, -_F32_MAX]
 _TINY = [0.0, -0.0, 1e-45, -1e-45, 1e-30, 1e-19]
@@ -877,7 +877,7 @@ def finite_pose_rows(rows: int, width: int, quaternion: bool = False) -> st.Sear
 
 
 # ------------------------------------------------------------------------------ files and paths
-# (track_gen.io batch files, output paths, picture writers: issue 21)
+# (track_gen.io batch files, output paths, picture writers)
 
 #: One value a per-env entry of a batch file may hold: ints around every int32 / int64 /
 #: uint64 edge, floats (NaN, inf, beyond float32, fractions), strings, bools and JSON nulls.

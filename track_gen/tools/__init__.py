@@ -71,6 +71,7 @@ from .terms import (
     register_term,
     settings_class,
     unit_or_zero,
+    unregister_term,
 )
 
 # the built-in observation terms, in their documented order: one line per term
@@ -80,6 +81,7 @@ register_term(ConesTerm())
 register_term(RasterTerm())
 
 __all__ = [
+    "unregister_term",
     "unit_or_zero",
     "settings_class",
     "put_column",

@@ -47,6 +47,7 @@ __all__ = [
     "observation_terms",
     "put_column",
     "register_term",
+    "unregister_term",
     "settings_class",
     "settings_kwargs",
     "unit_or_zero",
@@ -232,6 +233,15 @@ def register_term(term: ObservationTerm) -> ObservationTerm:
     if not (isinstance(term.settings, type) and hasattr(term.settings, "__tunables__")):
         raise TypeError(f"term {name!r}: settings must be a config_class settings class")
     _TERMS[name] = term
+    return term
+
+
+def unregister_term(name: str) -> ObservationTerm:
+    """Remove the registered term ``name`` and return it (a plugin reloaded, a test that
+    registered its own); ValueError listing the registered ones for an unknown name. An env
+    built while it was registered keeps the term it assembled."""
+    term = observation_term(name)
+    del _TERMS[name]
     return term
 
 

@@ -1,7 +1,8 @@
 """Curriculum study: PPO (rsl_rl) on ``RaceEnv`` with domain randomisation, prioritized level
 replay and learnability sampling, evaluated zero-shot on held-out courses and real circuits.
 
-Run:  PYTHONPATH=. python benchmarks/curriculum_study.py --device cpu \\
+Run (from the repository root):
+      python -m studies.curriculum --device cpu \\
           --circuits /path/to/tum/tracks --out /tmp/curriculum_study
       (3 methods x 3 training seeds; see docs/training.md for the size and the wall time)
       ``--smoke``: a seconds-long run of every method, seed and evaluation (the test's).
@@ -27,7 +28,7 @@ Evaluation (the policy's mean action, one episode per env, zero-shot):
 * real circuits: the four circuits of the test suite (``tests/io/__init__.py``) plus every
   ``*.csv`` in ``--circuits`` (TUM racetrack-database layout, read in place), each scaled
   (widths too) until its median half width is the generated courses' (the rule of
-  ``benchmarks/generalization.py``); a circuit the library marks invalid is left out and
+  ``studies/generalization.py``); a circuit the library marks invalid is left out and
   named. One env per circuit (the mean action is deterministic) with episodes long enough for
   ``max_laps`` laps at half the top speed (``--circuit-steps`` to choose).
 
@@ -56,15 +57,10 @@ import numpy as np
 import torch
 import warp as wp
 
-_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(_ROOT / "examples"))
-sys.path.insert(0, str(_ROOT / "benchmarks"))
-
-from generalization import scaled_circuits  # noqa: E402
-from train_ppo import HELD_OUT, _no_nan, first_episodes, make_env  # noqa: E402
-
-from track_gen.envs import RaceConfig, RaceDone, RaceEnv  # noqa: E402
-from track_gen.envs.rsl_rl import RslRlRaceEnv, ppo_config  # noqa: E402
+from examples.train_ppo import HELD_OUT, first_episodes, make_env, no_nan
+from studies.generalization import scaled_circuits
+from track_gen.envs import RaceConfig, RaceDone, RaceEnv
+from track_gen.envs.rsl_rl import RslRlRaceEnv, ppo_config
 
 #: The methods and their ``curriculum`` score rule (None: no curriculum).
 METHODS = {"dr": None, "plr": "value_loss", "learnability": "learnability"}
@@ -234,7 +230,6 @@ def held_out(runner, args, config: RaceConfig) -> dict:
 def suite_circuit_files(folder: Path) -> list[Path]:
     """The test suite's circuits (``tests/io/__init__.py`` CIRCUITS) written into ``folder``
     in the database layout (millimetres, as the generalization study writes them)."""
-    sys.path.insert(0, str(_ROOT))
     from tests.io import CIRCUITS, write_csv
 
     paths = []
@@ -247,7 +242,7 @@ def suite_circuit_files(folder: Path) -> list[Path]:
 
 def load_circuits(paths: list[Path], device) -> tuple[list, list[str]]:
     """The circuits of ``paths`` scaled to the generated half width, and the names of those
-    left out as invalid (``benchmarks/generalization.py``'s ``scaled_circuits``)."""
+    left out as invalid (``studies/generalization.py``'s ``scaled_circuits``)."""
     from track_gen.io import read_tum
 
     return scaled_circuits([read_tum(p) for p in paths], device)
@@ -445,7 +440,7 @@ def main(argv=None) -> int:
         "wall_seconds": wall,
         "runs": runs,
     }
-    (args.out / "study.json").write_text(json.dumps(_no_nan(study), indent=1))
+    (args.out / "study.json").write_text(json.dumps(no_nan(study), indent=1))
     (args.out / "table.md").write_text(text)
     plot(runs, args.out / "curriculum_study.png")
     print(

@@ -17,7 +17,7 @@ from track_gen.course import Course
 from track_gen.distributed import RankLayout, course_hashes
 from track_gen.pipeline import presets
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_rank_layout_partitions_global_ids():

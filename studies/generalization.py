@@ -1,7 +1,8 @@
 """Generalization study: PPO policies trained on ONE fixed course vs on courses regenerated per
 episode, evaluated on held-out seeds (and on imported circuits, with ``--circuits``).
 
-Run:  PYTHONPATH=. python benchmarks/generalization.py --device cpu --out /tmp/generalization.json
+Run (from the repository root):
+      python -m studies.generalization --device cpu --out /tmp/generalization.json
       (2 conditions x 3 training seeds x ``examples/train_ppo.py``-sized runs: ~10 minutes
       on a 2-core CPU)
 
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -33,11 +33,8 @@ import numpy as np
 import torch
 import warp as wp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-
-from train_ppo import evaluate, first_episodes, train  # noqa: E402
-
-from track_gen.stages.inflate import HALF_WIDTH as _HALF_WIDTH  # noqa: E402
+from examples.train_ppo import evaluate, first_episodes, train
+from track_gen.stages.inflate import HALF_WIDTH as _HALF_WIDTH
 
 #: Half road width of the generated training courses (the declaration's default).
 HALF_WIDTH = float(_HALF_WIDTH.default)

@@ -1,13 +1,10 @@
-"""benchmarks/curriculum_study.py: the ``--smoke`` run end to end (every method, seed and
-evaluation, seconds), the PLR signal against a float64 NumPy oracle, and its refusals."""
+"""studies/curriculum.py: the ``--smoke`` run end to end (every method, seed and evaluation,
+seconds), the PLR signal against a float64 NumPy oracle, and its refusals."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,20 +12,7 @@ import pytest
 pytest.importorskip("rsl_rl")
 import torch  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location(
-        "curriculum_study", ROOT / "benchmarks" / "curriculum_study.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["curriculum_study"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-study = _load()
+from studies import curriculum as study  # noqa: E402
 
 
 @pytest.fixture(scope="module")
