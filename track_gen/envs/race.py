@@ -84,6 +84,7 @@ from ..core.units import METRES
 from ..course import Course
 from ..pipeline import PipelineSpec, presets
 from ..seeds import PerEnvSeededRNG
+from . import vehicles
 from .base import (
     BatchedEnv,
     DeviceArrays,
@@ -94,7 +95,6 @@ from .base import (
     env_seeds,
 )
 from .episode import SIGNAL_LAP_TIME, SIGNAL_NONE, SIGNAL_SUCCESS, RaceDone
-from . import vehicles
 from .race_config import CIRCUIT, ENV_BUDGET_HINT, RaceConfig, check_capacities
 from .race_kernels import (
     _drive_kernel,

@@ -13,7 +13,7 @@ from ..core.units import METRES, TRACK_UNITS, UNITS
 from ..course.rules import check_checkpoint_capacity, check_props_capacity
 from ..stages.circuit import preset_fields as circuit_fields
 from ..tools import observation_term
-from ..tools.checkpoints import SPACING
+from ..tools.checkpoints import MAX_CHECKPOINTS, SPACING
 from . import vehicles
 from .base import STATE_TERM, observation_fields, observation_namespace
 from .race_kernels import BASE_OBS, DYN_OBS, LINE_OBS
@@ -352,6 +352,9 @@ def check_race_config(config) -> None:
     check_capacities(config)
 
 
+#: RaceConfig's narrowing of shared declarations.
+RACE_NARROW = {"checkpoint_spacing": {"hi": 100.0}}
+
 #: Look-ahead distances of :meth:`RaceConfig.for_vehicle`, as shares of the vehicle's
 #: braking distance from top speed.
 LOOKAHEAD_SHARES = (0.03, 0.08, 0.16, 0.3, 0.5, 0.75, 1.0)
@@ -360,6 +363,20 @@ LOOKAHEAD_SHARES = (0.03, 0.08, 0.16, 0.3, 0.5, 0.75, 1.0)
 def _round(x: float, digits: int = 3) -> float:
     """``x`` to ``digits`` significant digits."""
     return float(f"{x:.{digits}g}")
+
+
+def _within(t: Tunable, x, name: str | None = None):
+    """``x`` clamped into the range of the RaceConfig field ``t`` (``name``: its name in
+    RaceConfig when that differs; narrowed as RaceConfig narrows it)."""
+    hi = RACE_NARROW.get(name or t.field, {}).get("hi", t.hi)
+    return type(x)(min(max(x, t.lo), hi))
+
+
+def dt_or(dt) -> float:
+    """``dt`` when it is a usable step, else the default step (the class refuses a bad one)."""
+    return (
+        float(dt) if isinstance(dt, (int, float)) and dt > 0 and math.isfinite(dt) else DT.default
+    )
 
 
 def for_vehicle(cls, vehicle="gt", dynamics: str = "single_track", **fields):
@@ -374,25 +391,33 @@ def for_vehicle(cls, vehicle="gt", dynamics: str = "single_track", **fields):
     0.75, 1.0)`` (3 significant digits), ``spawn_back`` the vehicle's length,
     ``checkpoint_spacing = D / 6``, ``max_episode_steps`` = 600 s of steps and
     ``reward_progress = 1 / (max_speed * dt)`` per metre (1 per step at top speed, as the
-    track-unit defaults give)."""
+    track-unit defaults give). Each derived value is clamped into its field's range (the
+    checkpoint spacing at least the one whose checkpoints fit on the longest circuit), so
+    every valid vehicle gets a valid config."""
     if isinstance(vehicle, str):
         vehicle = vehicles.vehicle_preset(vehicle, f"{cls.__name__}.vehicle")
     vehicle = VEHICLE.check(vehicle, f"{cls.__name__}.vehicle")
     a_lat = vehicles.lateral_accel(vehicle)
     brake = vehicles.braking_distance(vehicle)
-    dt = float(f"{vehicle.max_speed / a_lat / 45.0:.1g}")
+    dt = _within(DT, float(f"{vehicle.max_speed / a_lat / 45.0:.1g}"))
     dt = dict(fields).get("dt", dt)
+    steps = int(math.ceil(600.0 / dt_or(dt)))  # (a bad dt is refused by the class)
+    # the circuits' longest loop over the most checkpoints: the least spacing that fits
+    loop = TrackGenConfig(**circuit_fields(1))
+    least = (loop.N_max + 1) * float(loop.resolved_spacing) / MAX_CHECKPOINTS.hi
     base = {
         "unit": METRES,
         "generator": CIRCUIT,
         "vehicle": vehicle,
         "dynamics": dynamics,
         "dt": dt,
-        "lookahead": tuple(_round(s * brake) for s in LOOKAHEAD_SHARES),
-        "spawn_back": _round(vehicle.length),
-        "checkpoint_spacing": _round(brake / 6.0),
-        "max_episode_steps": int(math.ceil(600.0 / dt)),
-        "reward_progress": _round(1.0 / (vehicle.max_speed * dt)),
+        "lookahead": tuple(_within(LOOKAHEAD, _round(s * brake)) for s in LOOKAHEAD_SHARES),
+        "spawn_back": _within(SPAWN_BACK, _round(vehicle.length)),
+        "checkpoint_spacing": _within(
+            SPACING, max(_round(brake / 6.0), _round(least * 1.01)), "checkpoint_spacing"
+        ),
+        "max_episode_steps": _within(MAX_EPISODE_STEPS, steps),
+        "reward_progress": _within(REWARD_PROGRESS, _round(1.0 / (vehicle.max_speed * dt_or(dt)))),
     }
     base.update(fields)
     return cls(**base)
@@ -420,7 +445,8 @@ terms in column order (default ``("state",)``); each
 built-in sensor term has its settings field (``lidar=LidarSettings(...)``; the flat keywords
 ``lidar_num_beams=`` and so on set one field of it), read only when the term is observed.
 ``obs_dim``: the observation's columns; ``state_dim``: the ``state`` term's, ``8 + 2 *
-len(lookahead)`` (+ 2 with ``racing_line="observe"``, + 2 with ``dynamics="single_track"``); ``observed``: the terms;
+len(lookahead)`` (+ 2 with ``racing_line="observe"``, + 2 with
+``dynamics="single_track"``); ``observed``: the terms;
 ``sensor_dims``: ``{term: columns}`` of the observed sensors; ``plans_racing_line``: whether
 the env plans a racing line (``racing_line != "off"``, ``reward_par != 0`` or an observed
 term reading it); ``term_settings(name)``: a term's settings.""",
@@ -431,7 +457,7 @@ term reading it); ``term_settings(name)``: a term's settings.""",
         "for_vehicle": classmethod(for_vehicle),
     },
     defaults={"checkpoint_spacing": 0.6},
-    narrow={"checkpoint_spacing": {"hi": 100.0}},
+    narrow=RACE_NARROW,
     check=check_race_config,
     module="track_gen.envs.race",
 )

@@ -125,8 +125,7 @@ MAX_SPEED = _field(
     0.1,
     200.0,
     "m/s",
-    "top speed (a limiter; no reverse); the racing line's v_max and the observation's speed "
-    "scale.",
+    "top speed (a limiter; no reverse); the racing line's v_max and the observation's speed scale.",
 )
 MAX_STEER = _field("max_steer", 0.35, 0.01, 1.2, "rad", "front-wheel angle at full command.")
 MAX_STEER_RATE = _field(
