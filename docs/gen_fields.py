@@ -251,7 +251,7 @@ def render() -> str:
         "## Vehicle fields: `VehicleSettings`",
         "",
         "Declared beside the vehicles (`track_gen/envs/vehicles.py`): the car of a metre "
-        "`RaceEnv` in SI units (`RaceConfig(unit=\"m\", vehicle=...)`, flat keywords "
+        '`RaceEnv` in SI units (`RaceConfig(unit="m", vehicle=...)`, flat keywords '
         "`vehicle_<field>`); the defaults are the `GT` preset ([Training](../training.md)).",
         "",
     ]
