@@ -106,7 +106,7 @@ MU = _field(
     1.6,
     0.05,
     3.0,
-    "",
+    "ratio",
     "tyre-road friction coefficient: each axle's force stays inside mu * its load (the "
     "friction circle); the grip limit mu * g is the racing line's a_lat.",
 )
