@@ -55,7 +55,9 @@ def scaled_circuits(tracks: list, device) -> tuple[list, list[str]]:
     scaled = []
     for t in tracks:
         s = HALF_WIDTH / float(np.median(0.5 * (t.width_left + t.width_right)))
-        scaled.append(RealTrack(t.name, t.xy * s, t.width_right * s, t.width_left * s))
+        scaled.append(
+            RealTrack(t.name, t.xy * s, t.width_right * s, t.width_left * s, unit="track units")
+        )
     probe = TrackGenerator(tracks_spec(scaled, num_envs=len(scaled), device=device))
     valid = probe.generate().valid.numpy().astype(bool)
     dropped = [t.name for t, ok in zip(scaled, valid, strict=True) if not ok]
