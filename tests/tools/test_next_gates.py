@@ -343,7 +343,7 @@ def test_component_contract(device):
     plain = NextGates(2)
     assert plain.planned_bytes(c.generator.layout, None) == sum(
         max(n, 1) * wp.types.type_size_in_bytes(d)
-        for n, d in NextGateSensor.buffers(E, c.result.max_gates, 2, False)
+        for n, d in NextGateSensor.buffers(plain.settings, E, c.result.max_gates)
     )
     # an all-zero mask changes nothing
     snap = _nominal_bytes(c)

@@ -343,7 +343,7 @@ def test_component_in_a_course_masked_regeneration_and_plan(device):
     layout = course.generator.layout
     want = sum(
         max(n, 1) * wp.types.type_size_in_bytes(d)
-        for n, d in EgoRasterizer.buffers(E, layout.N_max, 32, True)
+        for n, d in EgoRasterizer.buffers(comp.settings, E, layout.N_max, height=True)
     )
     assert comp.planned_bytes(layout, None) == want
     u = comp.utility  # every array it owns, and its image's

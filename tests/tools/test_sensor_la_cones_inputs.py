@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from track_gen import tools
 from track_gen.results import Track
 from track_gen.tools.cones import DROPOUT, FOV, MAX_CONES, MAX_RANGE, NOISE
-from track_gen.tools.lookahead import NUM_POINTS, SOURCE, SPACING
+from track_gen.tools.lookahead import ALONG, NUM_POINTS, SPACING
 
 from ..support.strategies import examples, expected_error, normalized, pose_rows, values
 
@@ -81,7 +81,7 @@ def finite_rows(points, envs, names) -> bool:
 
 
 # ------------------------------------------------------------------------------ settings
-LA = {"num_points": (NUM_POINTS, 4), "spacing": (SPACING, 0.1), "source": (SOURCE, "center")}
+LA = {"num_points": (NUM_POINTS, 4), "spacing": (SPACING, 0.1), "along": (ALONG, "center")}
 
 
 @pytest.mark.parametrize("field", sorted(LA))
@@ -94,15 +94,14 @@ def test_lookahead_settings(field):
         args = {k: v for k, (_, v) in LA.items()} | {field: value}
         error = expected_error(tunable, value)
         if value is None:
-            error = TypeError  # num_points and spacing are required, source has a default
+            error = TypeError  # num_points and spacing are required, along has a default
         if error is not None:
             with pytest.raises(error, match=field):
                 tools.Lookahead(args.pop("num_points"), args.pop("spacing"), **args)
             return
         comp = tools.Lookahead(args.pop("num_points"), args.pop("spacing"), **args)
-        stored = comp.line_source if field == "source" else getattr(comp, field)
-        assert stored == normalized(tunable, value)
-        if field == "source" or (field == "num_points" and int(value) > 512):
+        assert getattr(comp, field) == normalized(tunable, value)
+        if field == "along" or (field == "num_points" and int(value) > 512):
             return
         track, loc, _, _ = batch()
         sampler = tools.LookaheadSampler(track, loc.curvature, comp.num_points, comp.spacing)

@@ -28,6 +28,8 @@ bound or allocate beyond the memory budget the program checks.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import difflib
 import functools
@@ -59,9 +61,11 @@ __all__ = [
     "Values",
     "class_default",
     "config_class",
+    "config_label",
     "field_name",
     "field_rows",
     "float32_bound_problem",
+    "labelled",
     "float32_value_problem",
     "resolve_values",
 ]
@@ -510,6 +514,36 @@ def check_together(items, outside: Callable | None = None) -> list:
     return [t.check(alone[id(t)], owner, lookup) for t, _, owner in items]
 
 
+#: The label a config class's messages name it by while :func:`labelled` is active (a
+#: component building its settings names itself: ``Lidar.num_beams``, not
+#: ``LidarSettings.num_beams``).
+_LABEL: contextvars.ContextVar[str | None] = contextvars.ContextVar("config_label", default=None)
+
+
+@contextlib.contextmanager
+def labelled(label: str):
+    """Within the block, a config class made by :func:`config_class` names itself ``label`` in
+    its messages (``"Lidar.fov = -1 is out of range ..."``): the class's one check path, with
+    the name of the call the user made."""
+    token = _LABEL.set(label)
+    try:
+        yield
+    finally:
+        _LABEL.reset(token)
+
+
+def config_label(config) -> str:
+    """The name ``config`` (a config class instance) goes by in messages: the active
+    :func:`labelled` label, else its class name (for a ``check=`` rule's message)."""
+    return _LABEL.get() or type(config).__name__
+
+
+def _required(t: Tunable, value) -> bool:
+    """Whether ``value`` is a missing required field: None where the declaration has no
+    default and None is not a value of the field."""
+    return value is None and not (t.optional or t.kind == "device")
+
+
 def _annotation(t: Tunable):
     base = {"int": int, "float": float, "floats": tuple, "bool": bool}.get(t.kind, str)
     if t.kind == "int" and t.choices:
@@ -598,10 +632,16 @@ def config_class(
 
     def post_init(self):
         cls = type(self)
+        label = _LABEL.get() or cls.__name__
         items = [
-            (t, getattr(self, n), f"{cls.__name__}.{n}")
+            (t, getattr(self, n), f"{label}.{n}")
             for t, n in zip(cls.__tunables__, cls.__field_names__, strict=True)
         ]
+        for t, value, owner in items:
+            if _required(t, value) and class_default(cls, t) is None:
+                unit = f" ({t.unit})" if t.unit else ""
+                kind = {"int": "an int", "float": "a number"}.get(t.kind, f"a {t.kind}")
+                raise TypeError(f"{owner} is required{unit}: pass {kind} {t.range_text()}")
         for (_, _, owner), n, v in zip(
             items, cls.__field_names__, check_together(items), strict=True
         ):
@@ -652,14 +692,15 @@ def config_class(
     @functools.wraps(init)
     def checked_init(self, *args, **kwargs):
         valid = {f.name for f in dataclasses.fields(cls)}
+        label = _LABEL.get() or name
         for key in kwargs:
             if key in valid:
                 continue
             if key in renamed:
-                raise TypeError(f"{name}.{key} was renamed {renamed[key]!r}: pass {renamed[key]}=")
+                raise TypeError(f"{label}.{key} was renamed {renamed[key]!r}: pass {renamed[key]}=")
             close = difflib.get_close_matches(key, sorted(valid), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise TypeError(f"{name} has no field {key!r}{hint}")
+            raise TypeError(f"{label} has no field {key!r}{hint}")
         init(self, *args, **kwargs)
 
     cls.__init__ = checked_init

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ...core.tunable import Tunable, config_class
+from ...core.settings import settings_class
+from ...core.tunable import Tunable
 from ..fields import distance
 
 _SURFACES = ("tools.ConeDetections", "tools.ConeDetector")
@@ -70,9 +71,10 @@ FIELDS = (
     NOISE,
 )
 
-ConeDetectionsSettings = config_class(
+ConeDetectionsSettings = settings_class(
     "ConeDetectionsSettings",
-    [("Cone detections", "", FIELDS)],
+    FIELDS,
+    title="Cone detections",
     doc="The settings of a cone detector (tools.ConeDetections, tools.ConeDetector, "
     "RaceConfig.cones). Fields without a default are required.",
     module="track_gen.tools.cones",

@@ -44,13 +44,6 @@ class ConeDetectionSet(RowBatch):
     _row_arrays = ("position", "distance", "colour", "prop")
     _env_arrays = ("count", "valid")
 
-    @staticmethod
-    def buffers(num_envs: int, max_cones: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        rows = num_envs * max_cones
-        out = [(rows, wp.vec3f), (rows, wp.float32), (rows, wp.int32), (rows, wp.int32)]
-        return out + [(num_envs, wp.int32)] * 2
-
     @classmethod
     def allocate(cls, num_envs: int, max_cones: int, device, budget=None) -> ConeDetectionSet:
         """ "No answer" everywhere (each array checked against ``budget`` first)."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ...core.tunable import Tunable, config_class
+from ...core.settings import settings_class
+from ...core.tunable import Tunable
 from ..fields import distance
 
 _SURFACES = ("tools.Lidar", "tools.LidarScanner")
@@ -140,9 +141,10 @@ FIELDS = (
     CELL_ENTRIES,
 )
 
-LidarSettings = config_class(
+LidarSettings = settings_class(
     "LidarSettings",
-    [("Lidar", "", FIELDS)],
+    FIELDS,
+    title="Lidar",
     doc="The settings of a lidar (tools.Lidar, tools.LidarScanner, RaceConfig.lidar). "
     "Fields without a default are required.",
     module="track_gen.tools.lidar",

@@ -36,12 +36,6 @@ class LidarScan(RowBatch):
     _row_arrays = ("distance", "hit")
     _env_arrays = ("step",)
 
-    @staticmethod
-    def buffers(num_envs: int, num_beams: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        rows = num_envs * num_beams
-        return [(rows, wp.float32), (rows, wp.int32), (num_envs, wp.int32)]
-
     @classmethod
     def allocate(
         cls, num_envs: int, num_beams: int, device, budget: AllocationBudget | None = None

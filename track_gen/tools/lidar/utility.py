@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import warp as wp
 
-from ...core.budget import AllocationBudget
+from ...core.budget import AllocationBudget, planned_buffers
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
+from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence, Track
 from ..props import PropSet
 from ..shared import check_rows, mask_or
-from .fields import (
-    CELL_ENTRIES,
-    DROPOUT,
-    FOV,
-    FRAME_DEPTH,
-    FRAME_THICKNESS,
-    GATE_MODEL,
-    GRID_CELLS,
-    MAX_RANGE,
-    NOISE_STD,
-    NUM_BEAMS,
-    POST_RADIUS,
-)
+from .fields import LidarSettings
 from .kernels import (
     _advance_kernel,
     _gate_key_kernel,
@@ -68,12 +59,8 @@ class _Shared:
         self.quat = budget.zeros(1, wp.quatf, "no props")
         self.count = budget.zeros(1, wp.int32, "no props")
 
-    @staticmethod
-    def buffers(num_beams: int) -> list[tuple[int, type]]:
-        return [(num_beams, wp.vec2f), (1, wp.int32), (1, wp.vec3f), (1, wp.quatf), (1, wp.int32)]
 
-
-class LidarScanner:
+class LidarScanner(HasSettings):
     """Planar range beams from each env's agent against its course (the module docs give
     the model, the candidate grid and the noise stream).
 
@@ -81,21 +68,14 @@ class LidarScanner:
         course: the generator's :class:`~track_gen.Track` (road borders) or
             :class:`~track_gen.GateSequence` (gates), read by pointer: call
             :meth:`refresh` after every regeneration.
-        num_beams: beams per env ``B`` (``NUM_BEAMS``).
-        fov: keyword-only field of view, rad (``FOV``, default 2*pi).
-        max_range: keyword-only, track units (``MAX_RANGE``, default 1.0).
+        settings: a :class:`LidarSettings` (positionally or as ``settings=``), or
+            ``num_beams`` (beams per env ``B``) by position.
         props: keyword-only :class:`~track_gen.tools.PropSet` of the same track (read by
             pointer, refreshed with it), or None: no props.
-        gate_model: keyword-only, gate courses: ``"posts"`` or ``"frames"`` (``GATE_MODEL``).
-        post_radius: keyword-only, track units (``POST_RADIUS``).
-        frame_thickness: keyword-only, track units (``FRAME_THICKNESS``).
-        frame_depth: keyword-only, track units (``FRAME_DEPTH``).
-        noise_std: keyword-only range noise, track units (``NOISE_STD``, 0: none).
-        dropout: keyword-only dropout probability (``DROPOUT``, 0: none).
-        grid_cells: keyword-only grid side ``G`` (``GRID_CELLS``, track courses).
-        cell_entries: keyword-only grid capacity per item (``CELL_ENTRIES``).
         seeds: keyword-only int32 ``[E]`` per-env seeds (the generator's
             ``seeds.seeds``), read at every refresh; None: seed 0 for every env.
+        **fields: any field of :class:`LidarSettings` by keyword (over the settings
+            given), checked by it.
 
     Attributes:
         scan_result: the :class:`LidarScan` every :meth:`scan` overwrites.
@@ -111,22 +91,13 @@ class LidarScanner:
     def __init__(
         self,
         course: Track | GateSequence,
-        num_beams: int = NUM_BEAMS.default,
-        *,
-        fov: float = FOV.default,
-        max_range: float = MAX_RANGE.default,
+        *settings: LidarSettings | int,
         props: PropSet | None = None,
-        gate_model: str = GATE_MODEL.default,
-        post_radius: float = POST_RADIUS.default,
-        frame_thickness: float = FRAME_THICKNESS.default,
-        frame_depth: float = FRAME_DEPTH.default,
-        noise_std: float = NOISE_STD.default,
-        dropout: float = DROPOUT.default,
-        grid_cells: int = GRID_CELLS.default,
-        cell_entries: int = CELL_ENTRIES.default,
         seeds: wp.array | None = None,
+        **fields,
     ):
         owner = "LidarScanner"
+        self.settings = resolve_settings(LidarSettings, owner, settings, fields)
         if isinstance(course, Track):
             E, rows = check_rows(f"{owner} course", course, _TRACK_ROWS, _TRACK_ENVS, "Track")
             self.gates = False
@@ -138,17 +109,6 @@ class LidarScanner:
                 f"{owner} course must be a Track or a GateSequence (a generator's result), got "
                 f"{type(course).__name__}"
             )
-        self.num_beams = NUM_BEAMS.check(num_beams, f"{owner} num_beams")
-        self.fov = FOV.check(fov, f"{owner} fov")
-        self.max_range = MAX_RANGE.check(max_range, f"{owner} max_range")
-        self.gate_model = GATE_MODEL.check(gate_model, f"{owner} gate_model")
-        self.post_radius = POST_RADIUS.check(post_radius, f"{owner} post_radius")
-        self.frame_thickness = FRAME_THICKNESS.check(frame_thickness, f"{owner} frame_thickness")
-        self.frame_depth = FRAME_DEPTH.check(frame_depth, f"{owner} frame_depth")
-        self.noise_std = NOISE_STD.check(noise_std, f"{owner} noise_std")
-        self.dropout = DROPOUT.check(dropout, f"{owner} dropout")
-        self.grid_cells = GRID_CELLS.check(grid_cells, f"{owner} grid_cells")
-        self.cell_entries = CELL_ENTRIES.check(cell_entries, f"{owner} cell_entries")
         device = course.count.device
         if seeds is not None:
             check_array(f"{owner} seeds", seeds, wp.int32, E, device, "the per-env seeds")
@@ -184,41 +144,36 @@ class LidarScanner:
         self.n_max = rows // E
         self.capacity = self.cell_entries * 2 * self.n_max
         budget = AllocationBudget(device, "lower num_beams, grid_cells or cell_entries")
-        self.scan_result = LidarScan.allocate(E, self.num_beams, device, budget)
-        self._shared = _Shared(budget, beam_angles(self.num_beams, self.fov))
-        self._all = budget.full(E, 1, wp.int32, "all-envs mask")
-        self.status = budget.zeros(E, wp.int32, "lidar env status")
-        self.key = budget.zeros(E, wp.uint32, "lidar noise keys")
-        if not self.gates:
-            G = self.grid_cells
-            self.grid = budget.zeros(E, wp.vec4f, "lidar grid boxes")
-            self.num_items = budget.zeros(E, wp.int32, "lidar item counts")
-            self.cell_start = budget.zeros(E * (G * G + 1), wp.int32, "lidar cell starts")
-            self.cell_item = budget.zeros(E * self.capacity, wp.int32, "lidar cell items")
-            self.segments = budget.zeros(E * 2 * self.n_max, wp.vec4f, "lidar border segments")
+        self._allocate(self, budget, device, self.settings, E, self.n_max, self.gates)
         self.refresh()
 
     @staticmethod
-    def buffers(
-        num_envs: int,
-        num_beams: int,
-        *,
-        gates: bool,
-        n_max: int = 0,
-        grid_cells: int = GRID_CELLS.default,
-        cell_entries: int = CELL_ENTRIES.default,
-    ) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a scanner allocates (``n_max``: the track's
-        rows per env)."""
-        E = num_envs
-        out = LidarScan.buffers(E, num_beams) + _Shared.buffers(num_beams)
-        out += [(E, wp.int32), (E, wp.int32), (E, wp.uint32)]
+    def _allocate(out, budget, device, s: LidarSettings, E: int, n_max: int, gates: bool):
+        """Every array of a scanner of ``E`` envs of ``n_max`` rows, set on ``out`` (the
+        scanner, or a stand-in when :meth:`buffers` records a plan)."""
+        out.scan_result = LidarScan.allocate(E, s.num_beams, device, budget)
+        out._shared = _Shared(budget, beam_angles(s.num_beams, s.fov))
+        out._all = budget.full(E, 1, wp.int32, "all-envs mask")
+        out.status = budget.zeros(E, wp.int32, "lidar env status")
+        out.key = budget.zeros(E, wp.uint32, "lidar noise keys")
         if not gates:
-            G = grid_cells
-            cap = cell_entries * 2 * n_max
-            out += [(E, wp.vec4f), (E, wp.int32), (E * (G * G + 1), wp.int32), (E * cap, wp.int32)]
-            out += [(E * 2 * n_max, wp.vec4f)]
-        return out
+            G, capacity = s.grid_cells, s.cell_entries * 2 * n_max
+            out.grid = budget.zeros(E, wp.vec4f, "lidar grid boxes")
+            out.num_items = budget.zeros(E, wp.int32, "lidar item counts")
+            out.cell_start = budget.zeros(E * (G * G + 1), wp.int32, "lidar cell starts")
+            out.cell_item = budget.zeros(E * capacity, wp.int32, "lidar cell items")
+            out.segments = budget.zeros(E * 2 * n_max, wp.vec4f, "lidar border segments")
+
+    @classmethod
+    def buffers(
+        cls, settings: LidarSettings, num_envs: int, n_max: int, *, gates: bool
+    ) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a scanner with ``settings`` allocates for
+        ``num_envs`` envs of ``n_max`` rows (the track's or gate sequence's rows per env):
+        its allocation run through a plan, nothing allocated."""
+        return planned_buffers(
+            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", settings, num_envs, n_max, gates)
+        )
 
     def refresh(self, mask: wp.array | None = None) -> None:
         """Rebuild the noise key, the status and (track courses) the candidate grid of the

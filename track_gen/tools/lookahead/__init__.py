@@ -3,7 +3,7 @@
 ``docs/sensors/lookahead.md``."""
 
 from .component import Lookahead
-from .fields import NUM_POINTS, SOURCE, SPACING, LookaheadSettings
+from .fields import ALONG, NUM_POINTS, SOURCE, SPACING, LookaheadSettings
 from .kernels import heading_axis, to_agent_frame
 from .result import LookaheadPoints
 from .utility import LookaheadSampler
@@ -14,6 +14,7 @@ __all__ = [
     "LookaheadPoints",
     "LookaheadSampler",
     "NUM_POINTS",
+    "ALONG",
     "SOURCE",
     "SPACING",
     "heading_axis",

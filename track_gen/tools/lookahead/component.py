@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import warnings
+
 import warp as wp
 
 from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.settings import HasSettings, resolve_settings
 from ...results import Track
 from ..shared import generator_result
-from .utility import LookaheadSampler, check_settings
+from .fields import LookaheadSettings
+from .utility import LookaheadSampler
 
 #: The localizer whose arc position the points start from.
 LOCALIZER = "localizer"
 
 
-class Lookahead(Component):
+class Lookahead(HasSettings, Component):
     """Course component ``"lookahead"``: the ``num_points`` points ahead of the agent's arc
     position on the centre line (or the racing line), in the agent's frame, with the left and
     right widths and the curvature at each point (:class:`LookaheadSampler`; the racing line
@@ -26,19 +30,20 @@ class Lookahead(Component):
     per-bead curvature (:attr:`TrackLocalizer.curvature`).
 
     Args:
-        num_points: K points per env (``NUM_POINTS``; required).
-        spacing: arc distance along the centre line between points, track units (``SPACING``;
-            required).
-        source: ``"center"`` (the centre line) or ``"racing_line"`` (the racing line of the
-            component ``"racing_line"``, :class:`~track_gen.tools.RacingLine`, which the
-            course then orders before this one) (``SOURCE``).
+        settings: a :class:`LookaheadSettings` (positionally or as ``settings=``), or
+            ``num_points`` (K points per env) and ``spacing`` (arc distance along the centre
+            line between points, track units) by position.
         name: component name (default ``"lookahead"``).
         after: more names to run after (the localizer and the racing line always are).
+        **fields: any field of :class:`LookaheadSettings` by keyword: ``num_points``,
+            ``spacing`` (both required), ``along``: ``"center"`` (the centre line) or
+            ``"racing_line"`` (the racing line of the component ``"racing_line"``,
+            :class:`~track_gen.tools.RacingLine`, which the course then orders before this
+            one). ``source=`` is the deprecated name of ``along=``.
 
     Inputs: ``position`` vec3f ``[E]`` and ``orientation`` quatf ``[E]`` (world from body,
     the yaw about +z is used). ``step`` returns the :class:`LookaheadPoints`
-    (``res["lookahead"]``). Track courses only. Unlike the base class, ``source`` names the
-    line, not a component: the racing line's component is read through ``reads()``.
+    (``res["lookahead"]``). Track courses only.
     """
 
     name = "lookahead"
@@ -53,20 +58,26 @@ class Lookahead(Component):
 
     def __init__(
         self,
-        num_points: int,
-        spacing: float,
-        *,
-        source: str = "center",
+        *settings: LookaheadSettings | int | float,
         name: str | None = None,
         after: tuple[str, ...] | None = None,
+        **fields,
     ):
-        super().__init__(name=name, after=after)
-        self.num_points, self.spacing, self.line_source = check_settings(
-            "Lookahead", num_points, spacing, source
+        if "source" in fields:
+            warnings.warn(
+                "Lookahead(source=...) is deprecated: pass along=... (source names a component "
+                "everywhere else)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            fields["along"] = fields.pop("source")
+        self.settings = resolve_settings(
+            LookaheadSettings, "Lookahead", settings, fields, positional=2
         )
-        reads = (LOCALIZER,) + (("racing_line",) if self.line_source == "racing_line" else ())
+        super().__init__(name=name, after=after)
+        reads = (LOCALIZER,) + (("racing_line",) if self.along == "racing_line" else ())
         self.after = tuple(self.after) + tuple(r for r in reads if r not in self.after)
-        if self.line_source == "racing_line":
+        if self.along == "racing_line":
             self.requires = (LOCALIZER, "racing_line")
 
     def attach(self, ctx) -> None:
@@ -80,17 +91,16 @@ class Lookahead(Component):
             )
         line = None
         curvature = localizer.utility.curvature
-        if self.line_source == "racing_line":
+        if self.along == "racing_line":
             line = ctx.get("racing_line").result
             curvature = line.curvature
         self._frame = localizer.utility.frame
-        self.utility = LookaheadSampler(track, curvature, self.num_points, self.spacing, line=line)
+        self.utility = LookaheadSampler(track, curvature, self.settings, line=line)
         self.result = self.utility.points
 
     def planned_bytes(self, layout, config) -> int:
         """The :class:`LookaheadSampler`'s buffers (:meth:`LookaheadSampler.buffers`)."""
-        racing = self.line_source == "racing_line"
-        return buffer_bytes(LookaheadSampler.buffers(layout.num_envs, self.num_points, racing))
+        return buffer_bytes(LookaheadSampler.buffers(self.settings, layout.num_envs))
 
     def step(self, ctx):
         b = self.bound

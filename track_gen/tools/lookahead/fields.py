@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ...core.tunable import Tunable, config_class
+from ...core.settings import settings_class
+from ...core.tunable import Tunable
 from ..fields import arc_spacing
 
 _SURFACES = ("tools.Lookahead", "tools.LookaheadSampler")
@@ -25,26 +26,30 @@ SPACING = arc_spacing(
     surfaces=_SURFACES,
 )
 
-SOURCE = Tunable(
-    "source",
+ALONG = Tunable(
+    "along",
     "center",
     kind="choice",
     choices=("center", "racing_line"),
     doc="the line the points lie on: the centre line, or the racing line of the "
     "'racing_line' component (with its target speeds).",
-    surfaces=("tools.Lookahead",),  # the sampler takes the racing line itself (line=)
+    surfaces=("tools.Lookahead",),  # the sampler follows the racing line it is given (line=)
 )
+#: The earlier name of :data:`ALONG` (``Lookahead(source=...)``, deprecated: ``source``
+#: names a component everywhere else).
+SOURCE = ALONG
 
 #: Every field of the tool, in its keyword order.
 FIELDS = (
     NUM_POINTS,
     SPACING,
-    SOURCE,
+    ALONG,
 )
 
-LookaheadSettings = config_class(
+LookaheadSettings = settings_class(
     "LookaheadSettings",
-    [("Lookahead", "", FIELDS)],
+    FIELDS,
+    title="Lookahead",
     doc="The settings of a look-ahead sensor (tools.Lookahead, tools.LookaheadSampler, "
     "RaceConfig.lookahead). Fields without a default are required.",
     module="track_gen.tools.lookahead",

@@ -47,13 +47,6 @@ class LookaheadPoints(RowBatch):
     _row_arrays = ("position", "width_left", "width_right", "curvature", "speed", "arc")
     _env_arrays = ("valid",)
 
-    @staticmethod
-    def buffers(num_envs: int, num_points: int, speed: bool) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        rows = num_envs * num_points
-        floats = 5 if speed else 4
-        return [(rows, wp.vec3f)] + [(rows, wp.float32)] * floats + [(num_envs, wp.int32)]
-
     @classmethod
     def allocate(
         cls, num_envs: int, num_points: int, speed: bool, device, budget=None

@@ -2,35 +2,22 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import warp as wp
 
-from ...core.budget import AllocationBudget
+from ...core.budget import AllocationBudget, planned_buffers
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
+from ...core.settings import HasSettings, resolve_settings
 from ...results import Track
 from ..racing_line import RacingLineSet
-from .fields import NUM_POINTS, SOURCE, SPACING
+from .fields import LookaheadSettings
 from .kernels import _lookahead_kernel
 from .result import LookaheadPoints
 
 
-def check_settings(owner: str, num_points, spacing, source) -> tuple[int, float, str]:
-    """``(num_points, spacing, source)`` checked against their Tunables (TypeError /
-    ValueError naming ``owner.<name>``, the value and the range)."""
-    for tunable, value in ((NUM_POINTS, num_points), (SPACING, spacing)):
-        if value is None:
-            raise TypeError(
-                f"{owner}.{tunable.name} is required ({tunable.unit}): pass a "
-                f"{tunable.kind} {tunable.range_text()}"
-            )
-    return (
-        NUM_POINTS.check(num_points, f"{owner}.num_points"),
-        SPACING.check(spacing, f"{owner}.spacing"),
-        SOURCE.check(source, f"{owner}.source"),
-    )
-
-
-class LookaheadSampler:
+class LookaheadSampler(HasSettings):
     """The ``num_points`` points ahead of each env's agent on the centre line or the racing
     line, in the agent's frame, with the road's left and right widths, the line's curvature
     (and the racing line's target speed) at each point (``docs/sensors/lookahead.md``).
@@ -48,10 +35,11 @@ class LookaheadSampler:
         curvature: float32 ``[E*N_max]`` per-bead signed curvature of the line (the
             localizer's ``TrackLocalizer.curvature`` for the centre line; for the racing
             line pass its ``RacingLineSet.curvature``), read live.
-        num_points: K (``NUM_POINTS``).
-        spacing: arc distance between points, track units (``SPACING``).
-        line: the :class:`RacingLineSet` of the track (``source="racing_line"``), or None for
-            the centre line.
+        settings: a :class:`LookaheadSettings` (positionally or as ``settings=``), or
+            ``num_points`` (K) and ``spacing`` (arc distance between points, track units) by
+            position; further fields by keyword. Its ``along`` follows ``line``.
+        line: keyword-only: the :class:`RacingLineSet` of the track (the points then lie
+            ``along="racing_line"``), or None for the centre line.
 
     Attributes:
         points: the :class:`LookaheadPoints` every :meth:`sample` overwrites.
@@ -64,10 +52,9 @@ class LookaheadSampler:
         self,
         track: Track,
         curvature: wp.array,
-        num_points: int,
-        spacing: float,
-        *,
+        *settings: LookaheadSettings | int | float,
         line: RacingLineSet | None = None,
+        **fields,
     ):
         for name in ("center", "inner", "outer", "normal", "arclen", "length", "count", "valid"):
             if not isinstance(getattr(track, name, None), wp.array):
@@ -75,9 +62,9 @@ class LookaheadSampler:
                     f"LookaheadSampler(track): track must be a Track (a TrackGenerator's "
                     f"result), got {type(track).__name__} without a wp.array {name!r}"
                 )
-        source = "center" if line is None else "racing_line"
-        self.num_points, self.spacing, self.source = check_settings(
-            "LookaheadSampler", num_points, spacing, source
+        fields["along"] = "center" if line is None else "racing_line"
+        self.settings = resolve_settings(
+            LookaheadSettings, "LookaheadSampler", settings, fields, positional=2
         )
         device = track.center.device
         E = track.count.shape[0]
@@ -102,16 +89,24 @@ class LookaheadSampler:
         self.device = device
         self._n_max = n_max
         budget = AllocationBudget(device, "lower num_points or num_envs")
-        self.points = LookaheadPoints.allocate(E, self.num_points, line is not None, device, budget)
-        # for the centre line: a one-row stand-in the kernel never reads
-        self._spare = None if line is not None else budget.zeros(1, wp.float32, "spare row")
+        self._allocate(self, budget, device, self.settings, E)
 
     @staticmethod
-    def buffers(num_envs: int, num_points: int, racing: bool) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a sampler allocates (its :class:`LookaheadPoints`
-        and, for the centre line, a one-row stand-in for the racing line's arrays)."""
-        out = LookaheadPoints.buffers(num_envs, num_points, racing)
-        return out if racing else out + [(1, wp.float32)]
+    def _allocate(out, budget, device, s: LookaheadSettings, E: int) -> None:
+        """Every array of a sampler of ``E`` envs, set on ``out`` (the sampler, or a stand-in
+        when :meth:`buffers` records a plan): its :class:`LookaheadPoints` and, for the
+        centre line, a one-row stand-in for the racing line's arrays (never read)."""
+        racing = s.along == "racing_line"
+        out.points = LookaheadPoints.allocate(E, s.num_points, racing, device, budget)
+        out._spare = None if racing else budget.zeros(1, wp.float32, "spare row")
+
+    @classmethod
+    def buffers(cls, settings: LookaheadSettings, num_envs: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a sampler with ``settings`` allocates for
+        ``num_envs`` envs (its allocation run through a plan, nothing allocated)."""
+        return planned_buffers(
+            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", settings, num_envs)
+        )
 
     @property
     def num_envs(self) -> int:

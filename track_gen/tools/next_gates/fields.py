@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ...core.tunable import Tunable, config_class
+from ...core.settings import settings_class
+from ...core.tunable import Tunable, config_label
 from ..fields import distance
 
 _SURFACES = ("tools.NextGates", "tools.NextGateSensor")
@@ -46,10 +47,25 @@ FIELDS = (
     NOMINAL_NOISE,
 )
 
-NextGatesSettings = config_class(
+
+def _check(settings) -> None:
+    """``nominal_noise > 0`` needs a ``reveal_range`` (the nominal poses would never be
+    seen)."""
+    if settings.nominal_noise > 0.0 and settings.reveal_range is None:
+        raise ValueError(
+            f"{config_label(settings)}.nominal_noise = {settings.nominal_noise!r} needs "
+            "reveal_range: without it every gate answers its true pose, so the nominal poses "
+            "would never be seen; pass reveal_range=<a distance, track units> or "
+            "nominal_noise=0"
+        )
+
+
+NextGatesSettings = settings_class(
     "NextGatesSettings",
-    [("Next gates", "", FIELDS)],
+    FIELDS,
+    title="Next gates",
     doc="The settings of a next-gates sensor (tools.NextGates, tools.NextGateSensor). "
     "Fields without a default are required.",
     module="track_gen.tools.next_gates",
+    check=_check,
 )

@@ -52,12 +52,6 @@ class NextGatePoses(RowBatch):
         out._slots = self._slots
         return out
 
-    @staticmethod
-    def buffers(num_envs: int, num_gates: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        rows = num_envs * num_gates
-        return [(rows, wp.vec3f), (rows, wp.quatf), (rows, wp.int32), (rows, wp.int32)]
-
     @classmethod
     def allocate(
         cls, num_envs: int, num_gates: int, device, budget: AllocationBudget | None = None

@@ -2,43 +2,24 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import warp as wp
 
-from ...core.budget import AllocationBudget
+from ...core.budget import AllocationBudget, planned_buffers
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
+from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence
 from ..shared import mask_or
-from .fields import NOMINAL_NOISE, NUM_GATES, REVEAL_RANGE
+from .fields import NextGatesSettings
 from .kernels import _clear_kernel, _nominal_kernel, _sense_kernel
 from .result import NextGatePoses
 
 _GATE_ARRAYS = ("position", "orientation", "half_size", "count", "valid", "generation")
 
 
-def check_settings(
-    owner: str, num_gates, reveal_range, nominal_noise
-) -> tuple[int, float | None, float]:
-    """The three settings checked by their declarations (``owner`` names them in errors),
-    and ``nominal_noise > 0`` refused without a ``reveal_range`` (it would never be seen)."""
-    if num_gates is None:
-        raise TypeError(
-            f"{owner}.num_gates is required: pass the number of upcoming gates to answer "
-            f"({NUM_GATES.range_text()})"
-        )
-    k = NUM_GATES.check(num_gates, f"{owner}.num_gates")
-    reveal = REVEAL_RANGE.check(reveal_range, f"{owner}.reveal_range")
-    noise = NOMINAL_NOISE.check(nominal_noise, f"{owner}.nominal_noise")
-    if noise > 0.0 and reveal is None:
-        raise ValueError(
-            f"{owner}.nominal_noise = {nominal_noise!r} needs reveal_range: without it every "
-            "gate answers its true pose, so the nominal poses would never be seen; pass "
-            "reveal_range=<a distance, track units> or nominal_noise=0"
-        )
-    return k, reveal, noise
-
-
-class NextGateSensor:
+class NextGateSensor(HasSettings):
     """The poses of each env's next ``num_gates`` gates in the agent's body frame.
 
     Args:
@@ -46,12 +27,14 @@ class NextGateSensor:
             read live by pointer.
         next_index: int32 ``[E]``: each env's target gate (a
             :class:`~track_gen.tools.ProgressTracker`'s ``events.next_index``), read live.
-        num_gates: slots per env ``K`` (``NUM_GATES``).
-        seeds: int32 ``[E]``: the generator's per-env seeds (``generator.seeds.seeds``); with
-            ``gates.generation`` they give each env's effective seed, the nominal poses'
-            stream. Required when ``reveal_range`` is set.
-        reveal_range: ``REVEAL_RANGE`` (None: every slot answers the true pose).
-        nominal_noise: ``NOMINAL_NOISE`` (needs ``reveal_range``).
+        settings: a :class:`NextGatesSettings` (positionally or as ``settings=``), or
+            ``num_gates`` (slots per env ``K``) by position; ``reveal_range`` (None: every
+            slot answers the true pose) and ``nominal_noise`` (needs ``reveal_range``) by
+            keyword (``**fields``).
+        seeds: keyword-only int32 ``[E]``: the generator's per-env seeds
+            (``generator.seeds.seeds``); with ``gates.generation`` they give each env's
+            effective seed, the nominal poses' stream. Required when ``reveal_range`` is
+            set.
 
     State (allocated once):
 
@@ -77,13 +60,12 @@ class NextGateSensor:
         self,
         gates: GateSequence,
         next_index: wp.array,
-        num_gates: int,
-        *,
+        *settings: NextGatesSettings | int,
         seeds: wp.array | None = None,
-        reveal_range: float | None = None,
-        nominal_noise: float = 0.0,
+        **fields,
     ):
-        k, reveal, noise = check_settings("NextGateSensor", num_gates, reveal_range, nominal_noise)
+        self.settings = resolve_settings(NextGatesSettings, "NextGateSensor", settings, fields)
+        reveal = self.reveal_range
         for name in _GATE_ARRAYS:
             if not isinstance(getattr(gates, name, None), wp.array):
                 raise TypeError(
@@ -106,35 +88,38 @@ class NextGateSensor:
         self.seeds = seeds
         self.device = device
         self.num_envs = E
-        self.num_gates = k
-        self.reveal_range = reveal
-        self.nominal_noise = noise
         self.max_gates = gates.position.shape[0] // E
         budget = AllocationBudget(device, "lower num_envs or num_gates")
-        self.poses = NextGatePoses.allocate(E, k, device, budget)
-        self._all = budget.full(E, 1, wp.int32, "all-envs mask")
-        self.nominal_position = self.nominal_orientation = self.seen = None
-        if reveal is not None:
-            rows = E * self.max_gates
-            nan = float("nan")
-            self.nominal_position = budget.full(
-                rows, wp.vec3f(nan, nan, nan), wp.vec3f, "nominal gate poses"
-            )
-            self.nominal_orientation = budget.full(
-                rows, wp.quatf(nan, nan, nan, nan), wp.quatf, "nominal gate poses"
-            )
-            self.seen = budget.zeros(rows, wp.int32, "revealed gates")
-        # the buffers above are NextGateSensor.buffers(E, max_gates, k, reveal is not None)
+        self._allocate(self, budget, device, self.settings, E, self.max_gates)
         self.refresh()
 
     @staticmethod
-    def buffers(num_envs: int, max_gates: int, num_gates: int, reveal: bool):
-        """``(count, dtype)`` of every array a sensor allocates."""
-        out = NextGatePoses.buffers(num_envs, num_gates) + [(num_envs, wp.int32)]
-        if reveal:
-            rows = num_envs * max_gates
-            out += [(rows, wp.vec3f), (rows, wp.quatf), (rows, wp.int32)]
-        return out
+    def _allocate(out, budget, device, s: NextGatesSettings, E: int, max_gates: int) -> None:
+        """Every array of a sensor of ``E`` envs of ``max_gates`` gates, set on ``out`` (the
+        sensor, or a stand-in when :meth:`buffers` records a plan)."""
+        out.poses = NextGatePoses.allocate(E, s.num_gates, device, budget)
+        out._all = budget.full(E, 1, wp.int32, "all-envs mask")
+        out.nominal_position = out.nominal_orientation = out.seen = None
+        if s.reveal_range is not None:
+            rows, nan = E * max_gates, float("nan")
+            out.nominal_position = budget.full(
+                rows, wp.vec3f(nan, nan, nan), wp.vec3f, "nominal gate poses"
+            )
+            out.nominal_orientation = budget.full(
+                rows, wp.quatf(nan, nan, nan, nan), wp.quatf, "nominal gate poses"
+            )
+            out.seen = budget.zeros(rows, wp.int32, "revealed gates")
+
+    @classmethod
+    def buffers(
+        cls, settings: NextGatesSettings, num_envs: int, max_gates: int
+    ) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a sensor with ``settings`` allocates for
+        ``num_envs`` envs of ``max_gates`` gates (its allocation run through a plan, nothing
+        allocated)."""
+        return planned_buffers(
+            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", settings, num_envs, max_gates)
+        )
 
     def refresh(self, mask: wp.array | None = None) -> None:
         """Draw the nominal poses of the envs with ``mask[e] != 0`` (None: all) from their

@@ -7,12 +7,13 @@ import warp as wp
 from ...core.component import Component, InputSpec, buffer_bytes
 from ...core.exec import is_capturing
 from ...core.ranges import EnvSplit, run_ranges
+from ...core.settings import HasSettings, resolve_settings
 from ...results import Track
 from ..heightfield import HeightField
 from ..props import PropSet
 from ..shared import generator_result
-from .fields import RESOLUTION
-from .utility import EgoRasterizer, check_settings
+from .fields import EgoRasterSettings
+from .utility import EgoRasterizer
 
 
 def _name(owner: str, keyword: str, value) -> str | None:
@@ -25,13 +26,14 @@ def _name(owner: str, keyword: str, value) -> str | None:
     return value
 
 
-class EgoRaster(Component):
+class EgoRaster(HasSettings, Component):
     """Course component ``"raster"`` of a track course: a top-down, agent-centred,
     heading-up raster per env (:class:`EgoRasterImage`, ``res["raster"]``).
 
     Args:
-        resolution: cells per side (``RESOLUTION``).
-        extent: side of the square window, track units (``EXTENT``; required).
+        settings: an :class:`EgoRasterSettings` (positionally or as ``settings=``), or
+            ``resolution`` (cells per side) and ``extent`` (side of the square window, track
+            units; required) by position, or by keyword (``**fields``).
         cones: keyword-only name of a ``tools.Props`` component of kind ``"cone"`` (e.g.
             ``"props"``) whose cones set the ``CONE`` bit, or None.
         height: keyword-only name of a ``tools.HeightFieldBake`` component (e.g.
@@ -59,15 +61,16 @@ class EgoRaster(Component):
 
     def __init__(
         self,
-        resolution: int = RESOLUTION.default,
-        extent: float | None = None,
-        *,
+        *settings: EgoRasterSettings | int | float,
         cones: str | None = None,
         height: str | None = None,
         name: str | None = None,
         after=None,
+        **fields,
     ):
-        self.resolution, self.extent = check_settings("EgoRaster", resolution, extent)
+        self.settings = resolve_settings(
+            EgoRasterSettings, "EgoRaster", settings, fields, positional=2
+        )
         self.cones = _name("EgoRaster", "cones", cones)
         self.height = _name("EgoRaster", "height", height)
         super().__init__(name=name, after=after)  # checks after: a sequence of names
@@ -99,9 +102,7 @@ class EgoRaster(Component):
                     f"EgoRaster(height={self.height!r}): that component's result is not a "
                     "HeightField: pass the name of a tools.HeightFieldBake component"
                 )
-        self.utility = EgoRasterizer(
-            track, self.resolution, self.extent, props=props, height_field=field
-        )
+        self.utility = EgoRasterizer(track, self.settings, props=props, height_field=field)
         self._split = EnvSplit(self.utility, ctx.generator)
         self._tasks = []  # one render per CPU env range, on the bound inputs' slices
         self.result = self.utility.image
@@ -119,10 +120,9 @@ class EgoRaster(Component):
 
     def planned_bytes(self, layout, config) -> int:
         """The :class:`EgoRasterizer`'s buffers (:meth:`EgoRasterizer.buffers`)."""
+        height = self.height is not None
         return buffer_bytes(
-            EgoRasterizer.buffers(
-                layout.num_envs, layout.N_max, self.resolution, self.height is not None
-            )
+            EgoRasterizer.buffers(self.settings, layout.num_envs, layout.N_max, height=height)
         )
 
     def on_generate(self, ctx, mask) -> None:

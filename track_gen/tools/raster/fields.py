@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ...core.tunable import Tunable, config_class
+from ...core.settings import settings_class
+from ...core.tunable import Tunable
 from ..fields import distance
 
 _SURFACES = ("tools.EgoRaster", "tools.EgoRasterizer")
@@ -32,9 +33,10 @@ FIELDS = (
     EXTENT,
 )
 
-EgoRasterSettings = config_class(
+EgoRasterSettings = settings_class(
     "EgoRasterSettings",
-    [("Ego raster", "", FIELDS)],
+    FIELDS,
+    title="Ego raster",
     doc="The settings of an ego raster (tools.EgoRaster, tools.EgoRasterizer, RaceConfig.raster). "
     "Fields without a default are required.",
     module="track_gen.tools.raster",

@@ -39,13 +39,6 @@ class EgoRasterImage(RowBatch):
         """Cells per side ``res`` (:attr:`rows_per_env` is ``res * res``)."""
         return math.isqrt(self.rows_per_env)
 
-    @staticmethod
-    def buffers(num_envs: int, resolution: int, height: bool) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        cells = num_envs * resolution * resolution
-        out = [(cells, wp.uint8), (num_envs, wp.vec2f)]
-        return out + ([(cells, wp.float32)] if height else [])
-
     @classmethod
     def allocate(
         cls, num_envs: int, resolution: int, height: bool, device, budget: AllocationBudget

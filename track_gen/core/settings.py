@@ -1,0 +1,134 @@
+"""One settings class per tool: the fields its component, its utility and an env's config
+share, declared once (the tool's ``FIELDS``) and checked in one place.
+
+:func:`settings_class` makes the class (a frozen dataclass from :func:`config_class`, one
+field per declaration); :func:`resolve_settings` turns the arguments of a component or a
+utility (a settings object, positional field values, field keywords) into one checked
+settings object, so that ``Lidar(64, fov=1.0)``, ``Lidar(LidarSettings(num_beams=64),
+fov=1.0)`` and ``Lidar(settings=LidarSettings(num_beams=64, fov=1.0))`` are the same call
+and every value goes through the settings class's checks, under the name of the call the
+user made (``Lidar.fov = -1 is out of range ...``).
+
+A settings object is also a read-only mapping of its fields (``dict(settings)``,
+``**settings``, ``settings["fov"]``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from .tunable import Tunable, config_class, labelled
+
+__all__ = ["HasSettings", "Settings", "resolve_settings", "settings_class"]
+
+
+class Settings(Mapping):
+    """The base of every tool's settings class (made by :func:`settings_class`): a frozen,
+    checked dataclass that reads as a mapping of its fields too."""
+
+    __field_names__: tuple[str, ...] = ()
+
+    def __getitem__(self, key: str):
+        if key not in self.__field_names__:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.__field_names__)
+
+    def __len__(self) -> int:
+        return len(self.__field_names__)
+
+
+def settings_class(
+    name: str,
+    fields: Iterable[Tunable],
+    *,
+    doc: str,
+    module: str,
+    title: str = "",
+    check: Callable | None = None,
+    defaults: Mapping[str, Any] | None = None,
+) -> type:
+    """The settings class ``name`` of a tool: one field per declaration of ``fields`` (its
+    ``FIELDS``, in keyword order), checked by the declarations (and ``check(settings)``, the
+    rules between fields), a :class:`Settings` (a read-only mapping of its fields)."""
+    return config_class(
+        name,
+        [(title or name.removesuffix("Settings"), "", tuple(fields))],
+        base=Settings,
+        doc=doc,
+        module=module,
+        check=check,
+        defaults=defaults,
+    )
+
+
+def resolve_settings(
+    cls: type,
+    owner: str,
+    args: tuple = (),
+    fields: Mapping[str, Any] | None = None,
+    *,
+    positional: int = 1,
+) -> Settings:
+    """The checked ``cls`` instance of a call ``owner(*args, **fields)``.
+
+    Args:
+        cls: the tool's settings class.
+        owner: the call's name in messages (``"Lidar"``, ``"LidarUtility"``).
+        args: the call's positional arguments: one ``cls`` instance, or the values of the
+            first ``positional`` fields of ``cls`` in their order (``Lidar(64)``:
+            ``num_beams``).
+        fields: the call's field keywords (a ``settings=`` keyword holds a ``cls`` instance);
+            applied over the settings object when one is given.
+        positional: how many fields the call takes by position.
+
+    Raises TypeError for a settings object of another class, too many positional values or a
+    field given twice, and the settings class's TypeError / ValueError (naming
+    ``owner.<field>``, the value and the range) for a field's value, before anything is
+    built.
+    """
+    fields = dict(fields or {})
+    settings = fields.pop("settings", None)
+    args = tuple(args)
+    if args and isinstance(args[0], Settings):
+        if settings is not None:
+            raise TypeError(f"{owner}: pass the settings once (positionally or as settings=)")
+        settings, args = args[0], args[1:]
+        if args:
+            raise TypeError(f"{owner}: after a {cls.__name__}, pass fields by keyword only")
+    if settings is not None and not isinstance(settings, cls):
+        raise TypeError(
+            f"{owner} settings must be a {cls.__name__}, got {type(settings).__name__} {settings!r}"
+        )
+    names = cls.__field_names__
+    if len(args) > positional:
+        raise TypeError(
+            f"{owner} takes at most {positional} field(s) by position "
+            f"({', '.join(names[:positional])}), got {len(args)}: pass the others by keyword"
+        )
+    for name, value in zip(names, args, strict=False):
+        if name in fields:
+            raise TypeError(f"{owner} got {name} twice (by position and by keyword)")
+        fields[name] = value
+    with labelled(owner):
+        if settings is None:
+            return cls(**fields)
+        return dataclasses.replace(settings, **fields) if fields else settings
+
+
+class HasSettings:
+    """A component or a utility that holds its checked settings in ``self.settings``: each
+    field of the settings reads as an attribute too (``lidar.fov`` is
+    ``lidar.settings.fov``)."""
+
+    settings: Settings | None = None
+
+    def __getattr__(self, name: str):
+        settings = self.__dict__.get("settings")
+        if settings is not None and name in type(settings).__field_names__:
+            return getattr(settings, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
