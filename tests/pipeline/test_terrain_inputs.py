@@ -579,7 +579,7 @@ RES_ARGS = Arg(
 )
 SIZE_HI_ARG = fuzzed(SIZE_HI, st.floats(0.1, 4.0))
 BAKER_ORDER = [("resolution", RESOLUTION), ("margin", MARGIN), ("fill", FILL)]
-BAKE_ORDER = [("name", None), ("resolution", RESOLUTION), ("size_hi", SIZE_HI)] + BAKER_ORDER[1:]
+BAKE_ORDER = [("name", None), *BAKER_ORDER, ("size_hi", SIZE_HI)]  # the settings, then size_hi
 BAKER_FIELDS = {
     "resolution": RES_ARGS,
     "margin": fuzzed(MARGIN, st.floats(0.0, 1.0)),
@@ -776,16 +776,16 @@ def _sizes(kw) -> tuple:
 
 
 def _placer_error(kw) -> tuple[type | None, tuple]:
-    """PropPlacer's checks in order: kind, spacing, side, the sizes, then max_props, else
-    max_loop_length (its capacity refused above MAX_PROPS.hi, naming the spacing), else the
-    missing capacity."""
-    err, culprit = first_refusal(kw, PLACER_ORDER)
+    """PropPlacer's checks in order: its settings (kind, spacing, side, max_props, the
+    sizes), then without max_props, max_loop_length (its capacity refused above
+    MAX_PROPS.hi, naming the spacing), else the missing capacity."""
+    order = PLACER_ORDER[:3] + [("max_props", MAX_PROPS)] + _SIZES_ORDER
+    err, culprit = first_refusal(kw, order)
     if err is not None:
         return err, (culprit,)
     mp, mll = kw.get("max_props"), kw.get("max_loop_length")
     if mp is not None:
-        err = expected_error(MAX_PROPS, mp)
-        return err, ("max_props",)
+        return None, ()
     if mll is not None:
         err = expected_error(MAX_LOOP, mll)
         if err is not None:
@@ -881,12 +881,13 @@ def test_props_component_arguments(device, data):
 
 
 # ------------------------------------------------------------------------------ collision
+#: The check order: BandCollisionSettings' fields (then the component's size_hi).
 COLLIDER_ORDER = [
     ("method", METHOD),
-    ("clearance", CLEARANCE),
     ("max_boxes", MAX_BOXES),
     ("sdf_resolution", SDF_RESOLUTION),
     ("sdf_padding", SDF_PADDING),
+    ("clearance", CLEARANCE),
 ]
 COLLISION_ORDER = [
     ("method", METHOD),

@@ -41,6 +41,15 @@ class Settings(Mapping):
     def __len__(self) -> int:
         return len(self.__field_names__)
 
+    def _equals(self, other) -> bool:
+        """Equal to a settings object of the same class with the same fields, and to a
+        mapping with the same items (``settings == {"num_beams": 64, ...}``)."""
+        if isinstance(other, Settings):
+            return type(self) is type(other) and tuple(self.values()) == tuple(other.values())
+        if isinstance(other, Mapping):
+            return dict(self) == dict(other)
+        return NotImplemented
+
 
 def settings_class(
     name: str,
@@ -55,7 +64,7 @@ def settings_class(
     """The settings class ``name`` of a tool: one field per declaration of ``fields`` (its
     ``FIELDS``, in keyword order), checked by the declarations (and ``check(settings)``, the
     rules between fields), a :class:`Settings` (a read-only mapping of its fields)."""
-    return config_class(
+    cls = config_class(
         name,
         [(title or name.removesuffix("Settings"), "", tuple(fields))],
         base=Settings,
@@ -64,6 +73,8 @@ def settings_class(
         check=check,
         defaults=defaults,
     )
+    cls.__eq__ = Settings._equals  # the dataclass's hash (of the fields) is kept
+    return cls
 
 
 def resolve_settings(

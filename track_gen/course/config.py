@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..config import GateGenConfig, TrackGenConfig
-from ..core.tunable import Tunable
+from ..core.tunable import Tunable, labelled
 from ..seeds import SeedState
 from ..tools.band_collision import MAX_BOXES, METHOD, SDF_RESOLUTION
 from ..tools.checkpoints import MAX_CHECKPOINTS, SPACING
@@ -16,17 +16,8 @@ from ..tools.course_line import SAMPLES_PER_GATE
 from ..tools.gate_collision import AGENT_RADIUS, FRAME_DEPTH, FRAME_THICKNESS, POST_RADIUS
 from ..tools.heightfield import RESOLUTION
 from ..tools.localizer import WARM_WINDOW
-from ..tools.racing_line import (
-    A_LAT,
-    A_LON,
-    ITERATIONS,
-    KAPPA_ITERATIONS,
-    KAPPA_MAX,
-    LINEARISATIONS,
-    V_MAX,
-    VEHICLE_WIDTH,
-)
-from ..tools.racing_line.utility import check_settings
+from ..tools.racing_line import RacingLineSettings
+from ..tools.racing_line.fields import FIELDS as RACING_LINE_FIELDS
 from .rules import check_checkpoint_capacity, check_gate_width
 
 __all__ = ["CourseConfig", "check_racing_line"]
@@ -40,18 +31,6 @@ GATE_FIELDS = (POST_RADIUS, SAMPLES_PER_GATE, WARM_WINDOW)
 #: The declarations of ``frame_collision``'s (thickness, depth, agent_radius), in order; its
 #: mapping keys are their keywords for ``FrameCollision``.
 FRAME_FIELDS = (FRAME_THICKNESS, FRAME_DEPTH, AGENT_RADIUS)
-#: The declarations of ``racing_line``'s mapping keys, in order: their keywords for
-#: ``tools.RacingLine``.
-RACING_LINE_FIELDS = (
-    VEHICLE_WIDTH,
-    A_LAT,
-    A_LON,
-    V_MAX,
-    KAPPA_MAX,
-    ITERATIONS,
-    LINEARISATIONS,
-    KAPPA_ITERATIONS,
-)
 #: Fields whose CourseConfig default is None, not the declaration's: None leaves the
 #: component out (``collision``, ``heightfield_resolution``) or at its own default
 #: (``sdf_resolution``).
@@ -182,37 +161,16 @@ def _check_frame_collision(fc) -> tuple:
     )
 
 
-class _Settings(Mapping):
-    """A read-only, hashable, picklable mapping (a checked ``racing_line``)."""
-
-    def __init__(self, items: Mapping):
-        self._items = dict(items)
-
-    def __getitem__(self, key):
-        return self._items[key]
-
-    def __iter__(self):
-        return iter(self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __hash__(self) -> int:
-        return hash(tuple(self._items.items()))
-
-    def __repr__(self) -> str:
-        return repr(self._items)
-
-
-def check_racing_line(value, name: str) -> Mapping | None:
-    """None, or the keyword arguments of a ``tools.RacingLine`` checked from the mapping
-    ``value`` (its keys: the keywords of :data:`RACING_LINE_FIELDS`; ``vehicle_width``,
-    ``a_lat``, ``a_lon`` and ``v_max`` required), returned read-only with every key, the
-    declarations' defaults filled in. Raises TypeError / ValueError naming ``name``, the key
-    and the value (each checked with its declaration) before anything is built."""
-    if value is None:
-        return None
-    keys = tuple(t.keyword("tools.RacingLine") for t in RACING_LINE_FIELDS)
+def check_racing_line(value, name: str) -> RacingLineSettings | None:
+    """None, or the :class:`~track_gen.tools.RacingLineSettings` of ``value``: a
+    ``RacingLineSettings``, or a mapping of its fields (the keywords of ``tools.RacingLine``;
+    ``vehicle_width``, ``a_lat``, ``a_lon`` and ``v_max`` required), the declarations'
+    defaults filled in (a settings object is a read-only mapping of every key). Raises
+    TypeError / ValueError naming ``name``, the key and the value (each checked by the
+    settings class) before anything is built."""
+    if value is None or isinstance(value, RacingLineSettings):
+        return value
+    keys = RacingLineSettings.__field_names__
     if not isinstance(value, Mapping):
         hint = (
             " (a RacingLine component goes in extra=)"
@@ -220,7 +178,7 @@ def check_racing_line(value, name: str) -> Mapping | None:
             else ""
         )
         raise TypeError(
-            f"{name} must be None or a mapping of tools.RacingLine keyword arguments "
+            f"{name} must be None, a tools.RacingLineSettings or a mapping of its fields "
             f"({', '.join(keys)}), got {value!r}{hint}"
         )
     unknown = [k for k in value if not (isinstance(k, str) and k in keys)]
@@ -239,11 +197,8 @@ def check_racing_line(value, name: str) -> Mapping | None:
             f"{name} needs the keys {tuple(required)} (missing: {missing}), e.g. "
             "{'vehicle_width': 0.04, 'a_lat': 8.0, 'a_lon': 4.0, 'v_max': 6.0}"
         )
-    given = {
-        k: value[k] if k in value else t.default
-        for t, k in zip(RACING_LINE_FIELDS, keys, strict=True)
-    }
-    return _Settings(check_settings(name, **given))
+    with labelled(name):
+        return RacingLineSettings(**{k: value[k] for k in keys if k in value})
 
 
 _DOC = """A course as flat data: ``Course(CourseConfig(...))`` (or ``Course.from_config``) is
@@ -270,10 +225,11 @@ Track mode:
         default 1.
     heightfield_resolution: None, or the side of a ``tools.HeightFieldBake`` grid
         (``tools.heightfield.RESOLUTION``) added as the ``heightfield`` component.
-    racing_line: None, or a mapping of ``tools.RacingLine`` keyword arguments
-        (``vehicle_width``, ``a_lat``, ``a_lon``, ``v_max`` required; ``kappa_max``,
+    racing_line: None, or a ``tools.RacingLineSettings`` (or a mapping of its fields:
+        ``vehicle_width``, ``a_lat``, ``a_lon``, ``v_max`` required; ``kappa_max``,
         ``iterations``, ``linearisations``, ``kappa_iterations`` optional) added as the
-        ``racing_line`` component; kept as a read-only mapping of every key, checked.
+        ``racing_line`` component; kept as the checked ``RacingLineSettings`` (a read-only
+        mapping of every key).
 
 Gates mode:
     post_radius: None, or the radius of the gate posts for a ``tools.DiscCollision``

@@ -12,6 +12,10 @@
   segment test :func:`segments_cross`.
 - :mod:`.arcs`: :func:`bead_at_arc`, the binary search of an arc position in a row of
   cumulative arc lengths.
+- :mod:`.frames`: the plan-view heading of a quaternion (:func:`plan_x_axis`,
+  :func:`unit_heading`, :func:`heading_of`) and back (:func:`yaw_quat`).
+- :mod:`.buckets`: the uniform bucket grid packed as compressed rows
+  (:func:`bucket_clear`, :func:`bucket_count`, :func:`bucket_scan`, :func:`bucket_fill`).
 
 Each ``@wp.func`` is defined once here and imported from ``track_gen.geometry``.
 """
@@ -19,6 +23,7 @@ Each ``@wp.func`` is defined once here and imported from ``track_gen.geometry``.
 from __future__ import annotations
 
 from .arcs import bead_at_arc
+from .buckets import bucket_clear, bucket_count, bucket_fill, bucket_scan
 from .crossings import (
     CHUNK,
     TURN_TOL,
@@ -28,6 +33,7 @@ from .crossings import (
     has_self_crossing,
     segments_cross,
 )
+from .frames import heading_of, plan_x_axis, unit_heading, yaw_quat
 from .polylines import (
     all_finite,
     arc_fraction,
@@ -62,21 +68,24 @@ from .vectors import (
 )
 
 __all__ = [
-    "arc_fraction",
-    "bead_at_arc",
-    "lerp_on_edge",
     "CHUNK",
+    "CrossingScratch",
     "FLOAT32_MAX",
     "HALF_PI",
     "NAN",
     "PI",
     "TURN_TOL",
     "TWO_PI",
-    "CrossingScratch",
     "all_finite",
+    "arc_fraction",
     "atan2_estimate",
     "bbox_normalize",
     "bbox_scale",
+    "bead_at_arc",
+    "bucket_clear",
+    "bucket_count",
+    "bucket_fill",
+    "bucket_scan",
     "catmull_rom_centripetal",
     "catmull_rom_closed",
     "centroid",
@@ -87,8 +96,11 @@ __all__ = [
     "finite",
     "finite3",
     "has_self_crossing",
+    "heading_of",
+    "lerp_on_edge",
     "menger_curvature",
     "nan_vec2",
+    "plan_x_axis",
     "resample_closed",
     "resample_closed_box",
     "resample_first_simple",
@@ -97,6 +109,8 @@ __all__ = [
     "segments_cross",
     "sort_by_angle",
     "sort_by_angle_keyed",
+    "unit_heading",
     "wrap_angle",
     "xy",
+    "yaw_quat",
 ]

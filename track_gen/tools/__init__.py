@@ -21,8 +21,14 @@ component a conditional regeneration body cannot hold).
 
 from ..core.capture_check import CaptureProblem, check_component
 from ..core.component import Component, ComponentContext, InputSpec, order_components
-from .band_collision import BandCollider, BandCollision, BandContact
-from .checkpoints import CheckpointPlacer, Checkpoints, CheckpointSet, GateCheckpoints
+from .band_collision import BandCollider, BandCollision, BandCollisionSettings, BandContact
+from .checkpoints import (
+    CheckpointPlacer,
+    Checkpoints,
+    CheckpointSet,
+    CheckpointsSettings,
+    GateCheckpoints,
+)
 from .cones import (
     ConeColour,
     ConeDetections,
@@ -30,14 +36,16 @@ from .cones import (
     ConeDetectionsSettings,
     ConeDetector,
 )
-from .course_line import CenterlineFromGates, CourseLine, CourseLineBuilder
-from .course_stats import CourseStats, CourseStatsMeter, CourseStatsSet
+from .course_line import CenterlineFromGates, CourseLine, CourseLineBuilder, CourseLineSettings
+from .course_stats import CourseStats, CourseStatsMeter, CourseStatsSet, CourseStatsSettings
 from .gate_collision import (
     DiscCollider,
     DiscCollision,
+    DiscCollisionSettings,
     DiscContact,
     FrameCollider,
     FrameCollision,
+    FrameCollisionSettings,
     FrameContact,
     FrameMember,
 )
@@ -46,47 +54,54 @@ from .heightfield import (
     HeightField,
     HeightFieldBake,
     HeightFieldBaker,
+    HeightFieldSettings,
     check_grid_resolution,
 )
 from .lidar import Lidar, LidarScan, LidarScanner, LidarSettings
-from .localizer import Localizer, TrackFrame, TrackLocalizer
+from .localizer import Localizer, LocalizerSettings, TrackFrame, TrackLocalizer
 from .lookahead import Lookahead, LookaheadPoints, LookaheadSampler, LookaheadSettings
 from .next_gates import NextGatePoses, NextGates, NextGateSensor, NextGatesSettings
 from .progress import Progress, ProgressEvents, ProgressTracker
-from .props import PropKind, PropPlacer, Props, PropSet, PropSide
-from .racing_line import RacingLine, RacingLinePlanner, RacingLineSet
+from .props import PropKind, PropPlacer, Props, PropSet, PropSide, PropsSettings
+from .racing_line import RacingLine, RacingLinePlanner, RacingLineSet, RacingLineSettings
 from .raster import EgoRaster, EgoRasterImage, EgoRasterizer, EgoRasterSettings, RasterCell
 
 __all__ = [
     "BandCollider",
     "BandCollision",
+    "BandCollisionSettings",
     "BandContact",
     "CaptureProblem",
     "CenterlineFromGates",
     "CheckpointPlacer",
     "CheckpointSet",
     "Checkpoints",
+    "CheckpointsSettings",
     "Component",
+    "ComponentContext",
     "ConeColour",
     "ConeDetectionSet",
-    "ConeDetectionsSettings",
     "ConeDetections",
+    "ConeDetectionsSettings",
     "ConeDetector",
-    "ComponentContext",
-    "EgoRaster",
-    "EgoRasterImage",
-    "EgoRasterizer",
-    "EgoRasterSettings",
     "CourseLine",
     "CourseLineBuilder",
+    "CourseLineSettings",
     "CourseStats",
     "CourseStatsMeter",
     "CourseStatsSet",
+    "CourseStatsSettings",
     "DiscCollider",
     "DiscCollision",
+    "DiscCollisionSettings",
     "DiscContact",
+    "EgoRaster",
+    "EgoRasterImage",
+    "EgoRasterSettings",
+    "EgoRasterizer",
     "FrameCollider",
     "FrameCollision",
+    "FrameCollisionSettings",
     "FrameContact",
     "FrameMember",
     "GateCheckpoints",
@@ -94,20 +109,22 @@ __all__ = [
     "HeightField",
     "HeightFieldBake",
     "HeightFieldBaker",
+    "HeightFieldSettings",
     "InputSpec",
     "Lidar",
     "LidarScan",
     "LidarScanner",
     "LidarSettings",
     "Localizer",
+    "LocalizerSettings",
     "Lookahead",
     "LookaheadPoints",
     "LookaheadSampler",
     "LookaheadSettings",
     "NextGatePoses",
     "NextGateSensor",
-    "NextGatesSettings",
     "NextGates",
+    "NextGatesSettings",
     "Progress",
     "ProgressEvents",
     "ProgressTracker",
@@ -116,9 +133,11 @@ __all__ = [
     "PropSet",
     "PropSide",
     "Props",
+    "PropsSettings",
     "RacingLine",
     "RacingLinePlanner",
     "RacingLineSet",
+    "RacingLineSettings",
     "RasterCell",
     "TrackFrame",
     "TrackLocalizer",

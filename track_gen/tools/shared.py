@@ -15,7 +15,7 @@ import warp as wp
 
 from ..core.checks import check_array, check_mask
 from ..core.extents import clamp2, clamp_coord, in_range3, scaled_quat
-from ..geometry import finite, xy  # re-exported for the tools
+from ..geometry import finite, plan_x_axis, unit_heading, xy  # finite, xy: re-exported
 from ..results import GateSequence, Track
 
 wp.set_module_options({"enable_backward": False})
@@ -114,14 +114,8 @@ def make_box(pos: wp.vec3f, rot: wp.quatf, he: wp.vec2f) -> Box:
     finite and its arithmetic cannot overflow; inputs within those ranges are used bit for
     bit."""
     b = Box()
-    r = scaled_quat(rot)
-    # rotated local x: (w^2 + x^2 - y^2 - z^2, 2 (x y + w z)); valid for non-unit quaternions
-    c = r[3] * r[3] + r[0] * r[0] - r[1] * r[1] - r[2] * r[2]
-    s = 2.0 * (r[0] * r[1] + r[3] * r[2])
-    ln = wp.sqrt(c * c + s * s)
-    ax = wp.vec2f(1.0, 0.0)
-    if ln > 1.0e-30:
-        ax = wp.vec2f(c / ln, s / ln)
+    axis = plan_x_axis(scaled_quat(rot))  # geometry/frames.py: the rotated local x
+    ax = unit_heading(axis)
     ha = wp.vec2f(wp.abs(he[0]), wp.abs(he[1]))
     h = wp.vec2f(clamp_coord(ha[0]), clamp_coord(ha[1]))
     p = xy(pos)
@@ -133,7 +127,7 @@ def make_box(pos: wp.vec3f, rot: wp.quatf, he: wp.vec2f) -> Box:
         wp.abs(ax[0]) * h[0] + wp.abs(ax[1]) * h[1], wp.abs(ax[1]) * h[0] + wp.abs(ax[0]) * h[1]
     )
     b.ok = 0
-    if finite2(p) and finite(pos[2]) and finite(c) and finite(s) and finite2(ha):
+    if finite2(p) and finite(pos[2]) and finite2(axis) and finite2(ha):
         b.ok = 1
     return b
 

@@ -77,7 +77,15 @@ Kernels: :mod:`~track_gen.tools.band_collision.kernels` (shared functions),
 """
 
 from .component import BandCollision, box_inputs
-from .fields import CLEARANCE, MAX_BOXES, METHOD, METHODS, SDF_PADDING, SDF_RESOLUTION
+from .fields import (
+    CLEARANCE,
+    MAX_BOXES,
+    METHOD,
+    METHODS,
+    SDF_PADDING,
+    SDF_RESOLUTION,
+    BandCollisionSettings,
+)
 from .items import QUERY_PARTS
 from .kernels import CHUNK_QUADS, SDF_BAND_CELLS
 from .result import BandContact
@@ -86,6 +94,7 @@ from .utility import BandCollider
 __all__ = [
     "BandCollider",
     "BandCollision",
+    "BandCollisionSettings",
     "BandContact",
     "CHUNK_QUADS",
     "CLEARANCE",

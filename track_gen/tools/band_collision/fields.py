@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ...core.layout import KERNEL_LAYOUT
+from ...core.settings import settings_class
 from ...core.tunable import Tunable
 from ..fields import distance, grid_resolution
 
@@ -45,7 +47,7 @@ SDF_PADDING = distance(
     None,
     optional=True,
     doc="margin around the borders' bounding box; None is 10% of its larger extent (sdf only).",
-    surfaces=("tools.BandCollider",),
+    surfaces=("tools.BandCollision", "tools.BandCollider"),
 )
 
 
@@ -61,3 +63,16 @@ CLEARANCE = distance(
 
 #: Collision methods accepted by :class:`BandCollider`.
 METHODS = METHOD.choices
+
+#: Every field of the tool, in its keyword order (``kernel_layout``: the thread layout of the
+#: SDF bake and the segments refresh and query).
+FIELDS = (METHOD, MAX_BOXES, SDF_RESOLUTION, SDF_PADDING, CLEARANCE, KERNEL_LAYOUT)
+
+BandCollisionSettings = settings_class(
+    "BandCollisionSettings",
+    FIELDS,
+    title="Band collision",
+    doc="The settings of the road-band collision of a track course (tools.BandCollision, "
+    "tools.BandCollider).",
+    module="track_gen.tools.band_collision",
+)

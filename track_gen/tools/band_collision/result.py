@@ -48,13 +48,6 @@ class BandContact(BoxRowBatch):
 
     _row_arrays = ("oob", "distance", "nearest", "normal", "boundary", "height")
 
-    @staticmethod
-    def buffers(rows: int, height: bool = False) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        out = [(rows, wp.int32), (rows, wp.float32), (rows, wp.vec2f), (rows, wp.vec2f)]
-        out.append((rows, wp.int32))
-        return out + ([(rows, wp.float32)] if height else [])
-
     @classmethod
     def allocate(
         cls,

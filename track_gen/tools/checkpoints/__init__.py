@@ -9,7 +9,7 @@ counts passes through them.
 """
 
 from .component import Checkpoints, GateCheckpoints, construction_result
-from .fields import MAX_CHECKPOINTS, SPACING
+from .fields import MAX_CHECKPOINTS, SPACING, CheckpointsSettings
 from .kernels import UNBOUNDED_UP_HALF
 from .result import CheckpointSet
 from .utility import CheckpointPlacer, capacity_for
@@ -17,6 +17,7 @@ from .utility import CheckpointPlacer, capacity_for
 __all__ = [
     "CheckpointPlacer",
     "CheckpointSet",
+    "CheckpointsSettings",
     "Checkpoints",
     "GateCheckpoints",
     "MAX_CHECKPOINTS",

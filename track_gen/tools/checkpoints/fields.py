@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...core.settings import settings_class
 from ...core.tunable import Tunable
 from ..fields import arc_spacing
 
@@ -35,4 +36,17 @@ MAX_CHECKPOINTS = Tunable(
     unit="checkpoints",
     doc="per-env checkpoint capacity; None ('auto') derives it from the longest loop.",
     surfaces=_SURFACES,
+)
+
+#: Every field of the tool, in its keyword order.
+FIELDS = (SPACING, MAX_CHECKPOINTS)
+
+CheckpointsSettings = settings_class(
+    "CheckpointsSettings",
+    FIELDS,
+    title="Checkpoints",
+    doc="The settings of the checkpoints of a track course (tools.Checkpoints, "
+    "tools.CheckpointPlacer). ``spacing`` is required; ``max_checkpoints`` None lets the "
+    "component choose the capacity (Checkpoints' 'auto').",
+    module="track_gen.tools.checkpoints",
 )

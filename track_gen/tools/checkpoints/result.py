@@ -47,12 +47,6 @@ class CheckpointSet(RowBatch):
     _row_arrays = ("position", "left", "right", "tangent", "up_half")
     _env_arrays = ("count", "truncated")
 
-    @staticmethod
-    def buffers(num_envs: int, max_checkpoints: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        rows = num_envs * max_checkpoints
-        return [(rows, wp.vec3f)] * 4 + [(rows, wp.float32)] + [(num_envs, wp.int32)] * 2
-
     @classmethod
     def allocate(
         cls,

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import warp as wp
 
-from ...core.budget import AllocationBudget
+from ...core.budget import AllocationBudget, planned_buffers
 from ...core.checks import check_float, check_mask
 from ...core.exec import require_not_capturing
+from ...core.settings import HasSettings, resolve_settings
 from ...results import Track
 from ..shared import optional_input
-from .fields import MAX_CHECKPOINTS, SPACING
+from .fields import MAX_CHECKPOINTS, CheckpointsSettings
 from .kernels import _sample_kernel
 from .result import CheckpointSet
 
@@ -36,7 +38,7 @@ def capacity_for(
 
 
 # ---------------------------------------------------------------------------------- sampler
-class CheckpointPlacer:
+class CheckpointPlacer(HasSettings):
     """Evenly spaced cross-sections of a road-band :class:`~track_gen.Track`.
 
     Per env, ``n = clamp(round(length / spacing), 3, M)`` checkpoints sit at arc
@@ -55,9 +57,10 @@ class CheckpointPlacer:
     Args:
         track: the generator's :class:`~track_gen.Track` (read live by pointer: call
             :meth:`sample` after every regeneration).
-        spacing: target arc distance between checkpoints, track units (``SPACING``).
-        max_checkpoints: per-env capacity M (``MAX_CHECKPOINTS``). Default: derived from
-            ``max_loop_length``.
+        settings: a :class:`CheckpointsSettings` (positionally or as ``settings=``), or its
+            fields by position or keyword: ``spacing``, the target arc distance between
+            checkpoints, track units (``SPACING``); ``max_checkpoints``, the per-env capacity
+            M (``MAX_CHECKPOINTS``; default: derived from ``max_loop_length``).
         max_loop_length: keyword-only bound on any track's perimeter (track units, >= 1e-6):
             ``M = max(3, ceil(max_loop_length / spacing))``. Ignored when ``max_checkpoints``
             is given; one of the two is required.
@@ -77,10 +80,9 @@ class CheckpointPlacer:
     def __init__(
         self,
         track: Track,
-        spacing: float,
-        max_checkpoints: int | None = None,
-        *,
+        *settings: CheckpointsSettings | float | int | None,
         max_loop_length: float | None = None,
+        **fields,
     ):
         for name in ("center", "inner", "outer", "arclen", "length", "count", "valid"):
             if not isinstance(getattr(track, name, None), wp.array):
@@ -88,38 +90,53 @@ class CheckpointPlacer:
                     f"CheckpointPlacer(track): track must be a Track (a TrackGenerator's "
                     f"result), got {type(track).__name__} without a wp.array {name!r}"
                 )
-        spacing = SPACING.check(spacing, "CheckpointPlacer spacing")
-        if max_checkpoints is not None:
-            cap = MAX_CHECKPOINTS.check(max_checkpoints, "CheckpointPlacer max_checkpoints")
-        elif max_loop_length is not None:
-            bound = check_float("max_loop_length", max_loop_length, lo=1.0e-6, hi=1.0e12)
-            cap = capacity_for(spacing, bound)
-        else:
+        self.settings = resolve_settings(
+            CheckpointsSettings, "CheckpointPlacer", settings, fields, positional=2
+        )
+        cap = self._capacity(self.settings, max_loop_length)
+        device = track.center.device
+        require_not_capturing(device, "CheckpointPlacer construction")
+        self.track = track
+        self.device = device
+        E = track.count.shape[0]
+        self._n_max = track.center.shape[0] // E
+        budget = AllocationBudget(device, "raise the spacing or lower max_checkpoints")
+        self._allocate(self, budget, device, E, cap)
+        self.sample()
+
+    @staticmethod
+    def _capacity(s: CheckpointsSettings, max_loop_length: float | None) -> int:
+        """The per-env capacity: ``max_checkpoints``, else the one ``max_loop_length``
+        needs (one of the two is required)."""
+        if s.max_checkpoints is not None:
+            return s.max_checkpoints
+        if max_loop_length is None:
             raise ValueError(
                 "CheckpointPlacer needs a capacity: pass max_checkpoints (an int >= 3, the "
                 "per-env checkpoint capacity) or max_loop_length= (a bound on any track's "
                 "perimeter; capacity max(3, ceil(max_loop_length / spacing)))"
             )
-        device = track.center.device
-        require_not_capturing(device, "CheckpointPlacer construction")
-        self.track = track
-        self.spacing = spacing
-        self.device = device
-        E = track.count.shape[0]
-        self._n_max = track.center.shape[0] // E
-        budget = AllocationBudget(device, "raise the spacing or lower max_checkpoints")
-        self.checkpoints = CheckpointSet.allocate(E, cap, device, budget)
-        self.clipped = self.checkpoints.truncated
-        self.step = budget.zeros(E, wp.float32, "checkpoint steps")
-        self._no_mask = budget.zeros(1, wp.int32, "empty mask")
-        self.sample()
+        bound = check_float("max_loop_length", max_loop_length, lo=1.0e-6, hi=1.0e12)
+        return capacity_for(s.spacing, bound)
 
     @staticmethod
-    def buffers(num_envs: int, max_checkpoints: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a placer of capacity ``max_checkpoints``
-        allocates (its :class:`CheckpointSet`, the steps and an empty mask)."""
-        extra = [(num_envs, wp.float32), (1, wp.int32)]
-        return CheckpointSet.buffers(num_envs, max_checkpoints) + extra
+    def _allocate(out, budget, device, E: int, capacity: int) -> None:
+        """Every array of a placer of ``E`` envs and ``capacity`` checkpoints per env, set on
+        ``out`` (the placer, or a stand-in when :meth:`buffers` records a plan)."""
+        out.checkpoints = CheckpointSet.allocate(E, capacity, device, budget)
+        out.clipped = None if out.checkpoints is None else out.checkpoints.truncated
+        out.step = budget.zeros(E, wp.float32, "checkpoint steps")
+        out._no_mask = budget.zeros(1, wp.int32, "empty mask")
+
+    @classmethod
+    def buffers(
+        cls, settings: CheckpointsSettings, num_envs: int, *, max_loop_length: float | None = None
+    ) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a placer with ``settings`` (and
+        ``max_loop_length`` when ``max_checkpoints`` is None) allocates for ``num_envs``
+        envs: its allocation run through a plan, nothing allocated."""
+        cap = cls._capacity(settings, max_loop_length)
+        return planned_buffers(lambda b: cls._allocate(SimpleNamespace(), b, "cpu", num_envs, cap))
 
     @property
     def num_envs(self) -> int:

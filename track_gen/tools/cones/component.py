@@ -53,8 +53,8 @@ class ConeDetections(HasSettings, Component):
         after: tuple[str, ...] | None = None,
         **fields,
     ):
-        self.settings = resolve_settings(ConeDetectionsSettings, "ConeDetections", settings, fields)
         super().__init__(name=name, after=after, source=source)
+        self.settings = resolve_settings(ConeDetectionsSettings, "ConeDetections", settings, fields)
 
     def _check_props(self, props) -> None:
         kind = getattr(props, "kind", None)

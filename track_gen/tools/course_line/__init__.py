@@ -27,7 +27,7 @@ parameter; more ``samples_per_gate`` resolve the turn, they do not remove it.
 """
 
 from .component import CenterlineFromGates
-from .fields import SAMPLES_PER_GATE
+from .fields import SAMPLES_PER_GATE, CourseLineSettings
 from .kernels import VERTICAL_EPS
 from .result import CourseLine
 from .utility import CourseLineBuilder
@@ -36,6 +36,7 @@ __all__ = [
     "CenterlineFromGates",
     "CourseLine",
     "CourseLineBuilder",
+    "CourseLineSettings",
     "SAMPLES_PER_GATE",
     "VERTICAL_EPS",
 ]

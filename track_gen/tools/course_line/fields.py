@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...core.settings import settings_class
 from ...core.tunable import Tunable
 
 SAMPLES_PER_GATE = Tunable(
@@ -18,4 +19,16 @@ SAMPLES_PER_GATE = Tunable(
         "course.Course.gates",
         "course.CourseConfig",
     ),
+)
+
+#: Every field of the tool, in its keyword order.
+FIELDS = (SAMPLES_PER_GATE,)
+
+CourseLineSettings = settings_class(
+    "CourseLineSettings",
+    FIELDS,
+    title="Course line",
+    doc="The settings of the course line through a gate course's gates "
+    "(tools.CenterlineFromGates, tools.CourseLineBuilder).",
+    module="track_gen.tools.course_line",
 )

@@ -44,14 +44,6 @@ class CourseLine(RowBatch):
     _env_arrays = ("length", "count", "valid")
 
     @classmethod
-    def buffers(cls, num_envs: int, n_max: int, own_valid: bool = True) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes (``own_valid``: no
-        ``valid`` array is given to alias)."""
-        rows, E = num_envs * n_max, num_envs
-        out = [(E, wp.int32)] if own_valid else []
-        return out + [(rows, wp.vec3f)] * 3 + [(rows, wp.float32), (E, wp.float32), (E, wp.int32)]
-
-    @classmethod
     def allocate(
         cls, num_envs: int, n_max: int, device, budget=None, valid: wp.array | None = None
     ) -> CourseLine:

@@ -3,7 +3,13 @@ course component ``"stats"``), :class:`CourseStatsMeter` (its utility) and
 :class:`CourseStatsSet` (its result). See ``docs/course-stats.md``."""
 
 from .component import CourseStats
-from .fields import CORNER_ANGLE, CORNER_RADIUS, MAX_PERCENTILES, PERCENTILES
+from .fields import (
+    CORNER_ANGLE,
+    CORNER_RADIUS,
+    MAX_PERCENTILES,
+    PERCENTILES,
+    CourseStatsSettings,
+)
 from .result import DESCRIPTORS, CourseStatsSet
 from .utility import CourseStatsMeter
 
@@ -16,4 +22,5 @@ __all__ = [
     "CourseStats",
     "CourseStatsMeter",
     "CourseStatsSet",
+    "CourseStatsSettings",
 ]

@@ -6,9 +6,10 @@ import warp as wp
 
 from ...core.component import Component, buffer_bytes
 from ...core.ranges import EnvSplit
+from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence, Track
-from .fields import CORNER_ANGLE, CORNER_RADIUS, PERCENTILES
-from .utility import CourseStatsMeter, check_settings
+from .fields import CourseStatsSettings
+from .utility import CourseStatsMeter
 
 _GATE_HINT = (
     "a gate course has no centre line of its own: pass source='centerline' (the "
@@ -16,13 +17,15 @@ _GATE_HINT = (
 )
 
 
-class CourseStats(Component):
+class CourseStats(HasSettings, Component):
     """Course component ``"stats"``: per-env descriptors of every course the generator
     builds (:class:`CourseStatsMeter`), recomputed for the regenerated envs (``on_generate``;
     unmasked envs keep every byte). A per-generation component: no entry of ``StepResult``,
     read ``course.components["stats"].result``.
 
     Args:
+        settings: a :class:`CourseStatsSettings` (positionally or as ``settings=``), or its
+            fields by position or keyword (``**fields``):
         corner_radius: corner threshold, mean half widths (``CORNER_RADIUS``; see
             :class:`CourseStatsMeter`).
         corner_angle: least turning of a corner, rad (``CORNER_ANGLE``).
@@ -42,16 +45,16 @@ class CourseStats(Component):
 
     def __init__(
         self,
-        corner_radius: float = CORNER_RADIUS.default,
-        corner_angle: float = CORNER_ANGLE.default,
-        percentiles: tuple[float, ...] = PERCENTILES.default,
-        *,
+        *settings: CourseStatsSettings | float | tuple,
         racing_line: str | None = None,
         source: str | None = None,
         name: str | None = None,
         after=None,
+        **fields,
     ):
-        self.settings = check_settings("CourseStats", corner_radius, corner_angle, percentiles)
+        self.settings = resolve_settings(
+            CourseStatsSettings, "CourseStats", settings, fields, positional=3
+        )
         if racing_line is not None and (not isinstance(racing_line, str) or not racing_line):
             raise TypeError(
                 f"CourseStats.racing_line must be None or the name of a RacingLine component "
@@ -88,7 +91,7 @@ class CourseStats(Component):
                     f"CourseStats(racing_line={self.racing_line!r}): that component's result "
                     "has no lap_time array: name a tools.RacingLine component"
                 )
-        self.utility = CourseStatsMeter(course, line=line, lap_time=lap, **self.settings)
+        self.utility = CourseStatsMeter(course, self.settings, line=line, lap_time=lap)
         self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.stats
 
@@ -100,8 +103,7 @@ class CourseStats(Component):
         line_rows = getattr(self.planned_source, "planned_line_rows", None)
         if self.source is not None and callable(line_rows):
             rows = int(line_rows(layout))
-        P = len(self.settings["percentiles"])
-        return buffer_bytes(CourseStatsMeter.buffers(layout.num_envs, rows, P))
+        return buffer_bytes(CourseStatsMeter.buffers(self.settings, layout.num_envs, rows))
 
     def on_generate(self, ctx, mask) -> None:
         self._split.run(CourseStatsMeter.measure, mask)  # on the generator's env ranges

@@ -3,6 +3,7 @@ component)."""
 
 from __future__ import annotations
 
+from ...core.settings import settings_class
 from ...core.tunable import Tunable
 
 _SURFACES = ("tools.CourseStats", "tools.CourseStatsMeter")
@@ -46,4 +47,15 @@ PERCENTILES = Tunable(
     doc="the nearest-rank percentiles of the beads' |curvature| reported per env "
     "(curvature_percentile, in this order).",
     surfaces=_SURFACES,
+)
+
+#: Every field of the tool, in its keyword order.
+FIELDS = (CORNER_RADIUS, CORNER_ANGLE, PERCENTILES)
+
+CourseStatsSettings = settings_class(
+    "CourseStatsSettings",
+    FIELDS,
+    title="Course stats",
+    doc="The settings of the course descriptors (tools.CourseStats, tools.CourseStatsMeter).",
+    module="track_gen.tools.course_stats",
 )

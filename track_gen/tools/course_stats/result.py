@@ -71,12 +71,6 @@ class CourseStatsSet(RowBatch):
     _env_arrays = DESCRIPTORS
 
     @classmethod
-    def buffers(cls, num_envs: int, num_percentiles: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        E = int(num_envs)
-        return [(E * int(num_percentiles), wp.float32)] + [(E, wp.float32)] * len(DESCRIPTORS)
-
-    @classmethod
     def allocate(cls, num_envs: int, num_percentiles: int, device, budget=None) -> CourseStatsSet:
         """NaN everywhere (each array checked against ``budget`` first)."""
         budget = budget or AllocationBudget(device, "lower num_envs")

@@ -2,34 +2,23 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import warp as wp
 
-from ...core.budget import AllocationBudget
+from ...core.budget import AllocationBudget, planned_buffers
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
+from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence, Track
 from ..shared import check_rows, mask_or
-from .fields import CORNER_ANGLE, CORNER_RADIUS, MAX_PERCENTILES, PERCENTILES
+from .fields import MAX_PERCENTILES, CourseStatsSettings
 from .kernels import _gate_width_kernel, _line_stats_kernel, _track_width_kernel, vec8d
 from .result import CourseStatsSet
 
 if TYPE_CHECKING:
     from ..course_line import CourseLine
-
-
-def check_settings(owner: str, corner_radius, corner_angle, percentiles) -> dict:
-    """Every setting checked against its Tunable (TypeError / ValueError naming
-    ``owner.<name>``, the value and the range), as a dict."""
-    return {
-        t.name: t.check(v, f"{owner}.{t.name}")
-        for t, v in (
-            (CORNER_RADIUS, corner_radius),
-            (CORNER_ANGLE, corner_angle),
-            (PERCENTILES, percentiles),
-        )
-    }
 
 
 def _check_line(line, E: int, device) -> int:
@@ -57,7 +46,7 @@ def _check_line(line, E: int, device) -> int:
     return rows // E
 
 
-class CourseStatsMeter:
+class CourseStatsMeter(HasSettings):
     """Per-env course descriptors of a batch of courses (``docs/course-stats.md`` defines
     each one): length, turning, curvature percentiles, corners and their tightness, widths,
     elevation range and par lap time.
@@ -66,9 +55,13 @@ class CourseStatsMeter:
         course: the generator's result: a :class:`~track_gen.Track` (its centre line and
             road widths are measured) or a :class:`~track_gen.GateSequence` (its gate
             openings are the widths; pass ``line``).
-        line: the course line of a gate course (the :class:`~track_gen.tools.CourseLine` of
-            ``tools.CenterlineFromGates``); None for a track (its own centre line).
-        lap_time: float32 ``[E]`` par lap times to report as ``par_time`` (a
+        settings: a :class:`CourseStatsSettings` (positionally or as ``settings=``), or its
+            fields by position or keyword (``**fields``: ``corner_radius``,
+            ``corner_angle``, ``percentiles``, below).
+        line: keyword-only: the course line of a gate course (the
+            :class:`~track_gen.tools.CourseLine` of ``tools.CenterlineFromGates``); None for a
+            track (its own centre line).
+        lap_time: keyword-only: float32 ``[E]`` par lap times to report as ``par_time`` (a
             :class:`~track_gen.tools.RacingLineSet`'s ``lap_time``, read live by pointer), or
             None (``par_time`` NaN).
         corner_radius: corner threshold, mean half widths (``CORNER_RADIUS``).
@@ -86,14 +79,14 @@ class CourseStatsMeter:
     def __init__(
         self,
         course: Track | GateSequence,
-        *,
+        *settings: CourseStatsSettings | float | tuple,
         line: CourseLine | None = None,
         lap_time: wp.array | None = None,
-        corner_radius: float = CORNER_RADIUS.default,
-        corner_angle: float = CORNER_ANGLE.default,
-        percentiles: tuple[float, ...] = PERCENTILES.default,
+        **fields,
     ):
-        settings = check_settings("CourseStatsMeter", corner_radius, corner_angle, percentiles)
+        self.settings = resolve_settings(
+            CourseStatsSettings, "CourseStatsMeter", settings, fields, positional=3
+        )
         if isinstance(course, Track):
             E, rows = check_rows(
                 "CourseStatsMeter course",
@@ -131,11 +124,10 @@ class CourseStatsMeter:
         if lap_time is not None:
             check_array("CourseStatsMeter lap_time", lap_time, wp.float32, E, device)
         require_not_capturing(device, "CourseStatsMeter construction")
-        self.__dict__.update(settings)
         P = len(self.percentiles)
         hint = f"lower num_envs ({E}) or N_max ({line_rows})"
         precheck = AllocationBudget(device, hint)
-        for count, dtype in self.buffers(E, line_rows, P):
+        for count, dtype in self.buffers(self.settings, E, line_rows):
             precheck.take(count, dtype, "the course stats meter")
         budget = AllocationBudget(device, hint)
         self.course = course
@@ -145,22 +137,32 @@ class CourseStatsMeter:
         self._line_rows = line_rows
         fractions = [p / 100.0 for p in self.percentiles] + [0.0] * (MAX_PERCENTILES - P)
         self._fractions = tuple(fractions)  # a host tuple: never cut by an env range
-        self.stats = CourseStatsSet.allocate(E, P, device, budget)
         self._lap = lap_time
-        self._no_lap = budget.full(E, float("nan"), wp.float32, "course stats: no lap time")
-        self._everyone = budget.full(E, 1, wp.int32, "course stats: every env")
-        self._half_width = budget.zeros(E, wp.float64, "course stats half width")
-        self._kappa = budget.zeros(E * line_rows, wp.float64, "course stats curvature scratch")
+        self._allocate(self, budget, device, self.settings, E, line_rows)
         self.measure()
 
     @staticmethod
-    def buffers(num_envs: int, line_rows: int, num_percentiles: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a meter allocates (its :class:`CourseStatsSet`,
-        the no-lap and every-env arrays, the half widths and the curvature scratch;
-        ``line_rows``: rows per env of the course line)."""
-        E = int(num_envs)
-        own = [(E, wp.float32), (E, wp.int32), (E, wp.float64), (E * line_rows, wp.float64)]
-        return CourseStatsSet.buffers(E, num_percentiles) + own
+    def _allocate(out, budget, device, s: CourseStatsSettings, E: int, line_rows: int) -> None:
+        """Every array of a meter of ``E`` envs on a course line of ``line_rows`` rows per
+        env, set on ``out`` (the meter, or a stand-in when :meth:`buffers` records a plan):
+        its :class:`CourseStatsSet`, the no-lap and every-env arrays, the half widths and the
+        curvature scratch."""
+        out.stats = CourseStatsSet.allocate(E, len(s.percentiles), device, budget)
+        out._no_lap = budget.full(E, float("nan"), wp.float32, "course stats: no lap time")
+        out._everyone = budget.full(E, 1, wp.int32, "course stats: every env")
+        out._half_width = budget.zeros(E, wp.float64, "course stats half width")
+        out._kappa = budget.zeros(E * line_rows, wp.float64, "course stats curvature scratch")
+
+    @classmethod
+    def buffers(
+        cls, settings: CourseStatsSettings, num_envs: int, line_rows: int
+    ) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a meter with ``settings`` allocates for
+        ``num_envs`` envs on a course line of ``line_rows`` rows per env (its allocation run
+        through a plan, nothing allocated)."""
+        return planned_buffers(
+            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", settings, num_envs, line_rows)
+        )
 
     @property
     def num_envs(self) -> int:

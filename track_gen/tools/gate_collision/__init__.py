@@ -54,7 +54,14 @@ answers (beyond the limit: the answer of the clamped pose, far from every gate).
 """
 
 from .component import DiscCollision, FrameCollision
-from .fields import AGENT_RADIUS, FRAME_DEPTH, FRAME_THICKNESS, POST_RADIUS
+from .fields import (
+    AGENT_RADIUS,
+    FRAME_DEPTH,
+    FRAME_THICKNESS,
+    POST_RADIUS,
+    DiscCollisionSettings,
+    FrameCollisionSettings,
+)
 from .kernels import FrameMember
 from .result import DiscContact, FrameContact
 from .utility import DiscCollider, FrameCollider
@@ -63,11 +70,13 @@ __all__ = [
     "AGENT_RADIUS",
     "DiscCollider",
     "DiscCollision",
+    "DiscCollisionSettings",
     "DiscContact",
     "FRAME_DEPTH",
     "FRAME_THICKNESS",
     "FrameCollider",
     "FrameCollision",
+    "FrameCollisionSettings",
     "FrameContact",
     "FrameMember",
     "POST_RADIUS",

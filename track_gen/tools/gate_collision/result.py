@@ -35,11 +35,6 @@ class DiscContact(BoxRowBatch):
 
     _row_arrays = ("hit", "post", "distance", "nearest")
 
-    @staticmethod
-    def buffers(rows: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        return [(rows, wp.int32), (rows, wp.int32), (rows, wp.float32), (rows, wp.vec2f)]
-
     @classmethod
     def allocate(
         cls, rows: int, device, budget: AllocationBudget | None = None, max_boxes: int = 0
@@ -91,11 +86,6 @@ class FrameContact(RowBatch):
     normal: wp.array
 
     _env_arrays = ("hit", "gate", "member", "distance", "nearest", "normal")
-
-    @staticmethod
-    def buffers(rows: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        return [(rows, wp.int32)] * 3 + [(rows, wp.float32)] + [(rows, wp.vec3f)] * 2
 
     @classmethod
     def allocate(cls, rows: int, device, budget: AllocationBudget | None = None) -> FrameContact:

@@ -51,7 +51,7 @@ cost of the SDF bake.
 """
 
 from .component import HeightFieldBake
-from .fields import FILL, MARGIN, RESOLUTION, SIZE_HI
+from .fields import FILL, MARGIN, RESOLUTION, SIZE_HI, HeightFieldSettings
 from .result import HeightField
 from .utility import (
     MIN_TEXELS_ACROSS,
@@ -65,6 +65,7 @@ __all__ = [
     "FILL",
     "GridResolutionWarning",
     "HeightField",
+    "HeightFieldSettings",
     "HeightFieldBake",
     "HeightFieldBaker",
     "MARGIN",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...core.settings import settings_class
 from ...core.tunable import Tunable
 from ..fields import DISTANCE_HI, distance, grid_resolution
 
@@ -43,4 +44,16 @@ SIZE_HI = distance(
     doc="the largest course scale a curriculum will reach (for the resolution check); None "
     "reads it from the generator.",
     surfaces=("tools.HeightFieldBake", "tools.BandCollision"),
+)
+
+#: Every field of the tool, in its keyword order (``size_hi`` is the component's own: the
+#: resolution check it makes against the generator).
+FIELDS = (RESOLUTION, MARGIN, FILL)
+
+HeightFieldSettings = settings_class(
+    "HeightFieldSettings",
+    FIELDS,
+    title="Height field",
+    doc="The settings of a road height field (tools.HeightFieldBake, tools.HeightFieldBaker).",
+    module="track_gen.tools.heightfield",
 )

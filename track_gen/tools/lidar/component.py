@@ -64,9 +64,9 @@ class Lidar(HasSettings, Component):
         after: tuple[str, ...] | None = None,
         **fields,
     ):
-        self.settings = resolve_settings(LidarSettings, "Lidar", settings, fields)
         self.props_name = _props_name(props)
         super().__init__(name=name, after=after)
+        self.settings = resolve_settings(LidarSettings, "Lidar", settings, fields)
         if self.props_name not in (None, _AUTO) and self.props_name not in self.after:
             self.after = (*self.after, self.props_name)
         self._views: list = []

@@ -55,12 +55,13 @@ record into a graph); construction allocates every buffer once.
 """
 
 from .component import Localizer
-from .fields import WARM_WINDOW
+from .fields import WARM_WINDOW, LocalizerSettings
 from .result import TrackFrame
 from .utility import TrackLocalizer
 
 __all__ = [
     "Localizer",
+    "LocalizerSettings",
     "TrackFrame",
     "TrackLocalizer",
     "WARM_WINDOW",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...core.settings import settings_class
 from ...core.tunable import Tunable
 
 WARM_WINDOW = Tunable(
@@ -21,4 +22,15 @@ WARM_WINDOW = Tunable(
         "course.CourseConfig",
     ),
     aliases={"Course.gates": "localize_window", "CourseConfig": "localize_window"},
+)
+
+#: Every field of the tool, in its keyword order.
+FIELDS = (WARM_WINDOW,)
+
+LocalizerSettings = settings_class(
+    "LocalizerSettings",
+    FIELDS,
+    title="Localizer",
+    doc="The settings of a localizer (tools.Localizer, tools.TrackLocalizer).",
+    module="track_gen.tools.localizer",
 )

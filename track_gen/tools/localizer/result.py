@@ -46,11 +46,6 @@ class TrackFrame(RowBatch):
 
     _env_arrays = ("s", "n", "n_up", "distance", "segment", "closest", "tangent")
 
-    @staticmethod
-    def buffers(num_envs: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        return [(num_envs, wp.float32)] * 4 + [(num_envs, wp.int32)] + [(num_envs, wp.vec3f)] * 2
-
     @classmethod
     def allocate(cls, num_envs: int, device, budget: AllocationBudget | None = None) -> TrackFrame:
         """Buffers for ``num_envs`` envs holding "no answer" (NaN, segment -1), each checked

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import warp as wp
 
-from ...core.budget import AllocationBudget
+from ...core.budget import AllocationBudget, planned_buffers
 from ...core.checks import check_array, check_float
 from ...core.exec import require_not_capturing
+from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence, Track
 from ..course_line import CourseLine
 from ..shared import mask_or
-from .fields import WARM_WINDOW
+from .fields import LocalizerSettings
 from .kernels import (
     _curvature_at_kernel,
     _curvature_kernel,
@@ -68,7 +71,7 @@ def _check_line(line):
     return E, rows // E, device
 
 
-class TrackLocalizer:
+class TrackLocalizer(HasSettings):
     """Projects one position per env onto a closed line (see the module docstring for the
     search, the warm window and its bound, and the frame axes).
 
@@ -79,8 +82,10 @@ class TrackLocalizer:
             ``[E]``, ``count`` int32 ``[E]``, ``valid`` int32 ``[E]``), read live by pointer:
             a generator's stable ``result`` works across regenerations (:meth:`refresh` the
             regenerated envs).
-        warm_window: half-width ``W`` of the warm window in segments (``WARM_WINDOW``: int in
-            ``[1, 16384]``), or None for a full search on every locate.
+        settings: a :class:`LocalizerSettings` (positionally or as ``settings=``), or
+            ``warm_window`` by position or keyword: the half-width ``W`` of the warm window
+            in segments (``WARM_WINDOW``: int in ``[1, 16384]``), or None for a full search
+            on every locate.
 
     Construction allocates every buffer and refreshes every env. Attributes (read-only):
 
@@ -91,27 +96,39 @@ class TrackLocalizer:
       (the last answer), -1 for none (the next locate is a full search).
     """
 
-    def __init__(self, line: Track | CourseLine, *, warm_window: int | None = None):
+    def __init__(
+        self, line: Track | CourseLine, *settings: LocalizerSettings | int | None, **fields
+    ):
         E, n_max, device = _check_line(line)
-        self.warm_window = WARM_WINDOW.check(warm_window, "TrackLocalizer warm_window")
+        self.settings = resolve_settings(LocalizerSettings, "TrackLocalizer", settings, fields)
         require_not_capturing(device, "TrackLocalizer construction")
         self.line = line
         self.device = device
         self.num_envs = E
         self.N_max = n_max
         budget = AllocationBudget(device, "lower num_envs or N_max")
-        self.frame = TrackFrame.allocate(E, device, budget)
-        self.curvature = budget.zeros(E * n_max, wp.float32, "bead curvature (E * N_max)")
-        self.memory = budget.full(E, -1, wp.int32, "warm memory")
-        self._all = budget.full(E, 1, wp.int32, "all-envs mask")
+        self._allocate(self, budget, device, E, n_max)
         self.refresh()
 
     @staticmethod
-    def buffers(num_envs: int, n_max: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a localizer of ``num_envs`` envs on a line of
-        ``n_max`` rows per env allocates."""
-        E = num_envs
-        return TrackFrame.buffers(E) + [(E * n_max, wp.float32), (E, wp.int32), (E, wp.int32)]
+    def _allocate(out, budget, device, E: int, n_max: int) -> None:
+        """Every array of a localizer of ``E`` envs on a line of ``n_max`` rows per env, set
+        on ``out`` (the localizer, or a stand-in when :meth:`buffers` records a plan)."""
+        out.frame = TrackFrame.allocate(E, device, budget)
+        out.curvature = budget.zeros(E * n_max, wp.float32, "bead curvature (E * N_max)")
+        out.memory = budget.full(E, -1, wp.int32, "warm memory")
+        out._all = budget.full(E, 1, wp.int32, "all-envs mask")
+
+    @classmethod
+    def buffers(
+        cls, settings: LocalizerSettings, num_envs: int, n_max: int
+    ) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a localizer with ``settings`` allocates for
+        ``num_envs`` envs on a line of ``n_max`` rows per env (its allocation run through a
+        plan, nothing allocated)."""
+        return planned_buffers(
+            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", num_envs, n_max)
+        )
 
     # ------------------------------------------------------------------ derived data
 

@@ -71,10 +71,10 @@ class Lookahead(HasSettings, Component):
                 stacklevel=2,
             )
             fields["along"] = fields.pop("source")
+        super().__init__(name=name, after=after)
         self.settings = resolve_settings(
             LookaheadSettings, "Lookahead", settings, fields, positional=2
         )
-        super().__init__(name=name, after=after)
         reads = (LOCALIZER,) + (("racing_line",) if self.along == "racing_line" else ())
         self.after = tuple(self.after) + tuple(r for r in reads if r not in self.after)
         if self.along == "racing_line":

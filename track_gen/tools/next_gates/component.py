@@ -55,8 +55,8 @@ class NextGates(HasSettings, Component):
         after=None,
         **fields,
     ):
-        self.settings = resolve_settings(NextGatesSettings, "NextGates", settings, fields)
         super().__init__(name=name, after=after, source=source)
+        self.settings = resolve_settings(NextGatesSettings, "NextGates", settings, fields)
 
     def attach(self, ctx) -> None:
         why = "a track course has no gates"

@@ -40,11 +40,6 @@ class ProgressEvents(RowBatch):
 
     _env_arrays = ("passed", "wrong_way", "laps", "progress", "next_index", "dist_to_next")
 
-    @staticmethod
-    def buffers(num_envs: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        return [(num_envs, wp.int32)] * 5 + [(num_envs, wp.float32)]
-
     @classmethod
     def allocate(
         cls, num_envs: int, device, budget: AllocationBudget | None = None

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import warp as wp
 
-from ...core.budget import AllocationBudget
+from ...core.budget import AllocationBudget, planned_buffers
 from ...core.checks import check_array, check_mask
 from ...core.exec import require_not_capturing
 from ..checkpoints import CheckpointSet
@@ -30,12 +32,6 @@ class ProgressTracker:
     env reset.
     """
 
-    @staticmethod
-    def buffers(num_envs: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a tracker of ``num_envs`` envs allocates (its
-        :class:`ProgressEvents`, the previous positions and an empty array)."""
-        return ProgressEvents.buffers(num_envs) + [(num_envs, wp.vec3f), (1, wp.int32)]
-
     def __init__(self, checkpoints: CheckpointSet, valid: wp.array | None = None):
         if not isinstance(checkpoints, CheckpointSet):
             raise TypeError(
@@ -58,13 +54,25 @@ class ProgressTracker:
         self.device = device
         self._cap = rows // E
         budget = AllocationBudget(device, "lower num_envs")
-        self.events = ProgressEvents.allocate(E, device, budget)
-        nan = float("nan")
-        self._prev = budget.full(E, wp.vec3f(nan, nan, nan), wp.vec3f, "previous positions")
-        self._no_array = budget.zeros(1, wp.int32, "empty mask")
-        # the buffers above are ProgressTracker.buffers(E)
+        self._allocate(self, budget, device, E)
         self._update_key: tuple | None = None  # (position, valid) the launch was recorded on
         self._update_launch = None
+
+    @staticmethod
+    def _allocate(out, budget, device, E: int) -> None:
+        """Every array of a tracker of ``E`` envs, set on ``out`` (the tracker, or a stand-in
+        when :meth:`buffers` records a plan): its :class:`ProgressEvents`, the previous
+        positions and an empty array."""
+        nan = float("nan")
+        out.events = ProgressEvents.allocate(E, device, budget)
+        out._prev = budget.full(E, wp.vec3f(nan, nan, nan), wp.vec3f, "previous positions")
+        out._no_array = budget.zeros(1, wp.int32, "empty mask")
+
+    @classmethod
+    def buffers(cls, num_envs: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a tracker of ``num_envs`` envs allocates (its
+        allocation run through a plan, nothing allocated)."""
+        return planned_buffers(lambda b: cls._allocate(SimpleNamespace(), b, "cpu", num_envs))
 
     @property
     def num_envs(self) -> int:

@@ -52,6 +52,7 @@ from .fields import (
     SPACING,
     WALL_HEIGHT,
     WALL_THICKNESS,
+    PropsSettings,
 )
 from .kernels import PropKind, PropSide
 from .result import PropSet
@@ -68,6 +69,7 @@ __all__ = [
     "PropSet",
     "PropSide",
     "Props",
+    "PropsSettings",
     "SIDE",
     "SPACING",
     "WALL_HEIGHT",

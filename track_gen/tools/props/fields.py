@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...core.settings import settings_class
 from ...core.tunable import Tunable
 from ..fields import arc_spacing, distance
 
@@ -61,3 +62,16 @@ WALL_HEIGHT = _size("wall_height", 0.05, "height of a wall (scale z).")
 
 
 _SIZE_FIELDS = (CONE_DIAMETER, CONE_HEIGHT, WALL_THICKNESS, WALL_HEIGHT)
+
+#: Every field of the tool, in its keyword order.
+FIELDS = (KIND, SPACING, SIDE, MAX_PROPS, *_SIZE_FIELDS)
+
+PropsSettings = settings_class(
+    "PropsSettings",
+    FIELDS,
+    title="Props",
+    doc="The settings of the props along a track's borders (tools.Props, tools.PropPlacer). "
+    "``spacing`` is required; ``max_props`` None lets the component choose the capacity "
+    "(Props' 'auto').",
+    module="track_gen.tools.props",
+)

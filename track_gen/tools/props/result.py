@@ -42,13 +42,6 @@ class PropSet(RowBatch):
     _row_arrays = ("position", "orientation", "scale", "side")
     _env_arrays = ("count", "truncated")
 
-    @staticmethod
-    def buffers(num_envs: int, max_props: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        rows = num_envs * max_props
-        out = [(rows, wp.vec3f), (rows, wp.quatf), (rows, wp.vec3f), (rows, wp.int32)]
-        return out + [(num_envs, wp.int32)] * 2
-
     @classmethod
     def allocate(
         cls, num_envs: int, max_props: int, device, budget=None, kind: str = "cone"

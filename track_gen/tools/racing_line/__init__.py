@@ -12,6 +12,7 @@ from .fields import (
     LINEARISATIONS,
     V_MAX,
     VEHICLE_WIDTH,
+    RacingLineSettings,
 )
 from .kernels import MIN_BEADS
 from .result import RacingLineSet
@@ -28,6 +29,7 @@ __all__ = [
     "RacingLine",
     "RacingLinePlanner",
     "RacingLineSet",
+    "RacingLineSettings",
     "V_MAX",
     "VEHICLE_WIDTH",
 ]

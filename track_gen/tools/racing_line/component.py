@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from ...core.component import Component, buffer_bytes
 from ...core.ranges import EnvSplit
-from .fields import ITERATIONS, KAPPA_ITERATIONS, LINEARISATIONS
-from .utility import RacingLinePlanner, check_settings
+from ...core.settings import HasSettings, resolve_settings
+from .fields import RacingLineSettings
+from .utility import RacingLinePlanner
 
 
-class RacingLine(Component):
+class RacingLine(HasSettings, Component):
     """Course component ``"racing_line"`` of a track course: the minimum-curvature line, its
     speed profile and par lap time per env (:class:`RacingLinePlanner`), recomputed for the
     regenerated envs (``on_generate``; unmasked envs keep every byte).
 
     Args:
+        settings: a :class:`RacingLineSettings` (positionally or as ``settings=``), or
+            ``vehicle_width`` by position; every field by keyword (``**fields``):
         vehicle_width: track units (``VEHICLE_WIDTH``).
         a_lat: keyword-only lateral acceleration limit, track units / s^2 (``A_LAT``).
         a_lon: keyword-only longitudinal acceleration limit, track units / s^2 (``A_LON``).
@@ -35,41 +38,22 @@ class RacingLine(Component):
 
     def __init__(
         self,
-        vehicle_width: float,
-        *,
-        a_lat: float,
-        a_lon: float,
-        v_max: float,
-        kappa_max: float | None = None,
-        iterations: int = ITERATIONS.default,
-        linearisations: int = LINEARISATIONS.default,
-        kappa_iterations: int = KAPPA_ITERATIONS.default,
+        *settings: RacingLineSettings | float,
         name: str | None = None,
         after=None,
+        **fields,
     ):
         super().__init__(name=name, after=after)
-        self.settings = check_settings(
-            "RacingLine",
-            vehicle_width,
-            a_lat,
-            a_lon,
-            v_max,
-            kappa_max,
-            iterations,
-            linearisations,
-            kappa_iterations,
-        )
+        self.settings = resolve_settings(RacingLineSettings, "RacingLine", settings, fields)
 
     def attach(self, ctx) -> None:
-        s = dict(self.settings)
-        width = s.pop("vehicle_width")
-        self.utility = RacingLinePlanner(ctx.generator.result, width, **s)
+        self.utility = RacingLinePlanner(ctx.generator.result, self.settings)
         self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.line
 
     def planned_bytes(self, layout, config) -> int:
         """The :class:`RacingLinePlanner`'s buffers (:meth:`RacingLinePlanner.buffers`)."""
-        return buffer_bytes(RacingLinePlanner.buffers(layout.num_envs, layout.N_max))
+        return buffer_bytes(RacingLinePlanner.buffers(self.settings, layout.num_envs, layout.N_max))
 
     def on_generate(self, ctx, mask) -> None:
         self._split.run(RacingLinePlanner.plan, mask)  # on the generator's env ranges

@@ -3,7 +3,8 @@ component)."""
 
 from __future__ import annotations
 
-from ...core.tunable import Tunable
+from ...core.settings import settings_class
+from ...core.tunable import Tunable, config_label
 
 _SURFACES = ("tools.RacingLine", "tools.RacingLinePlanner")
 
@@ -101,4 +102,49 @@ KAPPA_ITERATIONS = Tunable(
     doc="ADMM iterations that add the kappa_max bound per linearisation (unused when "
     "kappa_max is None).",
     surfaces=_SURFACES,
+)
+
+#: Most solver iterations per plan, ``linearisations * (iterations + kappa_iterations)``
+#: (``kappa_iterations`` only with a ``kappa_max``): about 0.5 s per env of ~100 beads on a
+#: 2-core CPU, proportional to the beads (benchmarks/work_bounds.py).
+SOLVE_WORK_HI = 40000
+
+#: Every field of the tool, in its keyword order.
+FIELDS = (
+    VEHICLE_WIDTH,
+    A_LAT,
+    A_LON,
+    V_MAX,
+    KAPPA_MAX,
+    ITERATIONS,
+    LINEARISATIONS,
+    KAPPA_ITERATIONS,
+)
+
+
+def _check_work(settings) -> None:
+    """The solver's work per plan is bounded (:data:`SOLVE_WORK_HI`)."""
+    s = settings
+    work = s.linearisations * (
+        s.iterations + (s.kappa_iterations if s.kappa_max is not None else 0)
+    )
+    if work > SOLVE_WORK_HI:
+        raise ValueError(
+            f"{config_label(s)}: linearisations x (iterations + kappa_iterations) = {work:,} "
+            f"solver iterations per plan, above {SOLVE_WORK_HI:,} (about half a second per env "
+            "of the default track size on a 2-core CPU, more on longer tracks): lower "
+            "linearisations, iterations or kappa_iterations (kappa_iterations count only with "
+            "kappa_max)"
+        )
+
+
+RacingLineSettings = settings_class(
+    "RacingLineSettings",
+    FIELDS,
+    title="Racing line",
+    doc="The settings of a racing line planner (tools.RacingLine, tools.RacingLinePlanner, "
+    "CourseConfig.racing_line): the vehicle's width and limits and the solver's iteration "
+    "counts. ``vehicle_width``, ``a_lat``, ``a_lon`` and ``v_max`` are required.",
+    module="track_gen.tools.racing_line",
+    check=_check_work,
 )

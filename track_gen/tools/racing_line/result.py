@@ -43,14 +43,6 @@ class RacingLineSet(RowBatch):
     _env_arrays = ("lap_time", "length")
 
     @classmethod
-    def buffers(cls, num_envs: int, n_max: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        rows, E = num_envs * n_max, num_envs
-        return [(rows, wp.float32), (rows, wp.vec3f), (rows, wp.float32), (rows, wp.float32)] + [
-            (E, wp.float32)
-        ] * 2
-
-    @classmethod
     def allocate(cls, num_envs: int, n_max: int, device, budget=None) -> RacingLineSet:
         """NaN everywhere (each array checked against ``budget`` first)."""
         budget = budget or AllocationBudget(device, "lower num_envs or N_max")
