@@ -65,7 +65,7 @@ from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerat
 from track_gen.config import TRACK_GENERATORS
 from track_gen.course import Course
 from track_gen.pipeline import presets
-from track_gen.tools import DiscCollider, FrameCollision
+from track_gen.tools import DiscCollisionUtility, FrameCollision
 
 
 def _bytes(res) -> bytes:
@@ -141,7 +141,7 @@ def course_state(course) -> dict:
     """Every per-env array of a gate course: gates, course line, collider-derived data,
     localizer curvature and memory, progress events."""
     col, loc = course.collision, course.localizer
-    if isinstance(col, DiscCollider):
+    if isinstance(col, DiscCollisionUtility):
         derived = {"posts.posts": col.posts, "posts.num_posts": col.num_posts}
     else:
         derived = {"frames.frame": col.frame, "frames.rotation": col.rotation}

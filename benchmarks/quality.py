@@ -36,7 +36,7 @@ import track_metrics as tm  # noqa: E402
 
 from track_gen import FailBit, TrackGenConfig, TrackGenerator  # noqa: E402
 from track_gen.pipeline import default_registry  # noqa: E402
-from track_gen.tools import CourseStatsMeter  # noqa: E402
+from track_gen.tools import CourseStatsUtility  # noqa: E402
 
 CPU_E = 512
 CUDA_E = 4096
@@ -85,7 +85,7 @@ def snapshot(track) -> dict:
     buffer the next ``generate()`` overwrites), with the library's straight fraction
     (``CourseStats``: the share of the plan-view length outside corners)."""
     E, n_max = track.num_envs, track.N_max
-    stats = CourseStatsMeter(track).stats
+    stats = CourseStatsUtility(track).stats
     return {
         "straight": np.array(stats.straight_fraction.numpy(), copy=True).astype(np.float64),
         "center": np.array(track.center.numpy(), copy=True).reshape(E, n_max, 3),

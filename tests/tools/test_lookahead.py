@@ -1,4 +1,4 @@
-"""tools.Lookahead / LookaheadSampler against an independent float64 NumPy arc walk.
+"""tools.Lookahead / LookaheadUtility against an independent float64 NumPy arc walk.
 
 The oracle walks each env's closed centre line from the localizer's arc position in float64
 (its own chord lengths, not ``Track.arclen``), interpolates the line, the widths (the
@@ -218,8 +218,8 @@ def test_hand_made_circle_points_lie_on_the_circle():
     track.length.assign(np.array([n * chord], np.float32))
     track.count.assign(np.array([n], np.int32))
     track.valid.assign(np.array([1], np.int32))
-    loc = tools.TrackLocalizer(track)
-    sampler = tools.LookaheadSampler(track, loc.curvature, 40, 0.2)
+    loc = tools.LocalizerUtility(track)
+    sampler = tools.LookaheadUtility(track, loc.curvature, 40, 0.2)
     pos = wp.array(np.array([[1.0, 0.0, 0.0]], np.float32), dtype=wp.vec3f)
     q = wp.array(quats([np.pi / 2]), dtype=wp.quatf)  # heading +y: along the circle
     pts = sampler.sample(loc.locate(pos).s, pos, q)

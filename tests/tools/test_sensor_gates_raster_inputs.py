@@ -24,11 +24,11 @@ from track_gen import GateGenerator, TrackGenerator
 from track_gen.pipeline import presets
 from track_gen.tools import (
     EgoRaster,
-    EgoRasterizer,
-    HeightFieldBaker,
+    EgoRasterUtility,
+    HeightFieldUtility,
     NextGates,
-    NextGateSensor,
-    PropPlacer,
+    NextGatesUtility,
+    PropsUtility,
     RasterCell,
 )
 from track_gen.tools.next_gates import NOMINAL_NOISE, NUM_GATES, REVEAL_RANGE
@@ -108,7 +108,7 @@ def _gates():
 def test_next_gates_any_pose_target_and_range(pos, quat, target, k, reveal, noise):
     gen = _gates()
     nxt = wp.array(np.asarray(target, np.int32), dtype=wp.int32, device="cpu")
-    sensor = NextGateSensor(
+    sensor = NextGatesUtility(
         gen.result,
         nxt,
         k,
@@ -139,7 +139,7 @@ def test_next_gates_any_pose_target_and_range(pos, quat, target, k, reveal, nois
 def test_next_gates_wrong_arrays_refused_before_launch():
     gen = _gates()
     nxt = wp.zeros(E, dtype=wp.int32, device="cpu")
-    sensor = NextGateSensor(gen.result, nxt, 2)
+    sensor = NextGatesUtility(gen.result, nxt, 2)
     good_p = wp.zeros(E, dtype=wp.vec3f, device="cpu")
     good_q = wp.zeros(E, dtype=wp.quatf, device="cpu")
     before = [a.numpy().tobytes() for a in sensor.poses.arrays()]
@@ -151,7 +151,7 @@ def test_next_gates_wrong_arrays_refused_before_launch():
             sensor.sense(good_p, make())
     for _label, error, make in wrong_arrays(E, wp.int32, "cpu"):
         with pytest.raises(error, match="next_index"):
-            NextGateSensor(gen.result, make(), 2)
+            NextGatesUtility(gen.result, make(), 2)
     assert [a.numpy().tobytes() for a in sensor.poses.arrays()] == before
 
 
@@ -160,8 +160,8 @@ def test_next_gates_wrong_arrays_refused_before_launch():
 def _track():
     gen = TrackGenerator(presets.track(num_envs=E, device="cpu"), seeds=8)
     gen.generate()
-    props = PropPlacer(gen.result, "cone", 0.1, max_props=256)
-    field = HeightFieldBaker(gen.result, resolution=32)
+    props = PropsUtility(gen.result, "cone", 0.1, max_props=256)
+    field = HeightFieldUtility(gen.result, resolution=32)
     return gen, props, field
 
 
@@ -169,7 +169,7 @@ def _track():
 @given(agent_rows(E, 3), agent_rows(E, 4))
 def test_raster_any_pose(pos, quat):
     gen, props, field = _track()
-    raster = EgoRasterizer(gen.result, 16, 0.8, props=props.props, height_field=field.field)
+    raster = EgoRasterUtility(gen.result, 16, 0.8, props=props.props, height_field=field.field)
     image = raster.render(
         wp.array(pos, dtype=wp.vec3f, device="cpu"), wp.array(quat, dtype=wp.quatf, device="cpu")
     )
@@ -192,7 +192,7 @@ def test_raster_any_pose(pos, quat):
 )
 def test_raster_resolution_and_extent_match_the_oracle(res, extent, seed):
     gen, props, _ = _track()
-    raster = EgoRasterizer(gen.result, res, extent, props=props.props)
+    raster = EgoRasterUtility(gen.result, res, extent, props=props.props)
     pos, quat = poses_on_track(gen.result, np.random.default_rng(seed), spread=0.3)
     image = raster.render(*arrays("cpu", pos, quat))
     share, _ = check_image(gen.result, image, pos, quat, res, extent, cones=props.props)
@@ -201,7 +201,7 @@ def test_raster_resolution_and_extent_match_the_oracle(res, extent, seed):
 
 def test_raster_wrong_arrays_refused_before_launch():
     gen, _, _ = _track()
-    raster = EgoRasterizer(gen.result, 16, 1.0)
+    raster = EgoRasterUtility(gen.result, 16, 1.0)
     good_p = wp.zeros(E, dtype=wp.vec3f, device="cpu")
     good_q = wp.zeros(E, dtype=wp.quatf, device="cpu")
     before = raster.image.cells.numpy().tobytes()
@@ -242,7 +242,7 @@ def test_raster_on_hand_made_bad_tracks(counts, valids, poison, seed):
         n = max(int(real[e]), 1)
         inner[e, rng.integers(n), rng.integers(2)] = value
     track.inner.assign(inner.reshape(-1, 3))
-    raster = EgoRasterizer(track, 12, 0.8)
+    raster = EgoRasterUtility(track, 12, 0.8)
     pos, quat = poses_on_track(gen.result, rng)
     cells = raster.render(*arrays("cpu", pos, quat)).host("cells").reshape(E, -1)
     count = track.count.numpy()
@@ -276,7 +276,9 @@ def test_next_gates_on_hand_made_bad_gates(counts, poison, seed):
         gp[e, rng.integers(M), rng.integers(3)] = value
     seq.position.assign(gp.reshape(-1, 3))
     nxt = wp.array(rng.integers(-3, 50, E).astype(np.int32), dtype=wp.int32, device="cpu")
-    sensor = NextGateSensor(seq, nxt, 4, seeds=gen.seeds.seeds, reveal_range=0.3, nominal_noise=0.1)
+    sensor = NextGatesUtility(
+        seq, nxt, 4, seeds=gen.seeds.seeds, reveal_range=0.3, nominal_noise=0.1
+    )
     pos = wp.array(rng.normal(0, 0.5, (E, 3)).astype(np.float32), dtype=wp.vec3f, device="cpu")
     quat = wp.array(np.tile([0, 0, 0, 1], (E, 1)).astype(np.float32), dtype=wp.quatf)
     poses = sensor.sense(pos, quat)
@@ -298,21 +300,25 @@ def _wrong_objects():
 @settings(max_examples=examples(40))
 @given(data=st.data())
 def test_raster_props_and_height_field_of_another_kind(data):
-    """``EgoRasterizer(track, 16, 1.0, height_field=3)`` was ``AttributeError: 'int' object
+    """``EgoRasterUtility(track, 16, 1.0, height_field=3)`` was ``AttributeError: 'int' object
     has no attribute 'height'``, a props of another kind a ValueError: each is a TypeError
-    naming the argument and what it takes; a PropSet of walls stays a ValueError."""
+    naming the argument and what it takes; a PropsResult of walls stays a ValueError."""
     gen, props, field = _track()
     wrong = data.draw(st.sampled_from(_wrong_objects()))
     if wrong is not field.field:
-        with pytest.raises(TypeError, match=r"EgoRasterizer height_field must be a HeightField"):
-            EgoRasterizer(gen.result, 16, 1.0, height_field=wrong)
+        with pytest.raises(
+            TypeError, match=r"EgoRasterUtility height_field must be a HeightFieldResult"
+        ):
+            EgoRasterUtility(gen.result, 16, 1.0, height_field=wrong)
     if wrong is not props.props:
-        with pytest.raises(TypeError, match=r"EgoRasterizer props must be a PropSet of cones"):
-            EgoRasterizer(gen.result, 16, 1.0, props=wrong)
-    walls = PropPlacer(gen.result, "wall", 0.2, max_props=64).props
+        with pytest.raises(
+            TypeError, match=r"EgoRasterUtility props must be a PropsResult of cones"
+        ):
+            EgoRasterUtility(gen.result, 16, 1.0, props=wrong)
+    walls = PropsUtility(gen.result, "wall", 0.2, max_props=64).props
     with pytest.raises(ValueError, match="of kind 'cone'"):
-        EgoRasterizer(gen.result, 16, 1.0, props=walls)
-    ok = EgoRasterizer(gen.result, 16, 1.0, props=props.props, height_field=field.field)
+        EgoRasterUtility(gen.result, 16, 1.0, props=walls)
+    ok = EgoRasterUtility(gen.result, 16, 1.0, props=props.props, height_field=field.field)
     assert ok.props is props.props and ok.height_field is field.field
 
 
@@ -334,8 +340,8 @@ def test_next_gates_seeds_are_checked_also_without_reveal_range(seeds):
     gen = _gates()
     nxt = wp.zeros(E, dtype=wp.int32, device="cpu")
     with pytest.raises(TypeError, match="seeds must be"):
-        NextGateSensor(gen.result, nxt, 2, seeds=seeds)
-    assert NextGateSensor(gen.result, nxt, 2, seeds=gen.seeds.seeds).seeds is gen.seeds.seeds
+        NextGatesUtility(gen.result, nxt, 2, seeds=seeds)
+    assert NextGatesUtility(gen.result, nxt, 2, seeds=gen.seeds.seeds).seeds is gen.seeds.seeds
 
 
 def test_raster_components_of_another_result_kind_are_type_errors():
@@ -343,8 +349,8 @@ def test_raster_components_of_another_result_kind_are_type_errors():
     from track_gen.tools import HeightFieldBake, Props
 
     for extra, match in (
-        ([HeightFieldBake(64), EgoRaster(16, 1.0, cones="heightfield")], "not a PropSet"),
-        ([Props("cone", 0.1), EgoRaster(16, 1.0, height="props")], "not a HeightField"),
+        ([HeightFieldBake(64), EgoRaster(16, 1.0, cones="heightfield")], "not a PropsResult"),
+        ([Props("cone", 0.1), EgoRaster(16, 1.0, height="props")], "not a HeightFieldResult"),
     ):
         with pytest.raises(TypeError, match=match):
             Course.track(

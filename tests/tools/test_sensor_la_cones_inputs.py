@@ -1,5 +1,5 @@
-"""Fuzz of every input of tools.Lookahead / LookaheadSampler and tools.ConeDetections /
-ConeDetector (issue 25 items 2 and 3).
+"""Fuzz of every input of tools.Lookahead / LookaheadUtility and tools.ConeDetections /
+ConeDetectionsUtility (issue 25 items 2 and 3).
 
 Settings (``num_points``, ``spacing``, ``source``, ``max_cones``, ``fov``, ``max_range``,
 ``dropout``, ``noise``) take the shared strategies of their Tunable declarations: each value
@@ -59,8 +59,8 @@ def batch():
     track.length.assign(length)
     track.count.assign(np.full(E, N, np.int32))
     track.valid.assign(np.array([1, 1, 0], np.int32))
-    loc = tools.TrackLocalizer(track)
-    props = tools.PropPlacer(track, "cone", 0.15, max_props=128).props
+    loc = tools.LocalizerUtility(track)
+    props = tools.PropsUtility(track, "cone", 0.15, max_props=128).props
     seeds = wp.array(np.array([3, 4, 5], np.int32), dtype=wp.int32)
     return track, loc, props, seeds
 
@@ -104,7 +104,7 @@ def test_lookahead_settings(field):
         if field == "along" or (field == "num_points" and int(value) > 512):
             return
         track, loc, _, _ = batch()
-        sampler = tools.LookaheadSampler(track, loc.curvature, comp.num_points, comp.spacing)
+        sampler = tools.LookaheadUtility(track, loc.curvature, comp.num_points, comp.spacing)
         pos, q = arrays(ON_THE_LOOP, HEADING)
         pts = sampler.sample(loc.locate(pos).s, pos, q)
         assert pts.host("valid").tolist() == [1, 1, 0]
@@ -145,7 +145,7 @@ def test_cone_settings(field):
         s = dict(comp.settings)
         assert s[field] == normalized(tunable, value)
         track, _, props, seeds = batch()
-        det = tools.ConeDetector(track, props, seeds, s.pop("max_cones"), **s).detect(
+        det = tools.ConeDetectionsUtility(track, props, seeds, s.pop("max_cones"), **s).detect(
             *arrays(ON_THE_LOOP, HEADING)
         )
         check_detections(det, comp.settings, [True, True, False])
@@ -211,13 +211,13 @@ def test_lookahead_any_pose_and_arc(pos, quat, s):
 @functools.cache
 def _sampler(num_points, spacing):
     track, loc, _, _ = batch()
-    return tools.LookaheadSampler(track, loc.curvature, num_points, spacing)
+    return tools.LookaheadUtility(track, loc.curvature, num_points, spacing)
 
 
 @functools.cache
 def _detector(dropout, noise):
     track, _, props, seeds = batch()
-    return tools.ConeDetector(
+    return tools.ConeDetectionsUtility(
         track, props, seeds, 16, fov=4.0, max_range=2.5, dropout=dropout, noise=noise
     )
 
@@ -243,8 +243,8 @@ def test_cone_streams_are_a_function_of_the_step_counter(steps, mask):
     fresh detector's first step and an unmasked one those of its step ``steps + 1``."""
     track, _, props, seeds = batch()
     kw = {"fov": 4.0, "max_range": 2.5, "dropout": 0.3, "noise": 0.05}
-    a = tools.ConeDetector(track, props, seeds, 16, **kw)
-    b = tools.ConeDetector(track, props, seeds, 16, **kw)
+    a = tools.ConeDetectionsUtility(track, props, seeds, 16, **kw)
+    b = tools.ConeDetectionsUtility(track, props, seeds, 16, **kw)
     p, q = arrays(ON_THE_LOOP, HEADING)
     names = ("position", "distance", "colour", "prop", "count")
     fresh = []

@@ -60,10 +60,14 @@ def settings_class(
     title: str = "",
     check: Callable | None = None,
     defaults: Mapping[str, Any] | None = None,
+    keywords_of: str | None = None,
 ) -> type:
     """The settings class ``name`` of a tool: one field per declaration of ``fields`` (its
     ``FIELDS``, in keyword order), checked by the declarations (and ``check(settings)``, the
-    rules between fields), a :class:`Settings` (a read-only mapping of its fields)."""
+    rules between fields), a :class:`Settings` (a read-only mapping of its fields). A field is
+    named by its keyword for the surface ``keywords_of`` (the component's label, e.g.
+    ``"DiscCollision"``: ``post_radius`` is its ``radius``; default ``name`` less
+    ``Settings``)."""
     cls = config_class(
         name,
         [(title or name.removesuffix("Settings"), "", tuple(fields))],
@@ -72,6 +76,7 @@ def settings_class(
         module=module,
         check=check,
         defaults=defaults,
+        keywords_of=keywords_of or name.removesuffix("Settings"),
     )
     cls.__eq__ = Settings._equals  # the dataclass's hash (of the fields) is kept
     return cls
@@ -136,6 +141,8 @@ class HasSettings:
     field of the settings reads as an attribute too (``lidar.fov`` is
     ``lidar.settings.fov``)."""
 
+    #: The settings class of the tool (``**fields`` of the constructor are its fields).
+    SETTINGS: type | None = None
     settings: Settings | None = None
 
     def __getattr__(self, name: str):

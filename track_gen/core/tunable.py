@@ -562,6 +562,7 @@ def config_class(
     narrow: Mapping[str, Mapping[str, Any]] | None = None,
     check: Callable | None = None,
     module: str = "track_gen.config",
+    keywords_of: str | None = None,
 ) -> type:
     """A frozen dataclass with one field per declaration of ``groups``.
 
@@ -591,9 +592,11 @@ def config_class(
             field is checked and raises ValueError naming the class's own field names and a
             fix a user can apply in the class; a subclass keeps its base's.
         module: the ``__module__`` of the class.
+        keywords_of: the surface label whose keywords name the fields (default: ``name``): a
+            tool's settings class takes its fields under its component's keywords.
 
-    A field's name in the class is the declaration's keyword for the class name
-    (:meth:`Tunable.keyword`: ``aliases[name]``, else ``field``).
+    A field's name in the class is the declaration's keyword for ``keywords_of`` (the class
+    name by default; :meth:`Tunable.keyword`: ``aliases[label]``, else ``field``).
 
     The class checks and normalizes every field in ``__post_init__`` (NumPy scalars become
     Python values), refuses unknown keywords with a TypeError naming close matches (and the
@@ -609,7 +612,7 @@ def config_class(
             if id(t) not in seen:
                 seen.add(id(t))
                 own.append(t)
-                own_names.append(t.keyword(name))
+                own_names.append(t.keyword(keywords_of or name))
             listed.append(t)
         sections.append((title, prefix, tuple(listed)))
     tunables = tuple(getattr(base, "__tunables__", ())) + tuple(own)

@@ -249,7 +249,7 @@ class Course:
 
     @property
     def racing_line(self):
-        """The :class:`~track_gen.tools.RacingLinePlanner` of the ``"racing_line"``
+        """The :class:`~track_gen.tools.RacingLineUtility` of the ``"racing_line"``
         component (``tools.RacingLine``), or None; its result is
         ``course.components["racing_line"].result``."""
         return self._utility("racing_line")

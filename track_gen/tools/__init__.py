@@ -5,15 +5,16 @@ Components (``Component`` subclasses, used by :class:`track_gen.course.Course`):
 * track courses: ``Checkpoints``, ``Progress``, ``BandCollision``, ``Localizer``,
   ``HeightFieldBake``, ``Props``, ``RacingLine``, ``EgoRaster``, ``CourseStats``
   (``CourseStats(source="centerline")`` on a gate course); the per-step sensors
-  ``Lookahead`` (-> ``LookaheadPoints``), ``ConeDetections`` (-> ``ConeDetectionSet``) and
-  ``Lidar`` (-> ``LidarScan``);
+  ``Lookahead`` (-> ``LookaheadResult``), ``ConeDetections`` (-> ``ConeDetectionsResult``) and
+  ``Lidar`` (-> ``LidarResult``);
 * gate courses: ``GateCheckpoints``, ``CenterlineFromGates``, ``Progress``, ``DiscCollision``
   or ``FrameCollision``, ``Localizer(source="centerline")``, ``Lidar``, ``NextGates``.
 
-Utilities they wrap: ``CheckpointPlacer`` (-> ``CheckpointSet``), ``ProgressTracker``
-(-> ``ProgressEvents``), ``BandCollider`` (-> ``BandContact``), ``CourseLineBuilder``
-(-> ``CourseLine``), ``TrackLocalizer`` (-> ``TrackFrame``), ``DiscCollider``
-(-> ``DiscContact``), ``FrameCollider`` (-> ``FrameContact``). The component contract
+Utilities they wrap: ``CheckpointsUtility`` (-> ``CheckpointsResult``), ``ProgressUtility``
+(-> ``ProgressEvents``), ``BandCollisionUtility`` (-> ``BandCollisionResult``),
+``CourseLineUtility``
+(-> ``CourseLineResult``), ``LocalizerUtility`` (-> ``TrackFrame``), ``DiscCollisionUtility``
+(-> ``DiscContact``), ``FrameCollisionUtility`` (-> ``FrameContact``). The component contract
 (``Component``, ``ComponentContext``, ``InputSpec``, ``order_components``) lives in
 :mod:`track_gen.course` and is re-exported here, with ``check_component`` (which call of a
 component a conditional regeneration body cannot hold).
@@ -21,127 +22,172 @@ component a conditional regeneration body cannot hold).
 
 from ..core.capture_check import CaptureProblem, check_component
 from ..core.component import Component, ComponentContext, InputSpec, order_components
-from .band_collision import BandCollider, BandCollision, BandCollisionSettings, BandContact
+from ..core.deprecation import deprecated_names
+from .band_collision import (
+    BandCollision,
+    BandCollisionResult,
+    BandCollisionSettings,
+    BandCollisionUtility,
+)
 from .checkpoints import (
-    CheckpointPlacer,
     Checkpoints,
-    CheckpointSet,
+    CheckpointsResult,
     CheckpointsSettings,
+    CheckpointsUtility,
     GateCheckpoints,
 )
 from .cones import (
     ConeColour,
     ConeDetections,
-    ConeDetectionSet,
+    ConeDetectionsResult,
     ConeDetectionsSettings,
-    ConeDetector,
+    ConeDetectionsUtility,
 )
-from .course_line import CenterlineFromGates, CourseLine, CourseLineBuilder, CourseLineSettings
-from .course_stats import CourseStats, CourseStatsMeter, CourseStatsSet, CourseStatsSettings
+from .course_line import (
+    CenterlineFromGates,
+    CourseLineResult,
+    CourseLineSettings,
+    CourseLineUtility,
+)
+from .course_stats import CourseStats, CourseStatsResult, CourseStatsSettings, CourseStatsUtility
 from .gate_collision import (
-    DiscCollider,
     DiscCollision,
     DiscCollisionSettings,
+    DiscCollisionUtility,
     DiscContact,
-    FrameCollider,
     FrameCollision,
     FrameCollisionSettings,
+    FrameCollisionUtility,
     FrameContact,
     FrameMember,
 )
 from .heightfield import (
     GridResolutionWarning,
-    HeightField,
     HeightFieldBake,
-    HeightFieldBaker,
+    HeightFieldResult,
     HeightFieldSettings,
+    HeightFieldUtility,
     check_grid_resolution,
 )
-from .lidar import Lidar, LidarScan, LidarScanner, LidarSettings
-from .localizer import Localizer, LocalizerSettings, TrackFrame, TrackLocalizer
-from .lookahead import Lookahead, LookaheadPoints, LookaheadSampler, LookaheadSettings
-from .next_gates import NextGatePoses, NextGates, NextGateSensor, NextGatesSettings
-from .progress import Progress, ProgressEvents, ProgressTracker
-from .props import PropKind, PropPlacer, Props, PropSet, PropSide, PropsSettings
-from .racing_line import RacingLine, RacingLinePlanner, RacingLineSet, RacingLineSettings
-from .raster import EgoRaster, EgoRasterImage, EgoRasterizer, EgoRasterSettings, RasterCell
+from .lidar import Lidar, LidarResult, LidarSettings, LidarUtility
+from .localizer import Localizer, LocalizerSettings, LocalizerUtility, TrackFrame
+from .lookahead import Lookahead, LookaheadResult, LookaheadSettings, LookaheadUtility
+from .next_gates import NextGates, NextGatesResult, NextGatesSettings, NextGatesUtility
+from .progress import Progress, ProgressEvents, ProgressUtility
+from .props import PropKind, Props, PropSide, PropsResult, PropsSettings, PropsUtility
+from .racing_line import RacingLine, RacingLineResult, RacingLineSettings, RacingLineUtility
+from .raster import EgoRaster, EgoRasterResult, EgoRasterSettings, EgoRasterUtility, RasterCell
 
 __all__ = [
-    "BandCollider",
+    "BandCollisionUtility",
     "BandCollision",
     "BandCollisionSettings",
-    "BandContact",
+    "BandCollisionResult",
     "CaptureProblem",
     "CenterlineFromGates",
-    "CheckpointPlacer",
-    "CheckpointSet",
+    "CheckpointsUtility",
+    "CheckpointsResult",
     "Checkpoints",
     "CheckpointsSettings",
     "Component",
     "ComponentContext",
     "ConeColour",
-    "ConeDetectionSet",
+    "ConeDetectionsResult",
     "ConeDetections",
     "ConeDetectionsSettings",
-    "ConeDetector",
-    "CourseLine",
-    "CourseLineBuilder",
+    "ConeDetectionsUtility",
+    "CourseLineResult",
+    "CourseLineUtility",
     "CourseLineSettings",
     "CourseStats",
-    "CourseStatsMeter",
-    "CourseStatsSet",
+    "CourseStatsUtility",
+    "CourseStatsResult",
     "CourseStatsSettings",
-    "DiscCollider",
+    "DiscCollisionUtility",
     "DiscCollision",
     "DiscCollisionSettings",
     "DiscContact",
     "EgoRaster",
-    "EgoRasterImage",
+    "EgoRasterResult",
     "EgoRasterSettings",
-    "EgoRasterizer",
-    "FrameCollider",
+    "EgoRasterUtility",
+    "FrameCollisionUtility",
     "FrameCollision",
     "FrameCollisionSettings",
     "FrameContact",
     "FrameMember",
     "GateCheckpoints",
     "GridResolutionWarning",
-    "HeightField",
+    "HeightFieldResult",
     "HeightFieldBake",
-    "HeightFieldBaker",
+    "HeightFieldUtility",
     "HeightFieldSettings",
     "InputSpec",
     "Lidar",
-    "LidarScan",
-    "LidarScanner",
+    "LidarResult",
+    "LidarUtility",
     "LidarSettings",
     "Localizer",
     "LocalizerSettings",
     "Lookahead",
-    "LookaheadPoints",
-    "LookaheadSampler",
+    "LookaheadResult",
+    "LookaheadUtility",
     "LookaheadSettings",
-    "NextGatePoses",
-    "NextGateSensor",
+    "NextGatesResult",
+    "NextGatesUtility",
     "NextGates",
     "NextGatesSettings",
     "Progress",
     "ProgressEvents",
-    "ProgressTracker",
+    "ProgressUtility",
     "PropKind",
-    "PropPlacer",
-    "PropSet",
+    "PropsUtility",
+    "PropsResult",
     "PropSide",
     "Props",
     "PropsSettings",
     "RacingLine",
-    "RacingLinePlanner",
-    "RacingLineSet",
+    "RacingLineUtility",
+    "RacingLineResult",
     "RacingLineSettings",
     "RasterCell",
     "TrackFrame",
-    "TrackLocalizer",
+    "LocalizerUtility",
     "check_component",
     "check_grid_resolution",
     "order_components",
 ]
+
+#: Names before the naming convention (one suffix per role, CONTRIBUTING.md), kept
+#: for one release: each one warns and gives the class it was renamed to.
+RENAMED = {
+    "BandCollider": "BandCollisionUtility",
+    "BandContact": "BandCollisionResult",
+    "CheckpointPlacer": "CheckpointsUtility",
+    "CheckpointSet": "CheckpointsResult",
+    "ConeDetectionSet": "ConeDetectionsResult",
+    "ConeDetector": "ConeDetectionsUtility",
+    "CourseLine": "CourseLineResult",
+    "CourseLineBuilder": "CourseLineUtility",
+    "CourseStatsMeter": "CourseStatsUtility",
+    "CourseStatsSet": "CourseStatsResult",
+    "DiscCollider": "DiscCollisionUtility",
+    "EgoRasterImage": "EgoRasterResult",
+    "EgoRasterizer": "EgoRasterUtility",
+    "FrameCollider": "FrameCollisionUtility",
+    "HeightField": "HeightFieldResult",
+    "HeightFieldBaker": "HeightFieldUtility",
+    "LidarScan": "LidarResult",
+    "LidarScanner": "LidarUtility",
+    "LookaheadPoints": "LookaheadResult",
+    "LookaheadSampler": "LookaheadUtility",
+    "NextGatePoses": "NextGatesResult",
+    "NextGateSensor": "NextGatesUtility",
+    "ProgressTracker": "ProgressUtility",
+    "PropPlacer": "PropsUtility",
+    "PropSet": "PropsResult",
+    "RacingLinePlanner": "RacingLineUtility",
+    "RacingLineSet": "RacingLineResult",
+    "TrackLocalizer": "LocalizerUtility",
+}
+__getattr__ = deprecated_names(__name__, RENAMED, globals())

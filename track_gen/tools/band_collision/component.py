@@ -10,7 +10,7 @@ from ...core.ranges import EnvSplit
 from ...core.settings import HasSettings, resolve_settings
 from ..heightfield import SIZE_HI, check_grid_resolution
 from .fields import BandCollisionSettings
-from .utility import BandCollider
+from .utility import BandCollisionUtility
 
 
 def box_inputs(max_boxes: int) -> tuple[InputSpec, ...]:
@@ -42,7 +42,7 @@ class BandCollision(HasSettings, Component):
             range).
         name: component name (default ``"collision"``).
         **fields: any field of :class:`BandCollisionSettings` by keyword (see
-            :class:`BandCollider`): ``max_boxes`` (boxes per env B, inputs ``[E*B]``),
+            :class:`BandCollisionUtility`): ``max_boxes`` (boxes per env B, inputs ``[E*B]``),
             ``sdf_resolution`` (grid side for ``"sdf"``), ``sdf_padding``, ``clearance``
             (elevated tracks: a box centre farther than this above or below the road is off
             the road; None checks no height), ``kernel_layout`` (``"auto"``, ``"per_env"``,
@@ -50,12 +50,14 @@ class BandCollision(HasSettings, Component):
 
     Inputs: ``box_position`` vec3f ``[E*B]`` (defaults to ``position`` when B == 1),
     ``orientation`` quatf ``[E*B]`` (yaw used), ``half_extents`` vec2f ``[E*B]``.
-    ``step`` returns the :class:`BandContact` (``res.contacts``); an invalid env answers
-    oob = 1 with NaN distance, nearest and normal. ``utility`` is the :class:`BandCollider`.
+    ``step`` returns the :class:`BandCollisionResult` (``res.contacts``); an invalid env answers
+    oob = 1 with NaN distance, nearest and normal. ``utility`` is the :class:`BandCollisionUtility`.
     """
 
     name = "collision"
     families = ("track",)
+
+    SETTINGS = BandCollisionSettings
 
     def __init__(
         self,
@@ -77,21 +79,21 @@ class BandCollision(HasSettings, Component):
                 self.sdf_resolution,
                 size_hi=self.size_hi,
             )
-        self.utility = BandCollider(ctx.generator.result, self.settings)
+        self.utility = BandCollisionUtility(ctx.generator.result, self.settings)
         self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.contact
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`BandCollider`'s buffers (:meth:`BandCollider.buffers`)."""
+        """The :class:`BandCollisionUtility`'s buffers (:meth:`BandCollisionUtility.buffers`)."""
         kernel_layout = resolve_kernel_layout(self.kernel_layout, layout.device)
         return buffer_bytes(
-            BandCollider.buffers(
+            BandCollisionUtility.buffers(
                 self.settings, layout.num_envs, layout.N_max, kernel_layout=kernel_layout
             )
         )
 
     def on_generate(self, ctx, mask) -> None:
-        self._split.run(BandCollider.refresh, mask)  # on the generator's env ranges
+        self._split.run(BandCollisionUtility.refresh, mask)  # on the generator's env ranges
 
     def step(self, ctx):
         b = self.bound

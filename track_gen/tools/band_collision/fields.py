@@ -7,7 +7,7 @@ from ...core.settings import settings_class
 from ...core.tunable import Tunable
 from ..fields import distance, grid_resolution
 
-_SURFACES = ("tools.BandCollision", "tools.BandCollider", "course.CourseConfig")
+_SURFACES = ("tools.BandCollision", "tools.BandCollisionUtility", "course.CourseConfig")
 
 METHOD = Tunable(
     "method",
@@ -16,7 +16,7 @@ METHOD = Tunable(
     doc="segments: exact border segments; sdf: a baked signed-distance grid per env.",
     surfaces=(
         "tools.BandCollision",
-        "tools.BandCollider",
+        "tools.BandCollisionUtility",
         "course.Course.track",
         "course.CourseConfig",
     ),
@@ -47,7 +47,7 @@ SDF_PADDING = distance(
     None,
     optional=True,
     doc="margin around the borders' bounding box; None is 10% of its larger extent (sdf only).",
-    surfaces=("tools.BandCollision", "tools.BandCollider"),
+    surfaces=("tools.BandCollision", "tools.BandCollisionUtility"),
 )
 
 
@@ -57,11 +57,11 @@ CLEARANCE = distance(
     optional=True,
     doc="how far a box centre may be above or below the road surface (elevated tracks); "
     "farther is off the road (oob = 1). None: heights are not checked (height NaN).",
-    surfaces=("tools.BandCollision", "tools.BandCollider"),
+    surfaces=("tools.BandCollision", "tools.BandCollisionUtility"),
 )
 
 
-#: Collision methods accepted by :class:`BandCollider`.
+#: Collision methods accepted by :class:`BandCollisionUtility`.
 METHODS = METHOD.choices
 
 #: Every field of the tool, in its keyword order (``kernel_layout``: the thread layout of the
@@ -73,6 +73,6 @@ BandCollisionSettings = settings_class(
     FIELDS,
     title="Band collision",
     doc="The settings of the road-band collision of a track course (tools.BandCollision, "
-    "tools.BandCollider).",
+    "tools.BandCollisionUtility).",
     module="track_gen.tools.band_collision",
 )

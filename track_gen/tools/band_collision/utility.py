@@ -22,7 +22,7 @@ from .items import (
     _strip_chunk_kernel,
 )
 from .kernels import CHUNK_QUADS, _height_kernel, _Hit, band_beads_kernel
-from .result import BandContact
+from .result import BandCollisionResult
 from .sdf import (
     _sdf_frame_kernel,
     _sdf_quad_rect_kernel,
@@ -33,7 +33,7 @@ from .sdf_query import _sdf_query_kernel
 from .segments import _segments_query_kernel, _strip_kernel
 
 
-class BandCollider(HasSettings):
+class BandCollisionUtility(HasSettings):
     """Oriented boxes against the road band of a :class:`~track_gen.results.Track`
     (see the module docstring for the band, the two methods and their accuracy).
 
@@ -63,7 +63,7 @@ class BandCollider(HasSettings):
 
     Construction allocates every buffer and refreshes all envs. Attributes (read-only):
 
-    * ``contact``: the :class:`BandContact` every query overwrites.
+    * ``contact``: the :class:`BandCollisionResult` every query overwrites.
     * ``kernel_layout``: the resolved layout, ``"per_env"`` or ``"per_item"``.
     * ``beads``: int32 ``[E]``: beads of each env's band at its last refresh: ``count``
       clamped to ``[0, N_max]`` for a valid env (``valid != 0``) with at least 3 beads whose
@@ -89,6 +89,8 @@ class BandCollider(HasSettings):
     corner flags and corner scans (``[E*B]``, ``[4*E*B]``).
     """
 
+    SETTINGS = BandCollisionSettings
+
     def __init__(
         self,
         track: Track,
@@ -97,10 +99,12 @@ class BandCollider(HasSettings):
     ):
         if not isinstance(track, Track):
             raise TypeError(f"track must be a Track, got {type(track).__name__}")
-        self.settings = resolve_settings(BandCollisionSettings, "BandCollider", settings, fields)
+        self.settings = resolve_settings(
+            BandCollisionSettings, "BandCollisionUtility", settings, fields
+        )
         self.track = track
         self.device = track.count.device
-        require_not_capturing(self.device, "BandCollider construction")
+        require_not_capturing(self.device, "BandCollisionUtility construction")
         self.kernel_layout = resolve_kernel_layout(self.settings.kernel_layout, self.device)
         self.num_envs = track.num_envs
         self._rows = self.num_envs * self.max_boxes
@@ -125,7 +129,7 @@ class BandCollider(HasSettings):
         rows, per_item = E * s.max_boxes, kernel_layout == PER_ITEM
         nch = (n_max + CHUNK_QUADS - 1) // CHUNK_QUADS
         height = s.clearance is not None
-        out.contact = BandContact.allocate(rows, device, height, budget, s.max_boxes)
+        out.contact = BandCollisionResult.allocate(rows, device, height, budget, s.max_boxes)
         out._all = budget.full(E, 1, wp.int32, "all-envs mask")
         out.beads = budget.zeros(E, wp.int32, "band beads")
         out.strip = out.chunk_box = None
@@ -264,7 +268,7 @@ class BandCollider(HasSettings):
 
     def query(
         self, position: wp.array, orientation: wp.array, half_extents: wp.array
-    ) -> BandContact:
+    ) -> BandCollisionResult:
         """Test ``B = max_boxes`` boxes per env against the band; returns :attr:`contact`.
 
         Args:

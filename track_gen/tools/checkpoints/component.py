@@ -13,8 +13,8 @@ from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence
 from ..shared import generator_result
 from .fields import CheckpointsSettings
-from .result import CheckpointSet
-from .utility import CheckpointPlacer, capacity_for
+from .result import CheckpointsResult
+from .utility import CheckpointsUtility, capacity_for
 
 
 def _is_auto(value) -> bool:
@@ -48,13 +48,15 @@ class Checkpoints(HasSettings, Component):
             (read back; built at attach when the generator has none yet). When a capacity the
             course chose clips a valid env of the first batch, construction warns once.
 
-    ``result`` is the :class:`CheckpointSet` (a per-generation result: read it through
-    ``course.checkpoints``); ``utility`` the :class:`CheckpointPlacer`
+    ``result`` is the :class:`CheckpointsResult` (a per-generation result: read it through
+    ``course.checkpoints``); ``utility`` the :class:`CheckpointsUtility`
     (``course.checkpoint_sampler``).
     """
 
     name = "checkpoints"
     families = ("track",)
+
+    SETTINGS = CheckpointsSettings
 
     def __init__(
         self, *settings: CheckpointsSettings | float | int | str, name: str | None = None, **fields
@@ -76,7 +78,7 @@ class Checkpoints(HasSettings, Component):
         if chosen:
             bound = self._longest_loop(ctx)
             capacity_for(self.spacing, bound, "checkpoint_spacing")
-        self.utility = CheckpointPlacer(track, self.settings, max_loop_length=bound)
+        self.utility = CheckpointsUtility(track, self.settings, max_loop_length=bound)
         self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.checkpoints
         if chosen:
@@ -92,7 +94,7 @@ class Checkpoints(HasSettings, Component):
                 )
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`CheckpointPlacer`'s buffers at the capacity ``attach`` chooses: the
+        """The :class:`CheckpointsUtility`'s buffers at the capacity ``attach`` chooses: the
         explicit ``max_checkpoints``, else ``capacity_for(spacing, (N_max + 1) * bead
         spacing)`` (the flat bound; an elevated config's capacity reads its first batch, so
         this plan is a lower bound there and ``attach`` checks the rest as it allocates)."""
@@ -104,7 +106,7 @@ class Checkpoints(HasSettings, Component):
             bound = (layout.N_max + 1) * float(bead)
             capacity_for(self.spacing, bound, "checkpoint_spacing")
         return buffer_bytes(
-            CheckpointPlacer.buffers(self.settings, layout.num_envs, max_loop_length=bound)
+            CheckpointsUtility.buffers(self.settings, layout.num_envs, max_loop_length=bound)
         )
 
     def _longest_loop(self, ctx) -> float:
@@ -128,7 +130,7 @@ class Checkpoints(HasSettings, Component):
         return max(longest, 3.0 * self.spacing)
 
     def on_generate(self, ctx, mask) -> None:
-        self._split.run(CheckpointPlacer.sample, mask)  # on the generator's env ranges
+        self._split.run(CheckpointsUtility.sample, mask)  # on the generator's env ranges
 
 
 class GateCheckpoints(Component):
@@ -136,7 +138,7 @@ class GateCheckpoints(Component):
     itself (its plane, its square opening of half-size ``half_size`` in both axes of the
     plane, passed along ``forward``).
 
-    ``result`` is :meth:`CheckpointSet.from_gates` of the generator's result: it aliases the
+    ``result`` is :meth:`CheckpointsResult.from_gates` of the generator's result: it aliases the
     gate arrays (no copy), so every regeneration, masked or not, is seen at once and an
     unmasked env's checkpoints stay bitwise its gates. ``utility`` is None (nothing is
     placed). :class:`~track_gen.tools.progress.Progress` reads it as in track mode, counting
@@ -149,9 +151,9 @@ class GateCheckpoints(Component):
     def attach(self, ctx) -> None:
         why = "a track course places its checkpoints with tools.Checkpoints(spacing)"
         result = generator_result(ctx, GateSequence, "GateCheckpoints", why)
-        self.result = CheckpointSet.from_gates(result)
+        self.result = CheckpointsResult.from_gates(result)
 
     def planned_bytes(self, layout, config) -> int:
-        """The ``truncated`` flags of :meth:`CheckpointSet.from_gates` (the rest aliases the
+        """The ``truncated`` flags of :meth:`CheckpointsResult.from_gates` (the rest aliases the
         gates)."""
         return buffer_bytes([(layout.num_envs, wp.int32)])

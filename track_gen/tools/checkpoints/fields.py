@@ -8,14 +8,14 @@ from ..fields import arc_spacing
 
 _SURFACES = (
     "tools.Checkpoints",
-    "tools.CheckpointPlacer",
+    "tools.CheckpointsUtility",
     "course.Course.track",
     "course.CourseConfig",
 )
 
 # ---------------------------------------------------------------------------------- fields
 SPACING = arc_spacing(
-    doc="arc distance between checkpoints (no default: Checkpoints, CheckpointPlacer, "
+    doc="arc distance between checkpoints (no default: Checkpoints, CheckpointsUtility, "
     "Course.track and CourseConfig require it).",
     surfaces=_SURFACES,
     aliases={
@@ -46,7 +46,7 @@ CheckpointsSettings = settings_class(
     FIELDS,
     title="Checkpoints",
     doc="The settings of the checkpoints of a track course (tools.Checkpoints, "
-    "tools.CheckpointPlacer). ``spacing`` is required; ``max_checkpoints`` None lets the "
+    "tools.CheckpointsUtility). ``spacing`` is required; ``max_checkpoints`` None lets the "
     "component choose the capacity (Checkpoints' 'auto').",
     module="track_gen.tools.checkpoints",
 )

@@ -15,7 +15,7 @@ from ...results import Track
 from ..shared import optional_input
 from .fields import MAX_CHECKPOINTS, CheckpointsSettings
 from .kernels import _sample_kernel
-from .result import CheckpointSet
+from .result import CheckpointsResult
 
 
 def capacity_for(
@@ -38,7 +38,7 @@ def capacity_for(
 
 
 # ---------------------------------------------------------------------------------- sampler
-class CheckpointPlacer(HasSettings):
+class CheckpointsUtility(HasSettings):
     """Evenly spaced cross-sections of a road-band :class:`~track_gen.Track`.
 
     Per env, ``n = clamp(round(length / spacing), 3, M)`` checkpoints sit at arc
@@ -66,7 +66,7 @@ class CheckpointPlacer(HasSettings):
             is given; one of the two is required.
 
     Attributes:
-        checkpoints: the :class:`CheckpointSet` (allocated once, overwritten by
+        checkpoints: the :class:`CheckpointsResult` (allocated once, overwritten by
             :meth:`sample`).
         clipped: int32 ``[E]``: 1 when ``round(length / spacing)`` exceeded M at the last
             sample of the env (its checkpoints are then farther apart than ``spacing``).
@@ -76,6 +76,8 @@ class CheckpointPlacer(HasSettings):
     Construction allocates (outside any capture) and samples once; :meth:`sample` is
     allocation-free, one launch, and capturable.
     """
+
+    SETTINGS = CheckpointsSettings
 
     def __init__(
         self,
@@ -87,15 +89,15 @@ class CheckpointPlacer(HasSettings):
         for name in ("center", "inner", "outer", "arclen", "length", "count", "valid"):
             if not isinstance(getattr(track, name, None), wp.array):
                 raise TypeError(
-                    f"CheckpointPlacer(track): track must be a Track (a TrackGenerator's "
+                    f"CheckpointsUtility(track): track must be a Track (a TrackGenerator's "
                     f"result), got {type(track).__name__} without a wp.array {name!r}"
                 )
         self.settings = resolve_settings(
-            CheckpointsSettings, "CheckpointPlacer", settings, fields, positional=2
+            CheckpointsSettings, "CheckpointsUtility", settings, fields, positional=2
         )
         cap = self._capacity(self.settings, max_loop_length)
         device = track.center.device
-        require_not_capturing(device, "CheckpointPlacer construction")
+        require_not_capturing(device, "CheckpointsUtility construction")
         self.track = track
         self.device = device
         E = track.count.shape[0]
@@ -112,7 +114,7 @@ class CheckpointPlacer(HasSettings):
             return s.max_checkpoints
         if max_loop_length is None:
             raise ValueError(
-                "CheckpointPlacer needs a capacity: pass max_checkpoints (an int >= 3, the "
+                "CheckpointsUtility needs a capacity: pass max_checkpoints (an int >= 3, the "
                 "per-env checkpoint capacity) or max_loop_length= (a bound on any track's "
                 "perimeter; capacity max(3, ceil(max_loop_length / spacing)))"
             )
@@ -123,7 +125,7 @@ class CheckpointPlacer(HasSettings):
     def _allocate(out, budget, device, E: int, capacity: int) -> None:
         """Every array of a placer of ``E`` envs and ``capacity`` checkpoints per env, set on
         ``out`` (the placer, or a stand-in when :meth:`buffers` records a plan)."""
-        out.checkpoints = CheckpointSet.allocate(E, capacity, device, budget)
+        out.checkpoints = CheckpointsResult.allocate(E, capacity, device, budget)
         out.clipped = None if out.checkpoints is None else out.checkpoints.truncated
         out.step = budget.zeros(E, wp.float32, "checkpoint steps")
         out._no_mask = budget.zeros(1, wp.int32, "empty mask")
@@ -147,7 +149,7 @@ class CheckpointPlacer(HasSettings):
         """Per-env capacity M."""
         return self.checkpoints.max_checkpoints
 
-    def sample(self, mask: wp.array | None = None) -> CheckpointSet:
+    def sample(self, mask: wp.array | None = None) -> CheckpointsResult:
         """Place the checkpoints of the envs with ``mask[e] != 0`` (None: every env) and
         return :attr:`checkpoints` (the same instance every call).
 

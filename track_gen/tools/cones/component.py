@@ -9,13 +9,13 @@ from ...core.settings import HasSettings, resolve_settings
 from ...results import Track
 from ..shared import generator_result
 from .fields import ConeDetectionsSettings
-from .utility import ConeDetector
+from .utility import ConeDetectionsUtility
 
 
 class ConeDetections(HasSettings, Component):
     """Course component ``"cones"``: the cones of the course's ``tools.Props(kind="cone")``
     component seen from the agent, in its frame, nearest first, padded to ``max_cones`` with a
-    count per env, each with its colour (left / right) (:class:`ConeDetector`).
+    count per env, each with its colour (left / right) (:class:`ConeDetectionsUtility`).
 
     Args:
         settings: a :class:`ConeDetectionsSettings` (positionally or as ``settings=``), or
@@ -29,7 +29,7 @@ class ConeDetections(HasSettings, Component):
 
     Inputs: ``position`` vec3f ``[E]`` and ``orientation`` quatf ``[E]`` (world from body,
     the yaw about +z is used). ``on_generate(mask)`` refreshes the regenerated envs (after
-    the props), ``step`` returns the :class:`ConeDetectionSet` (``res["cones"]``) and
+    the props), ``step`` returns the :class:`ConeDetectionsResult` (``res["cones"]``) and
     ``reset(mask)`` restarts the masked envs' random streams. Track courses only; props of
     another kind are refused before the generator is built (``planned_bytes``) and again at
     attach.
@@ -44,6 +44,8 @@ class ConeDetections(HasSettings, Component):
             "orientation", wp.quatf, doc="agent orientation per env (world from body; yaw used)"
         ),
     )
+
+    SETTINGS = ConeDetectionsSettings
 
     def __init__(
         self,
@@ -65,11 +67,11 @@ class ConeDetections(HasSettings, Component):
             )
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`ConeDetector`'s buffers; refuses a source whose props are not cones
+        """The :class:`ConeDetectionsUtility`'s buffers; refuses a source whose props are not cones
         (before the generator is built)."""
         if self.planned_source is not None:
             self._check_props(self.planned_source)
-        return buffer_bytes(ConeDetector.buffers(self.settings, layout.num_envs))
+        return buffer_bytes(ConeDetectionsUtility.buffers(self.settings, layout.num_envs))
 
     def attach(self, ctx) -> None:
         track = generator_result(ctx, Track, "ConeDetections", "cones stand on road borders")
@@ -81,7 +83,7 @@ class ConeDetections(HasSettings, Component):
                 "ConeDetections needs a generator with per-env seeds (generator.seeds.seeds, "
                 "a TrackGenerator): its random stream derives from them"
             )
-        self.utility = ConeDetector(track, props.result, seeds, self.settings)
+        self.utility = ConeDetectionsUtility(track, props.result, seeds, self.settings)
         self.result = self.utility.detections
 
     def on_generate(self, ctx, mask) -> None:

@@ -8,7 +8,7 @@ from ...core.settings import settings_class
 from ...core.tunable import Tunable
 from ..fields import distance
 
-_SURFACES = ("tools.ConeDetections", "tools.ConeDetector")
+_SURFACES = ("tools.ConeDetections", "tools.ConeDetectionsUtility")
 
 MAX_CONES = Tunable(
     "max_cones",
@@ -17,8 +17,8 @@ MAX_CONES = Tunable(
     lo=1,
     hi=4096,
     unit="cones",
-    doc="detections per env, the nearest first (no default: ConeDetections and ConeDetector "
-    "require it).",
+    doc="detections per env, the nearest first (no default: ConeDetections and "
+    "ConeDetectionsUtility require it).",
     surfaces=_SURFACES,
 )
 
@@ -75,7 +75,7 @@ ConeDetectionsSettings = settings_class(
     "ConeDetectionsSettings",
     FIELDS,
     title="Cone detections",
-    doc="The settings of a cone detector (tools.ConeDetections, tools.ConeDetector, "
+    doc="The settings of a cone detector (tools.ConeDetections, tools.ConeDetectionsUtility, "
     "RaceConfig.cones). Fields without a default are required.",
     module="track_gen.tools.cones",
 )

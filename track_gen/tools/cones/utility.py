@@ -12,18 +12,18 @@ from ...core.checks import check_array
 from ...core.exec import require_not_capturing
 from ...core.settings import HasSettings, resolve_settings
 from ...results import Track
-from ..props import PropSet
+from ..props import PropsResult
 from ..shared import mask_or
 from .fields import ConeDetectionsSettings
 from .kernels import _detect_kernel, _refresh_kernel, _reset_kernel
-from .result import ConeDetectionSet
+from .result import ConeDetectionsResult
 
 
-class ConeDetector(HasSettings):
-    """The cones of a :class:`~track_gen.tools.PropSet` of cones seen from each env's agent,
+class ConeDetectionsUtility(HasSettings):
+    """The cones of a :class:`~track_gen.tools.PropsResult` of cones seen from each env's agent,
     in its frame, nearest first, with their colour (``docs/sensors/cones.md``).
 
-    A cone (a prop row below ``PropSet.count``) is seen when its true position in the agent's
+    A cone (a prop row below ``PropsResult.count``) is seen when its true position in the agent's
     frame lies within ``max_range`` (3D distance) and within the field of view (``|atan2(y,
     x)| <= fov / 2``, tested as ``x >= hypot(x, y) * cos(fov / 2)``) and it is not dropped
     (probability ``dropout``). A seen cone is reported at its position plus Gaussian noise
@@ -39,7 +39,7 @@ class ConeDetector(HasSettings):
 
     Args:
         track: the generator's :class:`~track_gen.Track` (which border is the left one).
-        props: the :class:`PropSet` of the track's cones (``PropSet.kind == "cone"``).
+        props: the :class:`PropsResult` of the track's cones (``PropsResult.kind == "cone"``).
         seeds: int32 ``[E]``: the generator's per-env seeds (``generator.seeds.seeds``).
         settings: a :class:`ConeDetectionsSettings` (positionally or as ``settings=``), or
             ``max_cones`` (detections per env M) by position.
@@ -47,7 +47,7 @@ class ConeDetector(HasSettings):
             ``max_range`` required), checked by it.
 
     Attributes:
-        detections: the :class:`ConeDetectionSet` every :meth:`detect` overwrites.
+        detections: the :class:`ConeDetectionsResult` every :meth:`detect` overwrites.
         step: int64 ``[E]``: each env's detect calls since its last reset.
 
     Construction checks every argument, allocates (outside any capture) and refreshes every
@@ -55,10 +55,12 @@ class ConeDetector(HasSettings):
     allocation-free, free of host synchronization and recordable.
     """
 
+    SETTINGS = ConeDetectionsSettings
+
     def __init__(
         self,
         track: Track,
-        props: PropSet,
+        props: PropsResult,
         seeds: wp.array,
         *settings: ConeDetectionsSettings | int,
         **fields,
@@ -66,30 +68,37 @@ class ConeDetector(HasSettings):
         for name in ("center", "inner", "normal", "count", "valid", "generation"):
             if not isinstance(getattr(track, name, None), wp.array):
                 raise TypeError(
-                    f"ConeDetector(track): track must be a Track (a TrackGenerator's result), "
+                    "ConeDetectionsUtility(track): track must be a Track (a TrackGenerator's "
+                    "result), "
                     f"got {type(track).__name__} without a wp.array {name!r}"
                 )
-        if not isinstance(props, PropSet):
+        if not isinstance(props, PropsResult):
             raise TypeError(
-                f"ConeDetector(props) must be a PropSet (tools.Props' result), got "
+                f"ConeDetectionsUtility(props) must be a PropsResult (tools.Props' result), got "
                 f"{type(props).__name__}"
             )
         if props.kind != "cone":
             raise ValueError(
-                f"ConeDetector(props): the props are {props.kind!r}s: the detector sees cones: "
+                f"ConeDetectionsUtility(props): the props are {props.kind!r}s: the detector sees "
+                "cones: "
                 "use tools.Props(kind='cone')"
             )
-        self.settings = resolve_settings(ConeDetectionsSettings, "ConeDetector", settings, fields)
+        self.settings = resolve_settings(
+            ConeDetectionsSettings, "ConeDetectionsUtility", settings, fields
+        )
         device = track.center.device
         E = track.count.shape[0]
         n_max = track.center.shape[0] // E
         if props.num_envs != E or props.device != device:
             raise ValueError(
-                f"ConeDetector(props): {props.num_envs} envs on {props.device} for a track of "
+                f"ConeDetectionsUtility(props): {props.num_envs} envs on {props.device} for a "
+                "track of "
                 f"{E} envs on {device}: place the props of this track"
             )
-        check_array("ConeDetector seeds", seeds, wp.int32, E, device, "the generator's seeds")
-        require_not_capturing(device, "ConeDetector construction")
+        check_array(
+            "ConeDetectionsUtility seeds", seeds, wp.int32, E, device, "the generator's seeds"
+        )
+        require_not_capturing(device, "ConeDetectionsUtility construction")
         self.track = track
         self.props = props
         self.seeds = seeds
@@ -103,7 +112,7 @@ class ConeDetector(HasSettings):
     def _allocate(out, budget, device, s: ConeDetectionsSettings, E: int) -> None:
         """Every array of a detector of ``E`` envs, set on ``out`` (the detector, or a
         stand-in when :meth:`buffers` records a plan)."""
-        out.detections = ConeDetectionSet.allocate(E, s.max_cones, device, budget)
+        out.detections = ConeDetectionsResult.allocate(E, s.max_cones, device, budget)
         out.step = budget.zeros(E, wp.int64, "cone detector step counters")
         out._left = budget.full(E, -1, wp.int32, "cone detector left borders")
         out._key = budget.zeros(E, wp.int32, "cone detector stream keys")
@@ -141,7 +150,7 @@ class ConeDetector(HasSettings):
         mask = mask_or(mask, self._all, self.num_envs, self.device)
         wp.launch(_reset_kernel, self.num_envs, [mask], [self.step], device=self.device)
 
-    def detect(self, position: wp.array, orientation: wp.array) -> ConeDetectionSet:
+    def detect(self, position: wp.array, orientation: wp.array) -> ConeDetectionsResult:
         """The cones each env's agent sees; returns :attr:`detections` (the same instance).
 
         Args:

@@ -15,7 +15,7 @@ SAMPLES_PER_GATE = Tunable(
     doc="beads K sampled on each span between consecutive gates (bead g*K is gate g).",
     surfaces=(
         "tools.CenterlineFromGates",
-        "tools.CourseLineBuilder",
+        "tools.CourseLineUtility",
         "course.Course.gates",
         "course.CourseConfig",
     ),
@@ -29,6 +29,6 @@ CourseLineSettings = settings_class(
     FIELDS,
     title="Course line",
     doc="The settings of the course line through a gate course's gates "
-    "(tools.CenterlineFromGates, tools.CourseLineBuilder).",
+    "(tools.CenterlineFromGates, tools.CourseLineUtility).",
     module="track_gen.tools.course_line",
 )

@@ -14,13 +14,13 @@ from ...results import GateSequence
 from ..shared import check_rows, optional_input
 from .fields import CourseLineSettings
 from .kernels import _build_kernel
-from .result import CourseLine
+from .result import CourseLineResult
 
 
 # ---------------------------------------------------------------------------------- builder
-class CourseLineBuilder(HasSettings):
+class CourseLineUtility(HasSettings):
     """Samples the closed Hermite line through the gates of a :class:`~track_gen.GateSequence`
-    (see the module docstring for the formula) into a :class:`CourseLine`.
+    (see the module docstring for the formula) into a :class:`CourseLineResult`.
 
     Args:
         gates: the gate generator's result (read live by pointer: call :meth:`build` after
@@ -37,7 +37,7 @@ class CourseLineBuilder(HasSettings):
     rows.
 
     Attributes:
-        line: the :class:`CourseLine` (allocated once, ``L = max_gates * K`` rows per env;
+        line: the :class:`CourseLineResult` (allocated once, ``L = max_gates * K`` rows per env;
             ``line.valid`` aliases ``gates.valid``).
         samples_per_gate: K.
 
@@ -45,19 +45,21 @@ class CourseLineBuilder(HasSettings):
     :meth:`build` is one launch (one thread per env), allocation-free and capturable.
     """
 
+    SETTINGS = CourseLineSettings
+
     def __init__(self, gates: GateSequence, *settings: CourseLineSettings | int, **fields):
         if not isinstance(gates, GateSequence):
             raise TypeError(
-                "CourseLineBuilder(gates): expected a GateSequence (a GateGenerator's result), "
+                "CourseLineUtility(gates): expected a GateSequence (a GateGenerator's result), "
                 f"got {type(gates).__name__}; a Track has its own centerline"
             )
-        self.settings = resolve_settings(CourseLineSettings, "CourseLineBuilder", settings, fields)
+        self.settings = resolve_settings(CourseLineSettings, "CourseLineUtility", settings, fields)
         K = self.samples_per_gate
         rows_of = {"position": wp.vec3f, "tangent": wp.vec3f}
         envs_of = {"count": wp.int32, "valid": wp.int32}
         E, rows = check_rows("gates", gates, rows_of, envs_of, "GateSequence")
         device = gates.position.device
-        require_not_capturing(device, "CourseLineBuilder construction")
+        require_not_capturing(device, "CourseLineUtility construction")
         max_gates = rows // E
         hint = f"lower max_gates ({max_gates}) or samples_per_gate ({K})"
         what = f"the course line ({E} envs x {max_gates} gates x {K} beads per gate)"
@@ -74,10 +76,10 @@ class CourseLineBuilder(HasSettings):
     @staticmethod
     def _allocate(out, budget, device, s: CourseLineSettings, E: int, max_gates: int, valid):
         """Every array of a builder of ``E`` envs of ``max_gates`` gates, set on ``out`` (the
-        builder, or a stand-in when :meth:`buffers` records a plan): its :class:`CourseLine`,
+        builder, or a stand-in when :meth:`buffers` records a plan): its :class:`CourseLineResult`,
         whose ``valid`` aliases the gates' ``valid``, and an empty mask."""
         rows = max_gates * s.samples_per_gate
-        out.line = CourseLine.allocate(E, rows, device, budget, valid=valid)
+        out.line = CourseLineResult.allocate(E, rows, device, budget, valid=valid)
         out._no_mask = budget.zeros(1, wp.int32, "empty mask")
 
     @classmethod
@@ -98,7 +100,7 @@ class CourseLineBuilder(HasSettings):
     def num_envs(self) -> int:
         return self.line.num_envs
 
-    def build(self, mask: wp.array | None = None) -> CourseLine:
+    def build(self, mask: wp.array | None = None) -> CourseLineResult:
         """Sample the line of the envs with ``mask[e] != 0`` (None: every env) and return
         :attr:`line` (the same instance every call).
 

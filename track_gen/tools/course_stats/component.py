@@ -9,7 +9,7 @@ from ...core.ranges import EnvSplit
 from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence, Track
 from .fields import CourseStatsSettings
-from .utility import CourseStatsMeter
+from .utility import CourseStatsUtility
 
 _GATE_HINT = (
     "a gate course has no centre line of its own: pass source='centerline' (the "
@@ -19,7 +19,7 @@ _GATE_HINT = (
 
 class CourseStats(HasSettings, Component):
     """Course component ``"stats"``: per-env descriptors of every course the generator
-    builds (:class:`CourseStatsMeter`), recomputed for the regenerated envs (``on_generate``;
+    builds (:class:`CourseStatsUtility`), recomputed for the regenerated envs (``on_generate``;
     unmasked envs keep every byte). A per-generation component: no entry of ``StepResult``,
     read ``course.components["stats"].result``.
 
@@ -27,7 +27,7 @@ class CourseStats(HasSettings, Component):
         settings: a :class:`CourseStatsSettings` (positionally or as ``settings=``), or its
             fields by position or keyword (``**fields``):
         corner_radius: corner threshold, mean half widths (``CORNER_RADIUS``; see
-            :class:`CourseStatsMeter`).
+            :class:`CourseStatsUtility`).
         corner_angle: least turning of a corner, rad (``CORNER_ANGLE``).
         percentiles: the |curvature| percentiles reported (``PERCENTILES``).
         racing_line: None, or the name of a :class:`~track_gen.tools.RacingLine` component
@@ -37,11 +37,13 @@ class CourseStats(HasSettings, Component):
             component whose result is the course line (``"centerline"``), the gate openings
             giving the widths.
 
-    ``result`` is the :class:`CourseStatsSet`, ``utility`` the :class:`CourseStatsMeter`.
+    ``result`` is the :class:`CourseStatsResult`, ``utility`` the :class:`CourseStatsUtility`.
     Every argument is checked here, before any course is built.
     """
 
     name = "stats"
+
+    SETTINGS = CourseStatsSettings
 
     def __init__(
         self,
@@ -91,19 +93,19 @@ class CourseStats(HasSettings, Component):
                     f"CourseStats(racing_line={self.racing_line!r}): that component's result "
                     "has no lap_time array: name a tools.RacingLine component"
                 )
-        self.utility = CourseStatsMeter(course, self.settings, line=line, lap_time=lap)
+        self.utility = CourseStatsUtility(course, self.settings, line=line, lap_time=lap)
         self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.stats
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`CourseStatsMeter`'s buffers: on the generator's centre line
+        """The :class:`CourseStatsUtility`'s buffers: on the generator's centre line
         (``layout.N_max`` rows per env) or on the line of the ``source`` component (its
         ``planned_line_rows(layout)``, else ``layout.N_max``)."""
         rows = layout.N_max
         line_rows = getattr(self.planned_source, "planned_line_rows", None)
         if self.source is not None and callable(line_rows):
             rows = int(line_rows(layout))
-        return buffer_bytes(CourseStatsMeter.buffers(self.settings, layout.num_envs, rows))
+        return buffer_bytes(CourseStatsUtility.buffers(self.settings, layout.num_envs, rows))
 
     def on_generate(self, ctx, mask) -> None:
-        self._split.run(CourseStatsMeter.measure, mask)  # on the generator's env ranges
+        self._split.run(CourseStatsUtility.measure, mask)  # on the generator's env ranges

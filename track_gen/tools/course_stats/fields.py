@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...core.settings import settings_class
 from ...core.tunable import Tunable
 
-_SURFACES = ("tools.CourseStats", "tools.CourseStatsMeter")
+_SURFACES = ("tools.CourseStats", "tools.CourseStatsUtility")
 
 #: Most percentiles one meter reports.
 MAX_PERCENTILES = 8
@@ -56,6 +56,6 @@ CourseStatsSettings = settings_class(
     "CourseStatsSettings",
     FIELDS,
     title="Course stats",
-    doc="The settings of the course descriptors (tools.CourseStats, tools.CourseStatsMeter).",
+    doc="The settings of the course descriptors (tools.CourseStats, tools.CourseStatsUtility).",
     module="track_gen.tools.course_stats",
 )

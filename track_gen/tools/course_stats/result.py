@@ -9,7 +9,7 @@ import warp as wp
 from ...core.budget import AllocationBudget
 from ...core.rows import RowBatch
 
-#: The per-env descriptors of a :class:`CourseStatsSet` (float32 ``[E]`` each), in order.
+#: The per-env descriptors of a :class:`CourseStatsResult` (float32 ``[E]`` each), in order.
 DESCRIPTORS = (
     "length",
     "turning",
@@ -26,7 +26,7 @@ DESCRIPTORS = (
 
 
 @dataclass
-class CourseStatsSet(RowBatch):
+class CourseStatsResult(RowBatch):
     """Per-env descriptors of a batch of courses (``docs/course-stats.md`` defines each).
 
     Every array is float32 and NaN for an env without a usable course (invalid, fewer than
@@ -50,7 +50,7 @@ class CourseStatsSet(RowBatch):
             (``|outer - inner|`` in plan view), or gate opening over the gates
             (``2 * half_size``), track units.
         elevation_range: ``[E]`` highest minus lowest bead z, track units.
-        par_time: ``[E]`` par lap time of the racing line read (``RacingLineSet.lap_time``),
+        par_time: ``[E]`` par lap time of the racing line read (``RacingLineResult.lap_time``),
             s; NaN without one.
     """
 
@@ -71,7 +71,9 @@ class CourseStatsSet(RowBatch):
     _env_arrays = DESCRIPTORS
 
     @classmethod
-    def allocate(cls, num_envs: int, num_percentiles: int, device, budget=None) -> CourseStatsSet:
+    def allocate(
+        cls, num_envs: int, num_percentiles: int, device, budget=None
+    ) -> CourseStatsResult:
         """NaN everywhere (each array checked against ``budget`` first)."""
         budget = budget or AllocationBudget(device, "lower num_envs")
         nan = float("nan")

@@ -10,7 +10,7 @@ from ...results import GateSequence
 from ..band_collision import box_inputs
 from ..shared import generator_result
 from .fields import DiscCollisionSettings, FrameCollisionSettings
-from .utility import DiscCollider, FrameCollider
+from .utility import DiscCollisionUtility, FrameCollisionUtility
 
 
 def _needs_gates(ctx, component: str) -> GateSequence:
@@ -30,12 +30,14 @@ class DiscCollision(HasSettings, Component):
     Inputs (as :class:`~track_gen.tools.BandCollision`'s): ``box_position`` vec3f ``[E*B]``
     (defaults to ``position`` when B == 1), ``orientation`` quatf ``[E*B]`` (yaw used),
     ``half_extents`` vec2f ``[E*B]``. ``step`` returns the :class:`DiscContact`
-    (``res.contacts``); ``utility`` is the :class:`DiscCollider`. Needs a gate generator
+    (``res.contacts``); ``utility`` is the :class:`DiscCollisionUtility`. Needs a gate generator
     (TypeError otherwise).
     """
 
     name = "collision"
     families = ("gates",)
+
+    SETTINGS = DiscCollisionSettings
 
     def __init__(self, *settings: DiscCollisionSettings | float, name: str | None = None, **fields):
         super().__init__(name=name)
@@ -44,12 +46,14 @@ class DiscCollision(HasSettings, Component):
 
     def attach(self, ctx) -> None:
         gates = _needs_gates(ctx, "DiscCollision")
-        self.utility = DiscCollider(gates, self.settings)
+        self.utility = DiscCollisionUtility(gates, self.settings)
         self.result = self.utility.contact
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`DiscCollider`'s buffers (:meth:`DiscCollider.buffers`)."""
-        return buffer_bytes(DiscCollider.buffers(self.settings, layout.num_envs, layout.N_max))
+        """The :class:`DiscCollisionUtility`'s buffers (:meth:`DiscCollisionUtility.buffers`)."""
+        return buffer_bytes(
+            DiscCollisionUtility.buffers(self.settings, layout.num_envs, layout.N_max)
+        )
 
     def on_generate(self, ctx, mask) -> None:
         self.utility.refresh(mask)
@@ -70,13 +74,15 @@ class FrameCollision(HasSettings, Component):
             ``agent_radius`` (the agent sphere's radius, track units, >= 0).
 
     Input: ``position`` vec3f ``[E]`` (agent centres). ``step`` returns the
-    :class:`FrameContact` (``res.contacts``); ``utility`` is the :class:`FrameCollider`.
+    :class:`FrameContact` (``res.contacts``); ``utility`` is the :class:`FrameCollisionUtility`.
     Needs a gate generator (TypeError otherwise).
     """
 
     name = "collision"
     families = ("gates",)
     INPUTS = (InputSpec("position", wp.vec3f, doc="agent centres, track units"),)
+
+    SETTINGS = FrameCollisionSettings
 
     def __init__(
         self, *settings: FrameCollisionSettings | float, name: str | None = None, **fields
@@ -88,12 +94,14 @@ class FrameCollision(HasSettings, Component):
 
     def attach(self, ctx) -> None:
         gates = _needs_gates(ctx, "FrameCollision")
-        self.utility = FrameCollider(gates, self.settings)
+        self.utility = FrameCollisionUtility(gates, self.settings)
         self.result = self.utility.contact
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`FrameCollider`'s buffers (:meth:`FrameCollider.buffers`)."""
-        return buffer_bytes(FrameCollider.buffers(self.settings, layout.num_envs, layout.N_max))
+        """The :class:`FrameCollisionUtility`'s buffers (:meth:`FrameCollisionUtility.buffers`)."""
+        return buffer_bytes(
+            FrameCollisionUtility.buffers(self.settings, layout.num_envs, layout.N_max)
+        )
 
     def on_generate(self, ctx, mask) -> None:
         self.utility.refresh(mask)

@@ -7,7 +7,7 @@ from ...core.tunable import config_label
 from ..band_collision.fields import MAX_BOXES
 from ..fields import distance
 
-_FRAME_SURFACES = ("tools.FrameCollision", "tools.FrameCollider", "course.CourseConfig")
+_FRAME_SURFACES = ("tools.FrameCollision", "tools.FrameCollisionUtility", "course.CourseConfig")
 
 POST_RADIUS = distance(
     "post_radius",
@@ -15,17 +15,16 @@ POST_RADIUS = distance(
     positive=True,
     optional=True,
     doc="radius of each gate post (a vertical cylinder through a bar end); None: no post "
-    "collision (DiscCollider and DiscCollision need a number).",
+    "collision (DiscCollisionUtility and DiscCollision need a number).",
     surfaces=(
         "tools.DiscCollision",
-        "tools.DiscCollider",
+        "tools.DiscCollisionUtility",
         "course.Course.gates",
         "course.CourseConfig",
     ),
     aliases={
         "DiscCollision": "radius",
-        "DiscCollider": "radius",
-        "DiscCollisionSettings": "radius",
+        "DiscCollisionUtility": "radius",
         "Course.gates": "collision",
     },
 )
@@ -39,8 +38,7 @@ FRAME_THICKNESS = distance(
     surfaces=_FRAME_SURFACES,
     aliases={
         "FrameCollision": "thickness",
-        "FrameCollider": "thickness",
-        "FrameCollisionSettings": "thickness",
+        "FrameCollisionUtility": "thickness",
         "CourseConfig": "frame_collision",
     },
 )
@@ -53,8 +51,7 @@ FRAME_DEPTH = distance(
     surfaces=_FRAME_SURFACES,
     aliases={
         "FrameCollision": "depth",
-        "FrameCollider": "depth",
-        "FrameCollisionSettings": "depth",
+        "FrameCollisionUtility": "depth",
         "CourseConfig": "frame_collision",
     },
 )
@@ -89,7 +86,7 @@ DiscCollisionSettings = settings_class(
     DISC_FIELDS,
     title="Disc collision",
     doc="The settings of the post collision of a gate course (tools.DiscCollision, "
-    "tools.DiscCollider): the post ``radius`` (required) and the boxes per env.",
+    "tools.DiscCollisionUtility): the post ``radius`` (required) and the boxes per env.",
     module="track_gen.tools.gate_collision",
     check=_check_disc,
 )
@@ -99,6 +96,6 @@ FrameCollisionSettings = settings_class(
     FRAME_FIELDS,
     title="Frame collision",
     doc="The settings of the frame collision of a gate course (tools.FrameCollision, "
-    "tools.FrameCollider): the members' thickness and depth and the agent sphere's radius.",
+    "tools.FrameCollisionUtility): the members' thickness and depth and the agent sphere's radius.",
     module="track_gen.tools.gate_collision",
 )

@@ -12,7 +12,7 @@ from ...core.rows import BoxRowBatch, RowBatch
 
 @dataclass
 class DiscContact(BoxRowBatch):
-    """Per-box answers of :meth:`DiscCollider.query` (box ``b`` of env ``e`` at row
+    """Per-box answers of :meth:`DiscCollisionUtility.query` (box ``b`` of env ``e`` at row
     ``e*B + b``, ``B = max_boxes``). The collider returns the same instance on every query and
     overwrites it; :meth:`clone` takes a snapshot. Plan view (x, y), track units.
 
@@ -56,7 +56,7 @@ class DiscContact(BoxRowBatch):
 
 @dataclass
 class FrameContact(RowBatch):
-    """Per-env answers of :meth:`FrameCollider.query` (one agent per env). The collider
+    """Per-env answers of :meth:`FrameCollisionUtility.query` (one agent per env). The collider
     returns the same instance on every query and overwrites it; :meth:`clone` takes a
     snapshot. Track units.
 

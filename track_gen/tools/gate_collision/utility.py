@@ -40,7 +40,7 @@ def _gates(value, owner: str) -> GateSequence:
     if not isinstance(value, GateSequence):
         raise TypeError(
             f"{owner} must be a GateSequence (a GateGenerator's result), got "
-            f"{type(value).__name__}: a track's road is tested with tools.BandCollider"
+            f"{type(value).__name__}: a track's road is tested with tools.BandCollisionUtility"
         )
     count = value.count
     if not isinstance(count, wp.array) or count.ndim != 1 or count.shape[0] < 1:
@@ -58,7 +58,7 @@ def _gates(value, owner: str) -> GateSequence:
     return value
 
 
-class DiscCollider(HasSettings):
+class DiscCollisionUtility(HasSettings):
     """Oriented boxes against the gate posts (plan-view discs; see the module docstring).
 
     Args:
@@ -81,11 +81,15 @@ class DiscCollider(HasSettings):
       a valid env (``valid != 0``), else 0 (the env answers as invalid).
     """
 
+    SETTINGS = DiscCollisionSettings
+
     def __init__(self, gates: GateSequence, *settings: DiscCollisionSettings | float, **fields):
-        self.gates = _gates(gates, "DiscCollider gates")
-        self.settings = resolve_settings(DiscCollisionSettings, "DiscCollider", settings, fields)
+        self.gates = _gates(gates, "DiscCollisionUtility gates")
+        self.settings = resolve_settings(
+            DiscCollisionSettings, "DiscCollisionUtility", settings, fields
+        )
         self.device = gates.count.device
-        require_not_capturing(self.device, "DiscCollider construction")
+        require_not_capturing(self.device, "DiscCollisionUtility construction")
         self.num_envs = gates.num_envs
         self.max_gates = gates.max_gates
         self._rows = self.num_envs * self.max_boxes
@@ -176,7 +180,7 @@ class DiscCollider(HasSettings):
         return c
 
 
-class FrameCollider(HasSettings):
+class FrameCollisionUtility(HasSettings):
     """Spheres against the gate frames (four boxes per gate; see the module docstring).
 
     Args:
@@ -202,13 +206,15 @@ class FrameCollider(HasSettings):
       (``valid != 0``), else 0 (answers as invalid).
     """
 
+    SETTINGS = FrameCollisionSettings
+
     def __init__(self, gates: GateSequence, *settings: FrameCollisionSettings | float, **fields):
-        self.gates = _gates(gates, "FrameCollider gates")
+        self.gates = _gates(gates, "FrameCollisionUtility gates")
         self.settings = resolve_settings(
-            FrameCollisionSettings, "FrameCollider", settings, fields, positional=3
+            FrameCollisionSettings, "FrameCollisionUtility", settings, fields, positional=3
         )
         self.device = gates.count.device
-        require_not_capturing(self.device, "FrameCollider construction")
+        require_not_capturing(self.device, "FrameCollisionUtility construction")
         self.num_envs = gates.num_envs
         self.max_gates = gates.max_gates
         budget = AllocationBudget(self.device, "lower num_envs or max_gates")

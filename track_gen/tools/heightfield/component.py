@@ -8,7 +8,7 @@ from ...core.settings import HasSettings, Settings, resolve_settings
 from ...results import Track
 from ..shared import generator_result
 from .fields import SIZE_HI, HeightFieldSettings
-from .utility import HeightFieldBaker, check_grid_resolution
+from .utility import HeightFieldUtility, check_grid_resolution
 
 
 class HeightFieldBake(HasSettings, Component):
@@ -29,12 +29,14 @@ class HeightFieldBake(HasSettings, Component):
 
     ``attach`` warns (:class:`GridResolutionWarning`, :func:`check_grid_resolution`) when the
     grid cannot resolve the largest course, and raises TypeError on a gate course. ``utility``
-    is the :class:`HeightFieldBaker` (``course.heightfield``), ``result`` its
-    :class:`HeightField`. No per-step work.
+    is the :class:`HeightFieldUtility` (``course.heightfield``), ``result`` its
+    :class:`HeightFieldResult`. No per-step work.
     """
 
     name = "heightfield"
     families = ("track",)
+
+    SETTINGS = HeightFieldSettings
 
     def __init__(
         self,
@@ -59,13 +61,13 @@ class HeightFieldBake(HasSettings, Component):
             size_hi=self.size_hi,
             margin=self.margin,
         )
-        self.utility = HeightFieldBaker(track, self.settings)
+        self.utility = HeightFieldUtility(track, self.settings)
         self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.field
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`HeightFieldBaker`'s buffers (:meth:`HeightFieldBaker.buffers`)."""
-        return buffer_bytes(HeightFieldBaker.buffers(self.settings, layout.num_envs))
+        """The :class:`HeightFieldUtility`'s buffers (:meth:`HeightFieldUtility.buffers`)."""
+        return buffer_bytes(HeightFieldUtility.buffers(self.settings, layout.num_envs))
 
     def on_generate(self, ctx, mask) -> None:
-        self._split.run(HeightFieldBaker.bake, mask)  # on the generator's env ranges
+        self._split.run(HeightFieldUtility.bake, mask)  # on the generator's env ranges

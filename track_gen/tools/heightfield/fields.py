@@ -9,7 +9,7 @@ from ..fields import DISTANCE_HI, distance, grid_resolution
 RESOLUTION = grid_resolution(
     "resolution",
     doc="texels per side of each env's grid.",
-    surfaces=("tools.HeightFieldBake", "tools.HeightFieldBaker", "course.CourseConfig"),
+    surfaces=("tools.HeightFieldBake", "tools.HeightFieldUtility", "course.CourseConfig"),
     aliases={"CourseConfig": "heightfield_resolution"},
 )
 
@@ -19,7 +19,7 @@ MARGIN = distance(
     None,
     optional=True,
     doc="margin around the borders' bounding box; None is 10% of its larger side.",
-    surfaces=("tools.HeightFieldBake", "tools.HeightFieldBaker"),
+    surfaces=("tools.HeightFieldBake", "tools.HeightFieldUtility"),
 )
 
 
@@ -32,7 +32,7 @@ FILL = Tunable(
     optional=True,
     unit="track units",
     doc="height of the off-road texels; None is the env's lowest road height.",
-    surfaces=("tools.HeightFieldBake", "tools.HeightFieldBaker"),
+    surfaces=("tools.HeightFieldBake", "tools.HeightFieldUtility"),
 )
 
 
@@ -54,6 +54,6 @@ HeightFieldSettings = settings_class(
     "HeightFieldSettings",
     FIELDS,
     title="Height field",
-    doc="The settings of a road height field (tools.HeightFieldBake, tools.HeightFieldBaker).",
+    doc="The settings of a road height field (tools.HeightFieldBake, tools.HeightFieldUtility).",
     module="track_gen.tools.heightfield",
 )

@@ -18,7 +18,7 @@ from ...results import Track
 from ..shared import fill_grid_kernel, mask_or
 from .fields import MARGIN, RESOLUTION, SIZE_HI, HeightFieldSettings
 from .kernels import _frame_kernel, _raster_kernel
-from .result import HeightField
+from .result import HeightFieldResult
 
 #: Fewest texels across the road (``2 * half_width / cell``) a grid must give the largest
 #: course before :func:`check_grid_resolution` warns.
@@ -34,7 +34,7 @@ class GridResolutionWarning(UserWarning):
     can draw: fewer than :data:`MIN_TEXELS_ACROSS` texels across the road."""
 
 
-class HeightFieldBaker(HasSettings):
+class HeightFieldUtility(HasSettings):
     """Bakes the road height of every env of a :class:`~track_gen.results.Track` into a
     square grid (see the module docstring for the surface, the frame and the overlap rule).
 
@@ -51,9 +51,11 @@ class HeightFieldBaker(HasSettings):
             lowest road height.
 
     Construction allocates :attr:`field` (``5 * E * res^2`` bytes plus the frames) and bakes
-    every env. Attributes (read-only): ``field`` (the :class:`HeightField` every bake
+    every env. Attributes (read-only): ``field`` (the :class:`HeightFieldResult` every bake
     overwrites), ``track``, ``resolution``, ``margin``, ``fill``, ``num_envs``, ``device``.
     """
+
+    SETTINGS = HeightFieldSettings
 
     def __init__(
         self,
@@ -63,13 +65,15 @@ class HeightFieldBaker(HasSettings):
     ):
         if not isinstance(track, Track):
             raise TypeError(
-                f"HeightFieldBaker(track): track must be a Track (a TrackGenerator's result), "
+                f"HeightFieldUtility(track): track must be a Track (a TrackGenerator's result), "
                 f"got {type(track).__name__}"
             )
-        self.settings = resolve_settings(HeightFieldSettings, "HeightFieldBaker", settings, fields)
+        self.settings = resolve_settings(
+            HeightFieldSettings, "HeightFieldUtility", settings, fields
+        )
         self.track = track
         self.device = track.count.device
-        require_not_capturing(self.device, "HeightFieldBaker construction")
+        require_not_capturing(self.device, "HeightFieldUtility construction")
         self.num_envs = track.num_envs
         budget = AllocationBudget(self.device, "lower the height-field resolution")
         self._allocate(self, budget, self.settings, self.num_envs)
@@ -82,7 +86,7 @@ class HeightFieldBaker(HasSettings):
         res = s.resolution
         what = f"height fields (E * resolution^2 = {E} * {res}^2)"
         out._all = budget.full(E, 1, wp.int32, "all-envs mask")
-        out.field = HeightField(
+        out.field = HeightFieldResult(
             height=budget.zeros(E * res * res, wp.float32, what),
             on_road=budget.zeros(E * res * res, wp.int8, what),
             frame=budget.zeros(E, wp.vec4f, "height-field frames"),
@@ -94,7 +98,7 @@ class HeightFieldBaker(HasSettings):
         ``num_envs`` envs (its allocation run through a plan, nothing allocated)."""
         return planned_buffers(lambda b: cls._allocate(SimpleNamespace(), b, settings, num_envs))
 
-    def bake(self, mask: wp.array | None = None) -> HeightField:
+    def bake(self, mask: wp.array | None = None) -> HeightFieldResult:
         """Rebake the envs with ``mask[e] != 0`` (None: every env) from the Track's current
         borders and return :attr:`field` (the same instance every call).
 

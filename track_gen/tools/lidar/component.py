@@ -9,9 +9,9 @@ from ...core.exec import is_capturing
 from ...core.ranges import EnvSplit, range_view, run_ranges
 from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence, Track
-from ..props import PropSet
+from ..props import PropsResult
 from .fields import LidarSettings
-from .utility import LidarScanner
+from .utility import LidarUtility
 
 _AUTO = "auto"
 
@@ -30,7 +30,7 @@ def _props_name(value) -> str | None:
 class Lidar(HasSettings, Component):
     """Course component ``"lidar"``: ``num_beams`` planar range beams per env and step from
     the agent's pose against the road borders (and props) of a track course or the gates
-    (posts or frames) of a gate course. ``res["lidar"]`` is the :class:`LidarScan`.
+    (posts or frames) of a gate course. ``res["lidar"]`` is the :class:`LidarResult`.
 
     Args:
         settings: a :class:`LidarSettings` (positionally or as ``settings=``), or
@@ -47,7 +47,7 @@ class Lidar(HasSettings, Component):
     Inputs: ``position`` vec3f ``[E]`` (agent positions, track units) and ``orientation``
     quatf ``[E]`` (world from body; the heading is the yaw about +z). The noise key of an env
     is refreshed with its course, its step counter restarts at every reset of the env.
-    ``utility`` is the :class:`LidarScanner`.
+    ``utility`` is the :class:`LidarUtility`.
     """
 
     name = "lidar"
@@ -55,6 +55,8 @@ class Lidar(HasSettings, Component):
         InputSpec("position", wp.vec3f, doc="agent position per env, track units"),
         InputSpec("orientation", wp.quatf, doc="agent orientation per env (world from body)"),
     )
+
+    SETTINGS = LidarSettings
 
     def __init__(
         self,
@@ -71,7 +73,7 @@ class Lidar(HasSettings, Component):
             self.after = (*self.after, self.props_name)
         self._views: list = []
 
-    def _prop_set(self, ctx) -> PropSet | None:
+    def _prop_set(self, ctx) -> PropsResult | None:
         name = self.props_name
         if name is None or not isinstance(ctx.generator.result, Track):
             return None
@@ -82,9 +84,9 @@ class Lidar(HasSettings, Component):
         else:
             comp = ctx.get(name)
         result = getattr(comp, "result", None)
-        if not isinstance(result, PropSet):
+        if not isinstance(result, PropsResult):
             raise TypeError(
-                f"Lidar props={name!r}: component {comp!r} has no PropSet result; name a "
+                f"Lidar props={name!r}: component {comp!r} has no PropsResult result; name a "
                 "tools.Props component or pass props=None"
             )
         return result
@@ -97,7 +99,7 @@ class Lidar(HasSettings, Component):
             )
         seeds = getattr(getattr(ctx.generator, "seeds", None), "seeds", None)
         ok = isinstance(seeds, wp.array) and seeds.dtype == wp.int32
-        self.utility = LidarScanner(
+        self.utility = LidarUtility(
             result,
             self.settings,
             props=self._prop_set(ctx),
@@ -108,10 +110,10 @@ class Lidar(HasSettings, Component):
         self.result = self.utility.scan_result
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`LidarScanner`'s buffers (:meth:`LidarScanner.buffers`)."""
+        """The :class:`LidarUtility`'s buffers (:meth:`LidarUtility.buffers`)."""
         gates = getattr(layout, "family", "track") == "gates"
         return buffer_bytes(
-            LidarScanner.buffers(self.settings, layout.num_envs, layout.N_max, gates=gates)
+            LidarUtility.buffers(self.settings, layout.num_envs, layout.N_max, gates=gates)
         )
 
     def on_bind(self, arrays) -> None:
@@ -129,7 +131,7 @@ class Lidar(HasSettings, Component):
         ]
 
     def on_generate(self, ctx, mask) -> None:
-        self._split.run(LidarScanner.refresh, mask)
+        self._split.run(LidarUtility.refresh, mask)
 
     def step(self, ctx):
         b = self.bound

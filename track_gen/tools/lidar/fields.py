@@ -8,7 +8,7 @@ from ...core.settings import settings_class
 from ...core.tunable import Tunable
 from ..fields import distance
 
-_SURFACES = ("tools.Lidar", "tools.LidarScanner")
+_SURFACES = ("tools.Lidar", "tools.LidarUtility")
 
 # ---------------------------------------------------------------------------------- fields
 NUM_BEAMS = Tunable(
@@ -145,7 +145,7 @@ LidarSettings = settings_class(
     "LidarSettings",
     FIELDS,
     title="Lidar",
-    doc="The settings of a lidar (tools.Lidar, tools.LidarScanner, RaceConfig.lidar). "
+    doc="The settings of a lidar (tools.Lidar, tools.LidarUtility, RaceConfig.lidar). "
     "Fields without a default are required.",
     module="track_gen.tools.lidar",
 )

@@ -34,7 +34,7 @@ wp.set_module_options({"enable_backward": False})
 
 
 class ScanStatus(enum.IntEnum):
-    """How an env is scanned (``LidarScanner.status``), decided at its last refresh."""
+    """How an env is scanned (``LidarUtility.status``), decided at its last refresh."""
 
     NONE = 0  # no course (invalid env, unusable data): NaN distances, hit 0
     GRID = 1  # track: the ray marches through the env's grid

@@ -12,7 +12,7 @@ from ...core.rows import RowBatch
 
 # ---------------------------------------------------------------------------------- result
 @dataclass
-class LidarScan(RowBatch):
+class LidarResult(RowBatch):
     """Per-beam answers of one scan (env ``e``, beam ``b`` at row ``e * num_beams + b``).
     The scanner returns the same instance every step and overwrites it; :meth:`clone` takes
     a snapshot. Track units.
@@ -39,7 +39,7 @@ class LidarScan(RowBatch):
     @classmethod
     def allocate(
         cls, num_envs: int, num_beams: int, device, budget: AllocationBudget | None = None
-    ) -> LidarScan:
+    ) -> LidarResult:
         """NaN distances, hit 0, step 0 (each array checked against ``budget`` first)."""
         budget = budget or AllocationBudget(device, "lower num_beams")
         rows = int(num_envs) * int(num_beams)

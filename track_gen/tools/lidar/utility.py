@@ -12,7 +12,7 @@ from ...core.checks import check_array
 from ...core.exec import require_not_capturing
 from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence, Track
-from ..props import PropSet
+from ..props import PropsResult
 from ..shared import check_rows, mask_or
 from .fields import LidarSettings
 from .kernels import (
@@ -23,7 +23,7 @@ from .kernels import (
     _reset_kernel,
     _track_scan_kernel,
 )
-from .result import LidarScan
+from .result import LidarResult
 
 _TRACK_ROWS = {"inner": wp.vec3f, "outer": wp.vec3f}
 _TRACK_ENVS = {"count": wp.int32, "valid": wp.int32, "generation": wp.int32}
@@ -60,7 +60,7 @@ class _Shared:
         self.count = budget.zeros(1, wp.int32, "no props")
 
 
-class LidarScanner(HasSettings):
+class LidarUtility(HasSettings):
     """Planar range beams from each env's agent against its course (the module docs give
     the model, the candidate grid and the noise stream).
 
@@ -70,7 +70,7 @@ class LidarScanner(HasSettings):
             :meth:`refresh` after every regeneration.
         settings: a :class:`LidarSettings` (positionally or as ``settings=``), or
             ``num_beams`` (beams per env ``B``) by position.
-        props: keyword-only :class:`~track_gen.tools.PropSet` of the same track (read by
+        props: keyword-only :class:`~track_gen.tools.PropsResult` of the same track (read by
             pointer, refreshed with it), or None: no props.
         seeds: keyword-only int32 ``[E]`` per-env seeds (the generator's
             ``seeds.seeds``), read at every refresh; None: seed 0 for every env.
@@ -78,7 +78,7 @@ class LidarScanner(HasSettings):
             given), checked by it.
 
     Attributes:
-        scan_result: the :class:`LidarScan` every :meth:`scan` overwrites.
+        scan_result: the :class:`LidarResult` every :meth:`scan` overwrites.
         status: int32 ``[E]``: :class:`ScanStatus` of each env at its last refresh.
         key: uint32 ``[E]``: each env's noise key (a hash of its effective seed and epoch).
         grid: vec4f ``[E]``: ``(origin x, origin y, cell size, side)`` of each env's grid
@@ -88,15 +88,17 @@ class LidarScanner(HasSettings):
     :meth:`scan` and :meth:`reset` allocate nothing, never synchronize and can be recorded.
     """
 
+    SETTINGS = LidarSettings
+
     def __init__(
         self,
         course: Track | GateSequence,
         *settings: LidarSettings | int,
-        props: PropSet | None = None,
+        props: PropsResult | None = None,
         seeds: wp.array | None = None,
         **fields,
     ):
-        owner = "LidarScanner"
+        owner = "LidarUtility"
         self.settings = resolve_settings(LidarSettings, owner, settings, fields)
         if isinstance(course, Track):
             E, rows = check_rows(f"{owner} course", course, _TRACK_ROWS, _TRACK_ENVS, "Track")
@@ -116,20 +118,20 @@ class LidarScanner(HasSettings):
         self._prop_cap = 1
         self._prop_kind = 0
         if props is not None:
-            if not isinstance(props, PropSet):
+            if not isinstance(props, PropsResult):
                 raise TypeError(
-                    f"{owner} props must be a PropSet (tools.Props' result, or "
-                    f"tools.PropPlacer(...).props) or None, got {type(props).__name__}"
+                    f"{owner} props must be a PropsResult (tools.Props' result, or "
+                    f"tools.PropsUtility(...).props) or None, got {type(props).__name__}"
                 )
             if self.gates:
                 raise TypeError(f"{owner} props: a gate course has no props; pass props=None")
             PE, prow = check_rows(
-                f"{owner} props", props, _PROP_ROWS, {"count": wp.int32}, "PropSet"
+                f"{owner} props", props, _PROP_ROWS, {"count": wp.int32}, "PropsResult"
             )
             if PE != E or props.position.device != device:
                 raise ValueError(
                     f"{owner} props hold {PE} envs on {props.position.device}, expected {E} on "
-                    f"{device}: pass the PropSet of the same course"
+                    f"{device}: pass the PropsResult of the same course"
                 )
             if getattr(props, "kind", None) not in _PROP_KIND:
                 raise ValueError(f"{owner} props.kind must be 'cone' or 'wall'")
@@ -151,7 +153,7 @@ class LidarScanner(HasSettings):
     def _allocate(out, budget, device, s: LidarSettings, E: int, n_max: int, gates: bool):
         """Every array of a scanner of ``E`` envs of ``n_max`` rows, set on ``out`` (the
         scanner, or a stand-in when :meth:`buffers` records a plan)."""
-        out.scan_result = LidarScan.allocate(E, s.num_beams, device, budget)
+        out.scan_result = LidarResult.allocate(E, s.num_beams, device, budget)
         out._shared = _Shared(budget, beam_angles(s.num_beams, s.fov))
         out._all = budget.full(E, 1, wp.int32, "all-envs mask")
         out.status = budget.zeros(E, wp.int32, "lidar env status")
@@ -224,7 +226,7 @@ class LidarScanner(HasSettings):
             "orientation", orientation, wp.quatf, E, dev, "one world-from-body quaternion per env"
         )
 
-    def scan(self, position: wp.array, orientation: wp.array) -> LidarScan:
+    def scan(self, position: wp.array, orientation: wp.array) -> LidarResult:
         """Cast every env's beams and return :attr:`scan_result`; then each env's step
         counter advances by one.
 

@@ -8,7 +8,7 @@ from ...core.component import Component, InputSpec, buffer_bytes
 from ...core.settings import HasSettings, Settings, resolve_settings
 from ...results import GateSequence, Track
 from .fields import LocalizerSettings
-from .utility import _GATE_HINT, TrackLocalizer
+from .utility import _GATE_HINT, LocalizerUtility
 
 
 class Localizer(HasSettings, Component):
@@ -17,7 +17,7 @@ class Localizer(HasSettings, Component):
 
     Args:
         settings: a :class:`LocalizerSettings` (positionally or as ``settings=``), or
-            ``warm_window`` (see :class:`TrackLocalizer`; ``WARM_WINDOW``; None: full
+            ``warm_window`` (see :class:`LocalizerUtility`; ``WARM_WINDOW``; None: full
             search) by position or keyword; a second positional value is ``source``.
         source: None reads the generator's result (a Track); else the name of the component
             whose result is the line (``"centerline"`` for a gate course), which the course
@@ -25,11 +25,13 @@ class Localizer(HasSettings, Component):
 
     ``on_generate(mask)`` refreshes the regenerated envs (curvature, and a full search next);
     ``step`` returns the frame (``res.frame``, ``res["localizer"]``); ``reset(mask)`` forgets
-    the masked envs' warm memory. ``utility`` is the :class:`TrackLocalizer`.
+    the masked envs' warm memory. ``utility`` is the :class:`LocalizerUtility`.
     """
 
     name = "localizer"
     INPUTS = (InputSpec("position", wp.vec3f, doc="agent position per env, track units"),)
+
+    SETTINGS = LocalizerSettings
 
     def __init__(
         self,
@@ -61,18 +63,18 @@ class Localizer(HasSettings, Component):
                 )
         else:
             line = ctx.get(self.source).result
-        self.utility = TrackLocalizer(line, self.settings)
+        self.utility = LocalizerUtility(line, self.settings)
         self.result = self.utility.frame
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`TrackLocalizer`'s buffers: on the generator's centerline
+        """The :class:`LocalizerUtility`'s buffers: on the generator's centerline
         (``layout.N_max`` rows per env), or on the line of the ``source`` component (its
         ``planned_line_rows(layout)``, else ``layout.N_max``)."""
         rows = layout.N_max
         line_rows = getattr(self.planned_source, "planned_line_rows", None)
         if self.source is not None and callable(line_rows):
             rows = int(line_rows(layout))
-        return buffer_bytes(TrackLocalizer.buffers(self.settings, layout.num_envs, rows))
+        return buffer_bytes(LocalizerUtility.buffers(self.settings, layout.num_envs, rows))
 
     def on_generate(self, ctx, mask) -> None:
         self.utility.refresh(mask)

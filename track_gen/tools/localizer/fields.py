@@ -17,7 +17,7 @@ WARM_WINDOW = Tunable(
     "answer); None: a full search every locate.",
     surfaces=(
         "tools.Localizer",
-        "tools.TrackLocalizer",
+        "tools.LocalizerUtility",
         "course.Course.gates",
         "course.CourseConfig",
     ),
@@ -31,6 +31,6 @@ LocalizerSettings = settings_class(
     "LocalizerSettings",
     FIELDS,
     title="Localizer",
-    doc="The settings of a localizer (tools.Localizer, tools.TrackLocalizer).",
+    doc="The settings of a localizer (tools.Localizer, tools.LocalizerUtility).",
     module="track_gen.tools.localizer",
 )

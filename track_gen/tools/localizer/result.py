@@ -12,7 +12,7 @@ from ...core.rows import RowBatch
 
 @dataclass
 class TrackFrame(RowBatch):
-    """Per-env answers of :meth:`TrackLocalizer.locate` (the same instance every call;
+    """Per-env answers of :meth:`LocalizerUtility.locate` (the same instance every call;
     :meth:`clone` for a snapshot). Lengths in track units.
 
     Attributes:

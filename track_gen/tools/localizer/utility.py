@@ -12,7 +12,7 @@ from ...core.checks import check_array, check_float
 from ...core.exec import require_not_capturing
 from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence, Track
-from ..course_line import CourseLine
+from ..course_line import CourseLineResult
 from ..shared import mask_or
 from .fields import LocalizerSettings
 from .kernels import (
@@ -48,10 +48,10 @@ def _check_line(line):
             hint = (
                 _GATE_HINT
                 if isinstance(line, GateSequence)
-                else "pass a Track or a CourseLine (tools.CenterlineFromGates)"
+                else "pass a Track or a CourseLineResult (tools.CenterlineFromGates)"
             )
             raise TypeError(
-                f"TrackLocalizer(line): {type(line).__name__} has no wp.array {name!r}; a line "
+                f"LocalizerUtility(line): {type(line).__name__} has no wp.array {name!r}; a line "
                 f"has the arrays {', '.join(_LINE_ARRAYS)}: {hint}"
             )
     count = line.count
@@ -71,13 +71,13 @@ def _check_line(line):
     return E, rows // E, device
 
 
-class TrackLocalizer(HasSettings):
+class LocalizerUtility(HasSettings):
     """Projects one position per env onto a closed line (see the module docstring for the
     search, the warm window and its bound, and the frame axes).
 
     Args:
         line: a :class:`~track_gen.results.Track` or a
-            :class:`~track_gen.tools.course_line.CourseLine` (any object with the wp.arrays
+            :class:`~track_gen.tools.course_line.CourseLineResult` (any object with the wp.arrays
             ``center`` vec3f ``[E*N]``, ``arclen`` float32 ``[E*N]``, ``length`` float32
             ``[E]``, ``count`` int32 ``[E]``, ``valid`` int32 ``[E]``), read live by pointer:
             a generator's stable ``result`` works across regenerations (:meth:`refresh` the
@@ -96,12 +96,14 @@ class TrackLocalizer(HasSettings):
       (the last answer), -1 for none (the next locate is a full search).
     """
 
+    SETTINGS = LocalizerSettings
+
     def __init__(
-        self, line: Track | CourseLine, *settings: LocalizerSettings | int | None, **fields
+        self, line: Track | CourseLineResult, *settings: LocalizerSettings | int | None, **fields
     ):
         E, n_max, device = _check_line(line)
-        self.settings = resolve_settings(LocalizerSettings, "TrackLocalizer", settings, fields)
-        require_not_capturing(device, "TrackLocalizer construction")
+        self.settings = resolve_settings(LocalizerSettings, "LocalizerUtility", settings, fields)
+        require_not_capturing(device, "LocalizerUtility construction")
         self.line = line
         self.device = device
         self.num_envs = E

@@ -11,7 +11,7 @@ from ...core.settings import HasSettings, resolve_settings
 from ...results import Track
 from ..shared import generator_result
 from .fields import LookaheadSettings
-from .utility import LookaheadSampler
+from .utility import LookaheadUtility
 
 #: The localizer whose arc position the points start from.
 LOCALIZER = "localizer"
@@ -20,14 +20,14 @@ LOCALIZER = "localizer"
 class Lookahead(HasSettings, Component):
     """Course component ``"lookahead"``: the ``num_points`` points ahead of the agent's arc
     position on the centre line (or the racing line), in the agent's frame, with the left and
-    right widths and the curvature at each point (:class:`LookaheadSampler`; the racing line
+    right widths and the curvature at each point (:class:`LookaheadUtility`; the racing line
     adds its target speeds).
 
     The arc position is the course's localizer's (component ``"localizer"``,
     ``TrackFrame.s``): the component runs after it and requires it (add
     ``tools.Localizer()`` to the course), so the two agree on where the agent is and the
     closest-point search runs once per step. The centre line's curvature is the localizer's
-    per-bead curvature (:attr:`TrackLocalizer.curvature`).
+    per-bead curvature (:attr:`LocalizerUtility.curvature`).
 
     Args:
         settings: a :class:`LookaheadSettings` (positionally or as ``settings=``), or
@@ -42,7 +42,7 @@ class Lookahead(HasSettings, Component):
             one). ``source=`` is the deprecated name of ``along=``.
 
     Inputs: ``position`` vec3f ``[E]`` and ``orientation`` quatf ``[E]`` (world from body,
-    the yaw about +z is used). ``step`` returns the :class:`LookaheadPoints`
+    the yaw about +z is used). ``step`` returns the :class:`LookaheadResult`
     (``res["lookahead"]``). Track courses only.
     """
 
@@ -55,6 +55,8 @@ class Lookahead(HasSettings, Component):
             "orientation", wp.quatf, doc="agent orientation per env (world from body; yaw used)"
         ),
     )
+
+    SETTINGS = LookaheadSettings
 
     def __init__(
         self,
@@ -95,12 +97,12 @@ class Lookahead(HasSettings, Component):
             line = ctx.get("racing_line").result
             curvature = line.curvature
         self._frame = localizer.utility.frame
-        self.utility = LookaheadSampler(track, curvature, self.settings, line=line)
+        self.utility = LookaheadUtility(track, curvature, self.settings, line=line)
         self.result = self.utility.points
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`LookaheadSampler`'s buffers (:meth:`LookaheadSampler.buffers`)."""
-        return buffer_bytes(LookaheadSampler.buffers(self.settings, layout.num_envs))
+        """The :class:`LookaheadUtility`'s buffers (:meth:`LookaheadUtility.buffers`)."""
+        return buffer_bytes(LookaheadUtility.buffers(self.settings, layout.num_envs))
 
     def step(self, ctx):
         b = self.bound

@@ -6,7 +6,7 @@ from ...core.settings import settings_class
 from ...core.tunable import Tunable
 from ..fields import arc_spacing
 
-_SURFACES = ("tools.Lookahead", "tools.LookaheadSampler")
+_SURFACES = ("tools.Lookahead", "tools.LookaheadUtility")
 
 NUM_POINTS = Tunable(
     "num_points",
@@ -15,7 +15,7 @@ NUM_POINTS = Tunable(
     lo=1,
     hi=4096,
     unit="points",
-    doc="points ahead of the agent per env (no default: Lookahead and LookaheadSampler "
+    doc="points ahead of the agent per env (no default: Lookahead and LookaheadUtility "
     "require it).",
     surfaces=_SURFACES,
 )
@@ -50,7 +50,7 @@ LookaheadSettings = settings_class(
     "LookaheadSettings",
     FIELDS,
     title="Lookahead",
-    doc="The settings of a look-ahead sensor (tools.Lookahead, tools.LookaheadSampler, "
+    doc="The settings of a look-ahead sensor (tools.Lookahead, tools.LookaheadUtility, "
     "RaceConfig.lookahead). Fields without a default are required.",
     module="track_gen.tools.lookahead",
 )

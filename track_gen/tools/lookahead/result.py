@@ -11,7 +11,7 @@ from ...core.rows import RowBatch
 
 
 @dataclass
-class LookaheadPoints(RowBatch):
+class LookaheadResult(RowBatch):
     """The points ahead of each env's agent (the same instance every call; :meth:`clone` for
     a snapshot). Env ``e`` owns rows ``e*K .. e*K + K - 1``, row ``e*K + k`` is point
     ``k + 1`` (at centre-line arc ``s + (k + 1) * spacing``). Lengths in track units.
@@ -50,7 +50,7 @@ class LookaheadPoints(RowBatch):
     @classmethod
     def allocate(
         cls, num_envs: int, num_points: int, speed: bool, device, budget=None
-    ) -> LookaheadPoints:
+    ) -> LookaheadResult:
         """ "No answer" everywhere: NaN rows, ``valid = 0`` (each array checked against
         ``budget`` first)."""
         budget = budget or AllocationBudget(device, "lower num_points or num_envs")

@@ -10,12 +10,12 @@ from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence
 from ..shared import generator_result
 from .fields import NextGatesSettings
-from .utility import NextGateSensor
+from .utility import NextGatesUtility
 
 
 class NextGates(HasSettings, Component):
     """Course component ``"next_gates"`` of a gate course: the poses of each env's next
-    ``num_gates`` gates relative to the agent's body frame (:class:`NextGatePoses`,
+    ``num_gates`` gates relative to the agent's body frame (:class:`NextGatesResult`,
     ``res["next_gates"]``).
 
     Args:
@@ -32,7 +32,7 @@ class NextGates(HasSettings, Component):
     Reads the bound ``position`` (vec3f ``[E]``) and ``orientation`` (quatf ``[E]``,
     world-from-body). ``on_generate(mask)`` draws the regenerated envs' nominal poses (on the
     generator's env ranges) and clears their revealed flags; ``reset(mask)`` clears the
-    flags. ``utility`` is the :class:`NextGateSensor`. Gate courses only.
+    flags. ``utility`` is the :class:`NextGatesUtility`. Gate courses only.
     """
 
     name = "next_gates"
@@ -46,6 +46,8 @@ class NextGates(HasSettings, Component):
             doc="agent orientation per env (x, y, z, w), world-from-body, yaw about +z",
         ),
     )
+
+    SETTINGS = NextGatesSettings
 
     def __init__(
         self,
@@ -76,16 +78,16 @@ class NextGates(HasSettings, Component):
                     "NextGates(reveal_range=...): the generator has no seeds.seeds array for "
                     "the nominal poses' stream: use a GateGenerator"
                 )
-        self.utility = NextGateSensor(gates, next_index, self.settings, seeds=seeds)
+        self.utility = NextGatesUtility(gates, next_index, self.settings, seeds=seeds)
         self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.poses
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`NextGateSensor`'s buffers (:meth:`NextGateSensor.buffers`)."""
-        return buffer_bytes(NextGateSensor.buffers(self.settings, layout.num_envs, layout.N_max))
+        """The :class:`NextGatesUtility`'s buffers (:meth:`NextGatesUtility.buffers`)."""
+        return buffer_bytes(NextGatesUtility.buffers(self.settings, layout.num_envs, layout.N_max))
 
     def on_generate(self, ctx, mask) -> None:
-        self._split.run(NextGateSensor.refresh, mask)  # on the generator's env ranges
+        self._split.run(NextGatesUtility.refresh, mask)  # on the generator's env ranges
 
     def step(self, ctx):
         return self.utility.sense(self.bound["position"], self.bound["orientation"])

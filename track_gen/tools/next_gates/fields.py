@@ -6,7 +6,7 @@ from ...core.settings import settings_class
 from ...core.tunable import Tunable, config_label
 from ..fields import distance
 
-_SURFACES = ("tools.NextGates", "tools.NextGateSensor")
+_SURFACES = ("tools.NextGates", "tools.NextGatesUtility")
 
 NUM_GATES = Tunable(
     "num_gates",
@@ -64,7 +64,7 @@ NextGatesSettings = settings_class(
     "NextGatesSettings",
     FIELDS,
     title="Next gates",
-    doc="The settings of a next-gates sensor (tools.NextGates, tools.NextGateSensor). "
+    doc="The settings of a next-gates sensor (tools.NextGates, tools.NextGatesUtility). "
     "Fields without a default are required.",
     module="track_gen.tools.next_gates",
     check=_check,

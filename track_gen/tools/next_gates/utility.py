@@ -14,19 +14,19 @@ from ...results import GateSequence
 from ..shared import mask_or
 from .fields import NextGatesSettings
 from .kernels import _clear_kernel, _nominal_kernel, _sense_kernel
-from .result import NextGatePoses
+from .result import NextGatesResult
 
 _GATE_ARRAYS = ("position", "orientation", "half_size", "count", "valid", "generation")
 
 
-class NextGateSensor(HasSettings):
+class NextGatesUtility(HasSettings):
     """The poses of each env's next ``num_gates`` gates in the agent's body frame.
 
     Args:
         gates: the course's :class:`~track_gen.GateSequence` (a GateGenerator's ``result``),
             read live by pointer.
         next_index: int32 ``[E]``: each env's target gate (a
-            :class:`~track_gen.tools.ProgressTracker`'s ``events.next_index``), read live.
+            :class:`~track_gen.tools.ProgressUtility`'s ``events.next_index``), read live.
         settings: a :class:`NextGatesSettings` (positionally or as ``settings=``), or
             ``num_gates`` (slots per env ``K``) by position; ``reveal_range`` (None: every
             slot answers the true pose) and ``nominal_noise`` (needs ``reveal_range``) by
@@ -56,6 +56,8 @@ class NextGateSensor(HasSettings):
     allocation-free and free of host synchronization.
     """
 
+    SETTINGS = NextGatesSettings
+
     def __init__(
         self,
         gates: GateSequence,
@@ -64,12 +66,12 @@ class NextGateSensor(HasSettings):
         seeds: wp.array | None = None,
         **fields,
     ):
-        self.settings = resolve_settings(NextGatesSettings, "NextGateSensor", settings, fields)
+        self.settings = resolve_settings(NextGatesSettings, "NextGatesUtility", settings, fields)
         reveal = self.reveal_range
         for name in _GATE_ARRAYS:
             if not isinstance(getattr(gates, name, None), wp.array):
                 raise TypeError(
-                    f"NextGateSensor(gates): expected a GateSequence (a GateGenerator's result), "
+                    f"NextGatesUtility(gates): expected a GateSequence (a GateGenerator's result), "
                     f"got {type(gates).__name__} without a wp.array {name!r}"
                 )
         E = gates.count.shape[0]
@@ -77,12 +79,12 @@ class NextGateSensor(HasSettings):
         check_array("next_index", next_index, wp.int32, E, device, "the progress target per env")
         if reveal is not None and seeds is None:
             raise TypeError(
-                "NextGateSensor(seeds=None): reveal_range needs the generator's seeds "
+                "NextGatesUtility(seeds=None): reveal_range needs the generator's seeds "
                 "(generator.seeds.seeds, int32 [E]) for the nominal poses"
             )
         if seeds is not None:  # checked also when unused (no reveal_range): never ignored
             check_array("seeds", seeds, wp.int32, E, device, "the generator's seeds.seeds")
-        require_not_capturing(device, "NextGateSensor construction")
+        require_not_capturing(device, "NextGatesUtility construction")
         self.gates = gates
         self.next_index = next_index
         self.seeds = seeds
@@ -97,7 +99,7 @@ class NextGateSensor(HasSettings):
     def _allocate(out, budget, device, s: NextGatesSettings, E: int, max_gates: int) -> None:
         """Every array of a sensor of ``E`` envs of ``max_gates`` gates, set on ``out`` (the
         sensor, or a stand-in when :meth:`buffers` records a plan)."""
-        out.poses = NextGatePoses.allocate(E, s.num_gates, device, budget)
+        out.poses = NextGatesResult.allocate(E, s.num_gates, device, budget)
         out._all = budget.full(E, 1, wp.int32, "all-envs mask")
         out.nominal_position = out.nominal_orientation = out.seen = None
         if s.reveal_range is not None:
@@ -152,12 +154,12 @@ class NextGateSensor(HasSettings):
             device=self.device,
         )
 
-    def sense(self, position: wp.array, orientation: wp.array) -> NextGatePoses:
+    def sense(self, position: wp.array, orientation: wp.array) -> NextGatesResult:
         """Answer every env's next gates for the agent at ``position`` (vec3f ``[E]``, track
         units) with ``orientation`` (quatf ``[E]``, x y z w, world-from-body; normalized
         here) and return :attr:`poses` (the same instance every call). With
         ``reveal_range``, first marks every gate within range as seen. A finite position
-        beyond ``COORD_LIMIT`` is clamped; see :class:`NextGatePoses` for "no answer"."""
+        beyond ``COORD_LIMIT`` is clamped; see :class:`NextGatesResult` for "no answer"."""
         E = self.num_envs
         check_array("position", position, wp.vec3f, E, self.device, "one agent per env")
         check_array("orientation", orientation, wp.quatf, E, self.device, "one agent per env")

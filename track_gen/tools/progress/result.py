@@ -27,7 +27,7 @@ class ProgressEvents(RowBatch):
             ``position``, track units (the agent's position clamped to ``COORD_LIMIT``,
             1e18: finite for any finite position); 0 for an env that is invalid or has no
             checkpoints (its progress is frozen), right after a reset and while the target's
-            position is non-finite or beyond ``COORD_LIMIT`` (a hand-made CheckpointSet);
+            position is non-finite or beyond ``COORD_LIMIT`` (a hand-made CheckpointsResult);
             NaN for a non-finite position (no crossing is counted then).
     """
 

@@ -9,19 +9,19 @@ import warp as wp
 from ...core.budget import AllocationBudget, planned_buffers
 from ...core.checks import check_array, check_mask
 from ...core.exec import require_not_capturing
-from ..checkpoints import CheckpointSet
+from ..checkpoints import CheckpointsResult
 from ..shared import check_rows, optional_input
 from .kernels import _reset_kernel, _update_kernel
 from .result import ProgressEvents
 
 
-class ProgressTracker:
+class ProgressUtility:
     """Counts one agent's passes through its checkpoints, per env.
 
     Args:
-        checkpoints: a :class:`~track_gen.tools.checkpoints.CheckpointSet` (a
-            :class:`~track_gen.tools.checkpoints.CheckpointPlacer`'s result, or
-            ``CheckpointSet.from_gates(seq)``), read live by pointer.
+        checkpoints: a :class:`~track_gen.tools.checkpoints.CheckpointsResult` (a
+            :class:`~track_gen.tools.checkpoints.CheckpointsUtility`'s result, or
+            ``CheckpointsResult.from_gates(seq)``), read live by pointer.
         valid: optional int32 ``[E]`` array on the same device (the generator's
             ``result.valid``), read live: an env with ``valid[e] == 0`` is frozen like an env
             without checkpoints. None: only ``count`` decides.
@@ -32,23 +32,23 @@ class ProgressTracker:
     env reset.
     """
 
-    def __init__(self, checkpoints: CheckpointSet, valid: wp.array | None = None):
-        if not isinstance(checkpoints, CheckpointSet):
+    def __init__(self, checkpoints: CheckpointsResult, valid: wp.array | None = None):
+        if not isinstance(checkpoints, CheckpointsResult):
             raise TypeError(
-                "ProgressTracker(checkpoints): expected a CheckpointSet (CheckpointPlacer("
-                "...).checkpoints or CheckpointSet.from_gates(seq)), got "
+                "ProgressUtility(checkpoints): expected a CheckpointsResult (CheckpointsUtility("
+                "...).checkpoints or CheckpointsResult.from_gates(seq)), got "
                 f"{type(checkpoints).__name__}"
             )
         cs = checkpoints
         v3 = wp.vec3f
         rows_of = {"position": v3, "left": v3, "right": v3, "tangent": v3, "up_half": wp.float32}
-        E, rows = check_rows("checkpoints", cs, rows_of, {"count": wp.int32}, "CheckpointSet")
+        E, rows = check_rows("checkpoints", cs, rows_of, {"count": wp.int32}, "CheckpointsResult")
         device = cs.position.device
         if valid is not None:
             check_array(
                 "valid", valid, wp.int32, E, device, "pass the generator's result.valid or None"
             )
-        require_not_capturing(device, "ProgressTracker construction")
+        require_not_capturing(device, "ProgressUtility construction")
         self.checkpoints = cs
         self.valid = valid
         self.device = device

@@ -13,7 +13,7 @@ from ...results import Track
 from ..checkpoints import construction_result
 from ..shared import generator_result
 from .fields import _SIZE_FIELDS, PropsSettings
-from .utility import PropPlacer, capacity_for
+from .utility import PropsUtility, capacity_for
 
 #: Relative margin of :func:`border_length_bound`.
 BORDER_SLACK = 1.01
@@ -88,15 +88,17 @@ class Props(HasSettings, Component):
             (``z_valid_grade > 0``; otherwise a steep border may be truncated, flagged in
             ``truncated``).
         cone_diameter, cone_height, wall_thickness, wall_height: prop sizes (see
-            :class:`PropPlacer`).
+            :class:`PropsUtility`).
         name: component name (default ``"props"``).
 
-    ``result`` is the :class:`PropSet`; ``utility`` the :class:`PropPlacer`. Track courses
+    ``result`` is the :class:`PropsResult`; ``utility`` the :class:`PropsUtility`. Track courses
     only (a gate course is refused with a TypeError).
     """
 
     name = "props"
     families = ("track",)
+
+    SETTINGS = PropsSettings
 
     def __init__(
         self, *settings: PropsSettings | str | float | int | None, name: str | None = None, **fields
@@ -131,12 +133,12 @@ class Props(HasSettings, Component):
                 bound = _longest_border(construction_result(ctx))  # no declared bound
             sides = 2 if self.side == "both" else 1
             capacity_for(self.spacing, bound, sides, "Props spacing")
-        self.utility = PropPlacer(track, self.settings, max_loop_length=bound)
+        self.utility = PropsUtility(track, self.settings, max_loop_length=bound)
         self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.props
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`PropPlacer`'s buffers at the capacity ``attach`` chooses: the explicit
+        """The :class:`PropsUtility`'s buffers at the capacity ``attach`` chooses: the explicit
         ``max_props``, else the declared border bound (a lower bound for an elevated config
         without a grade check, whose capacity reads its first batch)."""
         bound = None
@@ -153,8 +155,8 @@ class Props(HasSettings, Component):
             sides = 2 if self.side == "both" else 1
             capacity_for(self.spacing, bound, sides, "Props spacing")
         return buffer_bytes(
-            PropPlacer.buffers(self.settings, layout.num_envs, max_loop_length=bound)
+            PropsUtility.buffers(self.settings, layout.num_envs, max_loop_length=bound)
         )
 
     def on_generate(self, ctx, mask) -> None:
-        self._split.run(PropPlacer.place, mask)  # on the generator's env ranges
+        self._split.run(PropsUtility.place, mask)  # on the generator's env ranges

@@ -6,7 +6,7 @@ from ...core.settings import settings_class
 from ...core.tunable import Tunable
 from ..fields import arc_spacing, distance
 
-_SURFACES = ("tools.Props", "tools.PropPlacer")
+_SURFACES = ("tools.Props", "tools.PropsUtility")
 
 # ---------------------------------------------------------------------------------- fields
 KIND = Tunable(
@@ -70,7 +70,7 @@ PropsSettings = settings_class(
     "PropsSettings",
     FIELDS,
     title="Props",
-    doc="The settings of the props along a track's borders (tools.Props, tools.PropPlacer). "
+    doc="The settings of the props along a track's borders (tools.Props, tools.PropsUtility). "
     "``spacing`` is required; ``max_props`` None lets the component choose the capacity "
     "(Props' 'auto').",
     module="track_gen.tools.props",

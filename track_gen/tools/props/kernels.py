@@ -14,14 +14,14 @@ wp.set_module_options({"enable_backward": False})
 
 
 class PropKind(enum.IntEnum):
-    """What a prop is (``PropPlacer.kind`` inside the kernel)."""
+    """What a prop is (``PropsUtility.kind`` inside the kernel)."""
 
     CONE = 0  # upright, on a border point
     WALL = 1  # a segment between two consecutive border points
 
 
 class PropSide(enum.IntEnum):
-    """Which border a prop row belongs to (``PropSet.side``; -1 past ``count``)."""
+    """Which border a prop row belongs to (``PropsResult.side``; -1 past ``count``)."""
 
     INNER = 0
     OUTER = 1

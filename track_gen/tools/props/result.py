@@ -12,7 +12,7 @@ from ...core.rows import RowBatch
 
 # ---------------------------------------------------------------------------------- result
 @dataclass
-class PropSet(RowBatch):
+class PropsResult(RowBatch):
     """A batch of prop poses, flat and NaN-padded (env ``e`` owns rows ``e*M .. e*M + M - 1``;
     rows past ``count[e]`` are NaN, ``side`` -1). Units are track units.
 
@@ -45,7 +45,7 @@ class PropSet(RowBatch):
     @classmethod
     def allocate(
         cls, num_envs: int, max_props: int, device, budget=None, kind: str = "cone"
-    ) -> PropSet:
+    ) -> PropsResult:
         """NaN rows, ``side = -1``, ``count = truncated = 0`` (each array checked against
         ``budget`` first)."""
         budget = budget or AllocationBudget(device, "lower max_props")

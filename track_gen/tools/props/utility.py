@@ -15,7 +15,7 @@ from ...results import Track
 from ..shared import optional_input
 from .fields import _SIZE_FIELDS, MAX_PROPS, PropsSettings
 from .kernels import PropKind, _place_kernel
-from .result import PropSet
+from .result import PropsResult
 
 _KIND_OF = {"cone": PropKind.CONE, "wall": PropKind.WALL}
 
@@ -46,7 +46,7 @@ def capacity_for(
 
 
 # ---------------------------------------------------------------------------------- placer
-class PropPlacer(HasSettings):
+class PropsUtility(HasSettings):
     """Props along the borders of a road-band :class:`~track_gen.Track` (the module docs
     give the placement rules and pose conventions).
 
@@ -71,11 +71,13 @@ class PropPlacer(HasSettings):
             spacing))``. Ignored when ``max_props`` is given; one of the two is required.
 
     Attributes:
-        props: the :class:`PropSet` (allocated once, overwritten by :meth:`place`).
+        props: the :class:`PropsResult` (allocated once, overwritten by :meth:`place`).
 
     Construction allocates (outside any capture) and places every env once; :meth:`place`
     is allocation-free, one launch, and capturable.
     """
+
+    SETTINGS = PropsSettings
 
     def __init__(
         self,
@@ -87,16 +89,16 @@ class PropPlacer(HasSettings):
         for name in ("inner", "outer", "count", "valid"):
             if not isinstance(getattr(track, name, None), wp.array):
                 raise TypeError(
-                    f"PropPlacer(track): track must be a Track (a TrackGenerator's result), "
+                    f"PropsUtility(track): track must be a Track (a TrackGenerator's result), "
                     f"got {type(track).__name__} without a wp.array {name!r}"
                 )
         self.settings = resolve_settings(
-            PropsSettings, "PropPlacer", settings, fields, positional=4
+            PropsSettings, "PropsUtility", settings, fields, positional=4
         )
         use_inner, use_outer = _SIDES_OF[self.side]
         cap = self._capacity(self.settings, max_loop_length)
         device = track.inner.device
-        require_not_capturing(device, "PropPlacer construction")
+        require_not_capturing(device, "PropsUtility construction")
         self.track = track
         self.device = device
         E = track.count.shape[0]
@@ -119,7 +121,7 @@ class PropPlacer(HasSettings):
             return s.max_props
         if max_loop_length is None:
             raise ValueError(
-                "PropPlacer needs a capacity: pass max_props (an int >= 1, the per-env prop "
+                "PropsUtility needs a capacity: pass max_props (an int >= 1, the per-env prop "
                 "capacity) or max_loop_length= (a bound on any border's length; capacity "
                 "sides * max(1, ceil(max_loop_length / spacing)))"
             )
@@ -130,7 +132,7 @@ class PropPlacer(HasSettings):
     def _allocate(out, budget, device, s: PropsSettings, E: int, capacity: int) -> None:
         """Every array of a placer of ``E`` envs and ``capacity`` props per env, set on
         ``out`` (the placer, or a stand-in when :meth:`buffers` records a plan)."""
-        out.props = PropSet.allocate(E, capacity, device, budget, kind=s.kind)
+        out.props = PropsResult.allocate(E, capacity, device, budget, kind=s.kind)
         out._no_mask = budget.zeros(1, wp.int32, "empty mask")
 
     @classmethod
@@ -154,7 +156,7 @@ class PropPlacer(HasSettings):
         """Per-env capacity M."""
         return self.props.max_props
 
-    def place(self, mask: wp.array | None = None) -> PropSet:
+    def place(self, mask: wp.array | None = None) -> PropsResult:
         """Place the props of the envs with ``mask[e] != 0`` (None: every env) and return
         :attr:`props` (the same instance every call).
 

@@ -6,12 +6,12 @@ from ...core.component import Component, buffer_bytes
 from ...core.ranges import EnvSplit
 from ...core.settings import HasSettings, resolve_settings
 from .fields import RacingLineSettings
-from .utility import RacingLinePlanner
+from .utility import RacingLineUtility
 
 
 class RacingLine(HasSettings, Component):
     """Course component ``"racing_line"`` of a track course: the minimum-curvature line, its
-    speed profile and par lap time per env (:class:`RacingLinePlanner`), recomputed for the
+    speed profile and par lap time per env (:class:`RacingLineUtility`), recomputed for the
     regenerated envs (``on_generate``; unmasked envs keep every byte).
 
     Args:
@@ -28,13 +28,15 @@ class RacingLine(HasSettings, Component):
         kappa_iterations: keyword-only ADMM iterations of the ``kappa_max`` phase
             (``KAPPA_ITERATIONS``).
 
-    ``result`` is the :class:`RacingLineSet` (a per-generation result: read it through
-    ``course.components["racing_line"].result``), ``utility`` the :class:`RacingLinePlanner`.
+    ``result`` is the :class:`RacingLineResult` (a per-generation result: read it through
+    ``course.components["racing_line"].result``), ``utility`` the :class:`RacingLineUtility`.
     Every argument is checked here, before any course is built.
     """
 
     name = "racing_line"
     families = ("track",)
+
+    SETTINGS = RacingLineSettings
 
     def __init__(
         self,
@@ -47,13 +49,13 @@ class RacingLine(HasSettings, Component):
         self.settings = resolve_settings(RacingLineSettings, "RacingLine", settings, fields)
 
     def attach(self, ctx) -> None:
-        self.utility = RacingLinePlanner(ctx.generator.result, self.settings)
+        self.utility = RacingLineUtility(ctx.generator.result, self.settings)
         self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.line
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`RacingLinePlanner`'s buffers (:meth:`RacingLinePlanner.buffers`)."""
-        return buffer_bytes(RacingLinePlanner.buffers(self.settings, layout.num_envs, layout.N_max))
+        """The :class:`RacingLineUtility`'s buffers (:meth:`RacingLineUtility.buffers`)."""
+        return buffer_bytes(RacingLineUtility.buffers(self.settings, layout.num_envs, layout.N_max))
 
     def on_generate(self, ctx, mask) -> None:
-        self._split.run(RacingLinePlanner.plan, mask)  # on the generator's env ranges
+        self._split.run(RacingLineUtility.plan, mask)  # on the generator's env ranges

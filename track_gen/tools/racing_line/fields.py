@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...core.settings import settings_class
 from ...core.tunable import Tunable, config_label
 
-_SURFACES = ("tools.RacingLine", "tools.RacingLinePlanner")
+_SURFACES = ("tools.RacingLine", "tools.RacingLineUtility")
 
 VEHICLE_WIDTH = Tunable(
     "vehicle_width",
@@ -16,7 +16,7 @@ VEHICLE_WIDTH = Tunable(
     hi=1.0e6,
     unit="track units",
     doc="width of the vehicle: the line keeps its centre vehicle_width/2 inside each border "
-    "(no default: RacingLine and RacingLinePlanner require it).",
+    "(no default: RacingLine and RacingLineUtility require it).",
     surfaces=_SURFACES,
 )
 
@@ -142,7 +142,7 @@ RacingLineSettings = settings_class(
     "RacingLineSettings",
     FIELDS,
     title="Racing line",
-    doc="The settings of a racing line planner (tools.RacingLine, tools.RacingLinePlanner, "
+    doc="The settings of a racing line planner (tools.RacingLine, tools.RacingLineUtility, "
     "CourseConfig.racing_line): the vehicle's width and limits and the solver's iteration "
     "counts. ``vehicle_width``, ``a_lat``, ``a_lon`` and ``v_max`` are required.",
     module="track_gen.tools.racing_line",

@@ -11,7 +11,7 @@ from ...core.rows import RowBatch
 
 
 @dataclass
-class RacingLineSet(RowBatch):
+class RacingLineResult(RowBatch):
     """A batch of racing lines, flat and NaN-padded like the :class:`~track_gen.Track` they
     follow (env ``e`` owns rows ``e*N_max .. e*N_max + N_max - 1``, row ``i`` is bead ``i``).
     Rows past the track's ``count`` and every row of an env without a line (an invalid
@@ -43,7 +43,7 @@ class RacingLineSet(RowBatch):
     _env_arrays = ("lap_time", "length")
 
     @classmethod
-    def allocate(cls, num_envs: int, n_max: int, device, budget=None) -> RacingLineSet:
+    def allocate(cls, num_envs: int, n_max: int, device, budget=None) -> RacingLineResult:
         """NaN everywhere (each array checked against ``budget`` first)."""
         budget = budget or AllocationBudget(device, "lower num_envs or N_max")
         nan = float("nan")

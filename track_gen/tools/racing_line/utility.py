@@ -13,13 +13,13 @@ from ...core.settings import HasSettings, resolve_settings
 from ...results import Track
 from .fields import RacingLineSettings
 from .kernels import _plan_kernel, _sample_kernel
-from .result import RacingLineSet
+from .result import RacingLineResult
 
 #: float64 scratch arrays ``[E*N_max]`` of the planner (see :func:`_plan_kernel`).
 _SCRATCH64 = "wt lo hi d0 d1 d2 g m0 m1 m2 l0 l1 l2 r1 r2 x y lam best z2 u2".split()
 
 
-class RacingLinePlanner(HasSettings):
+class RacingLineUtility(HasSettings):
     """Minimum-curvature racing lines, speed profiles and par lap times of a
     :class:`~track_gen.Track` batch (``docs/racing-line.md`` has the formulation).
 
@@ -52,12 +52,14 @@ class RacingLinePlanner(HasSettings):
             (``KAPPA_ITERATIONS``).
 
     Attributes:
-        line: the :class:`RacingLineSet` (allocated once).
+        line: the :class:`RacingLineResult` (allocated once).
 
     Construction checks every argument before anything is allocated or launched, allocates
     (outside any capture) and plans every env; :meth:`plan` is one launch, allocation-free and
     capturable.
     """
+
+    SETTINGS = RacingLineSettings
 
     def __init__(
         self,
@@ -68,12 +70,12 @@ class RacingLinePlanner(HasSettings):
         for name in ("center", "normal", "inner", "outer", "count", "valid"):
             if not isinstance(getattr(track, name, None), wp.array):
                 raise TypeError(
-                    f"RacingLinePlanner(track): track must be a Track (a TrackGenerator's "
+                    f"RacingLineUtility(track): track must be a Track (a TrackGenerator's "
                     f"result), got {type(track).__name__} without a wp.array {name!r}"
                 )
-        self.settings = resolve_settings(RacingLineSettings, "RacingLinePlanner", settings, fields)
+        self.settings = resolve_settings(RacingLineSettings, "RacingLineUtility", settings, fields)
         device = track.center.device
-        require_not_capturing(device, "RacingLinePlanner construction")
+        require_not_capturing(device, "RacingLineUtility construction")
         E = track.count.shape[0]
         n_max = track.center.shape[0] // E
         hint = f"lower num_envs ({E}) or N_max ({n_max})"
@@ -91,9 +93,9 @@ class RacingLinePlanner(HasSettings):
     def _allocate(out, budget, device, E: int, n_max: int) -> None:
         """Every array of a planner of ``E`` envs of ``n_max`` beads, set on ``out`` (the
         planner, or a stand-in when :meth:`buffers` records a plan): its
-        :class:`RacingLineSet`, the float64 and int32 scratch and an empty mask."""
+        :class:`RacingLineResult`, the float64 and int32 scratch and an empty mask."""
         rows = E * n_max
-        out.line = RacingLineSet.allocate(E, n_max, device, budget)
+        out.line = RacingLineResult.allocate(E, n_max, device, budget)
         out._scratch = [budget.zeros(rows, wp.float64, "racing line scratch") for _ in _SCRATCH64]
         out._act = budget.zeros(rows, wp.int32, "racing line active set")
         out._no_mask = budget.zeros(1, wp.int32, "empty mask")
@@ -113,7 +115,7 @@ class RacingLinePlanner(HasSettings):
     def num_envs(self) -> int:
         return self.line.num_envs
 
-    def plan(self, mask: wp.array | None = None) -> RacingLineSet:
+    def plan(self, mask: wp.array | None = None) -> RacingLineResult:
         """Plan the lines of the envs with ``mask[e] != 0`` (None: every env) and return
         :attr:`line` (the same instance every call).
 
@@ -154,7 +156,7 @@ class RacingLinePlanner(HasSettings):
     def sample(self, s: wp.array, offset_out: wp.array, speed_out: wp.array) -> None:
         """Each env's racing-line offset (track units, + toward the left border) and target
         speed (track units / s) at arc ``s[e]`` of its track's centre line (the arc a
-        :class:`~track_gen.tools.TrackLocalizer` answers, ``TrackFrame.s``; taken modulo the
+        :class:`~track_gen.tools.LocalizerUtility` answers, ``TrackFrame.s``; taken modulo the
         loop's length), linear between the two beads around it.
 
         Args:
@@ -167,12 +169,12 @@ class RacingLinePlanner(HasSettings):
         be two arrays); one launch, no allocation, no host sync, recordable.
         """
         E = self.num_envs
-        check_array("RacingLinePlanner.sample s", s, wp.float32, E, self.device)
-        check_array("RacingLinePlanner.sample offset_out", offset_out, wp.float32, E, self.device)
-        check_array("RacingLinePlanner.sample speed_out", speed_out, wp.float32, E, self.device)
+        check_array("RacingLineUtility.sample s", s, wp.float32, E, self.device)
+        check_array("RacingLineUtility.sample offset_out", offset_out, wp.float32, E, self.device)
+        check_array("RacingLineUtility.sample speed_out", speed_out, wp.float32, E, self.device)
         if offset_out.ptr == speed_out.ptr:
             raise ValueError(
-                "RacingLinePlanner.sample: offset_out and speed_out are the same array: pass "
+                "RacingLineUtility.sample: offset_out and speed_out are the same array: pass "
                 "two [E] float32 arrays"
             )
         t, ln = self.track, self.line

@@ -6,7 +6,7 @@ from ...core.settings import settings_class
 from ...core.tunable import Tunable
 from ..fields import distance
 
-_SURFACES = ("tools.EgoRaster", "tools.EgoRasterizer")
+_SURFACES = ("tools.EgoRaster", "tools.EgoRasterUtility")
 
 RESOLUTION = Tunable(
     "resolution",
@@ -37,7 +37,7 @@ EgoRasterSettings = settings_class(
     "EgoRasterSettings",
     FIELDS,
     title="Ego raster",
-    doc="The settings of an ego raster (tools.EgoRaster, tools.EgoRasterizer, RaceConfig.raster). "
-    "Fields without a default are required.",
+    doc="The settings of an ego raster (tools.EgoRaster, tools.EgoRasterUtility, "
+    "RaceConfig.raster). Fields without a default are required.",
     module="track_gen.tools.raster",
 )

@@ -1,4 +1,4 @@
-"""Kernels of :mod:`track_gen.tools.raster` (private: use :class:`EgoRasterizer`).
+"""Kernels of :mod:`track_gen.tools.raster` (private: use :class:`EgoRasterUtility`).
 
 The grid kernel runs one thread per env, the cell kernel one per (env, row), the
 cone kernel one per env (it ORs its bit into the cells the cell kernel wrote). Every loop
@@ -27,7 +27,7 @@ wp.set_module_options({"enable_backward": False})
 
 
 class RasterCell(enum.IntFlag):
-    """The bits of a raster cell (``EgoRasterImage.cells``, uint8).
+    """The bits of a raster cell (``EgoRasterResult.cells``, uint8).
 
     ROAD: the cell centre lies on the road band (some quad of the band contains it by the
         even-odd rule of the band collider).

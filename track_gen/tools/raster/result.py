@@ -13,7 +13,7 @@ from .kernels import RasterCell
 
 
 @dataclass
-class EgoRasterImage(RowBatch):
+class EgoRasterResult(RowBatch):
     """Per-env top-down rasters around the agent (the same instance every step;
     :meth:`clone` for a snapshot). See :mod:`track_gen.tools.raster` for the frame.
 
@@ -42,7 +42,7 @@ class EgoRasterImage(RowBatch):
     @classmethod
     def allocate(
         cls, num_envs: int, resolution: int, height: bool, device, budget: AllocationBudget
-    ) -> EgoRasterImage:
+    ) -> EgoRasterResult:
         """Every cell ``UNKNOWN``, NaN heights and headings, checked against ``budget``."""
         cells = num_envs * resolution * resolution
         nan = float("nan")

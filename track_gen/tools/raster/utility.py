@@ -12,12 +12,12 @@ from ...core.checks import check_array
 from ...core.exec import require_not_capturing
 from ...core.settings import HasSettings, resolve_settings
 from ...results import Track
-from ..heightfield import HeightField
-from ..props import PropSet
+from ..heightfield import HeightFieldResult
+from ..props import PropsResult
 from ..shared import mask_or
 from .fields import EgoRasterSettings
 from .kernels import _cells_kernel, _cones_kernel, _grid_kernel, _pose_kernel
-from .result import EgoRasterImage
+from .result import EgoRasterResult
 
 #: Bucket index entries each env may hold, per bead of ``N_max`` (more: the env's cells test
 #: every quad, still exactly).
@@ -32,7 +32,7 @@ def grid_buckets(n_max: int) -> int:
     return min(max(math.isqrt(int(n_max)) + 1, 8), 64)
 
 
-class EgoRasterizer(HasSettings):
+class EgoRasterUtility(HasSettings):
     """Top-down, agent-centred, heading-up rasters of a track's road, per env.
 
     Args:
@@ -42,10 +42,10 @@ class EgoRasterizer(HasSettings):
             ``resolution`` (cells per side ``res``) and ``extent`` (side of the square window,
             track units; cell side ``extent / res``) by position, or by keyword
             (``**fields``).
-        props: an optional :class:`~track_gen.tools.PropSet` of cones (``kind == "cone"``)
+        props: an optional :class:`~track_gen.tools.PropsResult` of cones (``kind == "cone"``)
             on the same envs, read live: sets the ``CONE`` bit.
-        height_field: an optional :class:`~track_gen.tools.HeightField` on the same envs,
-            read live: fills :attr:`EgoRasterImage.height`.
+        height_field: an optional :class:`~track_gen.tools.HeightFieldResult` on the same envs,
+            read live: fills :attr:`EgoRasterResult.height`.
 
     State (allocated once, rebuilt by :meth:`refresh` for the masked envs): per env, the
     plan-view box of its borders padded by ``PAD_CELLS`` cells, cut into ``G x G`` buckets
@@ -58,36 +58,39 @@ class EgoRasterizer(HasSettings):
     every quad.
     """
 
+    SETTINGS = EgoRasterSettings
+
     def __init__(
         self,
         track: Track,
         *settings: EgoRasterSettings | int | float,
-        props: PropSet | None = None,
-        height_field: HeightField | None = None,
+        props: PropsResult | None = None,
+        height_field: HeightFieldResult | None = None,
         **fields,
     ):
         # the declarations keep the cell side extent / res >= 1e-6 / 512, far above
         # float32's smallest normal: no second bound here
         self.settings = resolve_settings(
-            EgoRasterSettings, "EgoRasterizer", settings, fields, positional=2
+            EgoRasterSettings, "EgoRasterUtility", settings, fields, positional=2
         )
         for name in ("inner", "outer", "center", "count", "valid"):
             if not isinstance(getattr(track, name, None), wp.array):
                 raise TypeError(
-                    f"EgoRasterizer(track): track must be a Track (a TrackGenerator's result), "
+                    f"EgoRasterUtility(track): track must be a Track (a TrackGenerator's result), "
                     f"got {type(track).__name__} without a wp.array {name!r}"
                 )
         E = track.count.shape[0]
         device = track.count.device
         if props is not None:
-            if not isinstance(props, PropSet):
+            if not isinstance(props, PropsResult):
                 raise TypeError(
-                    "EgoRasterizer props must be a PropSet of cones (tools.Props' result, or "
-                    f"tools.PropPlacer(...).props) or None, got {type(props).__name__}"
+                    "EgoRasterUtility props must be a PropsResult of cones (tools.Props' result, "
+                    "or "
+                    f"tools.PropsUtility(...).props) or None, got {type(props).__name__}"
                 )
             if props.kind != "cone":
                 raise ValueError(
-                    "EgoRasterizer(props=...): the raster draws cones; pass a PropSet of "
+                    "EgoRasterUtility(props=...): the raster draws cones; pass a PropsResult of "
                     f"kind 'cone' (got kind {getattr(props, 'kind', None)!r})"
                 )
             for name, dtype in (("position", wp.vec3f), ("scale", wp.vec3f)):
@@ -100,16 +103,17 @@ class EgoRasterizer(HasSettings):
                 )
             check_array("props.count", props.count, wp.int32, E, device)
         if height_field is not None:
-            if not isinstance(height_field, HeightField):
+            if not isinstance(height_field, HeightFieldResult):
                 raise TypeError(
-                    "EgoRasterizer height_field must be a HeightField (tools.HeightFieldBake's "
-                    "result, or tools.HeightFieldBaker(...).field) or None, got "
+                    "EgoRasterUtility height_field must be a HeightFieldResult "
+                    "(tools.HeightFieldBake's "
+                    "result, or tools.HeightFieldUtility(...).field) or None, got "
                     f"{type(height_field).__name__}"
                 )
             rows = height_field.height.shape[0]
             check_array("height_field.frame", height_field.frame, wp.vec4f, E, device)
             check_array("height_field.height", height_field.height, wp.float32, rows, device)
-        require_not_capturing(device, "EgoRasterizer construction")
+        require_not_capturing(device, "EgoRasterUtility construction")
         self.track = track
         self.props = props
         self.height_field = height_field
@@ -129,7 +133,7 @@ class EgoRasterizer(HasSettings):
         rasterizer, or a stand-in when :meth:`buffers` records a plan)."""
         g, nan = grid_buckets(n_max), float("nan")
         nan4 = wp.vec4f(nan, nan, nan, nan)
-        out.image = EgoRasterImage.allocate(E, s.resolution, height, device, budget)
+        out.image = EgoRasterResult.allocate(E, s.resolution, height, device, budget)
         out.beads = budget.zeros(E, wp.int32, "raster beads")
         out.frame = budget.full(E, nan4, wp.vec4f, "raster grids")
         out.overflow = budget.zeros(E, wp.int32, "raster grid overflow")
@@ -167,7 +171,7 @@ class EgoRasterizer(HasSettings):
             device=self.device,
         )
 
-    def render(self, position: wp.array, orientation: wp.array) -> EgoRasterImage:
+    def render(self, position: wp.array, orientation: wp.array) -> EgoRasterResult:
         """The raster of every env around the agent at ``position`` (vec3f ``[E]``, track
         units) heading along ``orientation`` (quatf ``[E]``, x y z w, world-from-body: the
         plan-view direction of its rotated body x); returns :attr:`image` (the same instance
