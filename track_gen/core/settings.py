@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import SimpleNamespace
 from typing import Any
 
+from .budget import planned_buffers
 from .tunable import Tunable, config_class, labelled
 
-__all__ = ["HasSettings", "Settings", "resolve_settings", "settings_class"]
+__all__ = ["HasSettings", "Settings", "SettingsUtility", "resolve_settings", "settings_class"]
 
 
 class Settings(Mapping):
@@ -150,3 +152,24 @@ class HasSettings:
         if settings is not None and name in type(settings).__field_names__:
             return getattr(settings, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+class SettingsUtility(HasSettings):
+    """The base of a tool's utility: :class:`HasSettings`, and one allocation.
+
+    A utility allocates every array in one static method, ``_allocate(out, budget, device,
+    settings, num_envs, *sizes, **options)``, which sets them on ``out`` through ``budget``;
+    :meth:`buffers` runs it through a :class:`~track_gen.core.budget.BufferPlan`, so the plan
+    a course counts before it builds is the allocation itself."""
+
+    @classmethod
+    def buffers(cls, settings, num_envs: int, *sizes, **options) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array an instance with ``settings`` allocates for
+        ``num_envs`` envs (``sizes`` and ``options``: the rest of what its ``_allocate``
+        takes, the rows per env of its course and its flags), in order: its allocation run
+        through a plan, nothing allocated."""
+        return planned_buffers(
+            lambda plan: cls._allocate(
+                SimpleNamespace(), plan, "cpu", settings, num_envs, *sizes, **options
+            )
+        )

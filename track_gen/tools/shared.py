@@ -14,9 +14,21 @@ from __future__ import annotations
 import warp as wp
 
 from ..core.checks import check_array, check_mask
+from ..core.component import InputSpec
 from ..core.extents import clamp2, clamp_coord, in_range3, scaled_quat
 from ..geometry import finite, plan_x_axis, unit_heading, xy  # finite, xy: re-exported
 from ..results import GateSequence, Track
+
+#: The agent's position, the course input of every per-step tool.
+POSITION = InputSpec("position", wp.vec3f, doc="agent position per env, track units")
+#: The agent's orientation: its heading is the yaw of the rotated body x about +z.
+ORIENTATION = InputSpec(
+    "orientation",
+    wp.quatf,
+    doc="agent orientation per env (x, y, z, w), world from body; the heading is the yaw about +z",
+)
+#: The course inputs of a sensor: the agent's pose.
+POSE_INPUTS = (POSITION, ORIENTATION)
 
 wp.set_module_options({"enable_backward": False})
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...core.layout import KERNEL_LAYOUT
 from ...core.settings import settings_class
 from ...core.tunable import Tunable
-from ..fields import distance, grid_resolution
+from ..fields import count, distance, grid_resolution
 
 _SURFACES = ("tools.BandCollision", "tools.BandCollisionUtility", "course.CourseConfig")
 
@@ -24,10 +24,9 @@ METHOD = Tunable(
 )
 
 
-MAX_BOXES = Tunable(
+MAX_BOXES = count(
     "max_boxes",
     1,
-    lo=1,
     hi=1024,
     unit="boxes",
     doc="boxes per env B (inputs are [E*B]).",

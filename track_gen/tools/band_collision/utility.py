@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import warp as wp
 
-from ...core.budget import AllocationBudget, planned_buffers
+from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
 from ...core.layout import PER_ITEM, resolve_kernel_layout
-from ...core.settings import HasSettings, resolve_settings
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import Track
 from ..shared import fill_grid_kernel, mask_or
 from .fields import BandCollisionSettings
@@ -33,7 +31,7 @@ from .sdf_query import _sdf_query_kernel
 from .segments import _segments_query_kernel, _strip_kernel
 
 
-class BandCollisionUtility(HasSettings):
+class BandCollisionUtility(SettingsUtility):
     """Oriented boxes against the road band of a :class:`~track_gen.results.Track`
     (see the module docstring for the band, the two methods and their accuracy).
 
@@ -111,7 +109,13 @@ class BandCollisionUtility(HasSettings):
         self._nch = (track.N_max + CHUNK_QUADS - 1) // CHUNK_QUADS
         budget = AllocationBudget(self.device, "lower sdf_resolution or max_boxes")
         self._allocate(
-            self, budget, self.device, self.settings, self.num_envs, track.N_max, self.kernel_layout
+            self,
+            budget,
+            self.device,
+            self.settings,
+            self.num_envs,
+            track.N_max,
+            kernel_layout=self.kernel_layout,
         )
         # recorded query launches and the box arrays they read (re-recorded, after the
         # checks, when other arrays come in)
@@ -121,7 +125,7 @@ class BandCollisionUtility(HasSettings):
 
     @staticmethod
     def _allocate(
-        out, budget, device, s: BandCollisionSettings, E: int, n_max: int, kernel_layout: str
+        out, budget, device, s: BandCollisionSettings, E: int, n_max: int, *, kernel_layout: str
     ) -> None:
         """Every array of a collider of ``E`` envs of ``n_max`` beads in the resolved
         ``kernel_layout``, set on ``out`` (the collider, or a stand-in when :meth:`buffers`
@@ -154,20 +158,6 @@ class BandCollisionUtility(HasSettings):
             if per_item:
                 out._quad_rect = budget.zeros(E * n_max, wp.vec4i, "per_item quad rects")
                 out._chunk_rect = budget.zeros(E * nch, wp.vec4i, "per_item chunk rects")
-
-    @classmethod
-    def buffers(
-        cls, settings: BandCollisionSettings, num_envs: int, n_max: int, *, kernel_layout: str
-    ) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a collider with ``settings`` allocates for
-        ``num_envs`` envs of ``n_max`` beads in the resolved ``kernel_layout``
-        (``"per_env"`` or ``"per_item"``): its allocation run through a plan, nothing
-        allocated."""
-        return planned_buffers(
-            lambda b: cls._allocate(
-                SimpleNamespace(), b, "cpu", settings, num_envs, n_max, kernel_layout
-            )
-        )
 
     # ------------------------------------------------------------------ refresh
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from ...core.settings import settings_class
-from ...core.tunable import Tunable
-from ..fields import arc_spacing
+from ..fields import arc_spacing, count
 
 _SURFACES = (
     "tools.Checkpoints",
@@ -26,14 +25,13 @@ SPACING = arc_spacing(
 )
 
 
-MAX_CHECKPOINTS = Tunable(
+MAX_CHECKPOINTS = count(
     "max_checkpoints",
     None,
-    kind="int",
-    lo=3,
     hi=65536,
-    optional=True,
     unit="checkpoints",
+    lo=3,
+    optional=True,
     doc="per-env checkpoint capacity; None ('auto') derives it from the longest loop.",
     surfaces=_SURFACES,
 )

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import warp as wp
 
-from ...core.budget import AllocationBudget, planned_buffers
+from ...core.budget import AllocationBudget
 from ...core.checks import check_float, check_mask
 from ...core.exec import require_not_capturing
-from ...core.settings import HasSettings, resolve_settings
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import Track
 from ..shared import optional_input
 from .fields import MAX_CHECKPOINTS, CheckpointsSettings
@@ -38,7 +37,7 @@ def capacity_for(
 
 
 # ---------------------------------------------------------------------------------- sampler
-class CheckpointsUtility(HasSettings):
+class CheckpointsUtility(SettingsUtility):
     """Evenly spaced cross-sections of a road-band :class:`~track_gen.Track`.
 
     Per env, ``n = clamp(round(length / spacing), 3, M)`` checkpoints sit at arc
@@ -103,7 +102,7 @@ class CheckpointsUtility(HasSettings):
         E = track.count.shape[0]
         self._n_max = track.center.shape[0] // E
         budget = AllocationBudget(device, "raise the spacing or lower max_checkpoints")
-        self._allocate(self, budget, device, E, cap)
+        self._allocate(self, budget, device, self.settings, E, cap)
         self.sample()
 
     @staticmethod
@@ -122,7 +121,7 @@ class CheckpointsUtility(HasSettings):
         return capacity_for(s.spacing, bound)
 
     @staticmethod
-    def _allocate(out, budget, device, E: int, capacity: int) -> None:
+    def _allocate(out, budget, device, s, E: int, capacity: int) -> None:
         """Every array of a placer of ``E`` envs and ``capacity`` checkpoints per env, set on
         ``out`` (the placer, or a stand-in when :meth:`buffers` records a plan)."""
         out.checkpoints = CheckpointsResult.allocate(E, capacity, device, budget)
@@ -138,7 +137,7 @@ class CheckpointsUtility(HasSettings):
         ``max_loop_length`` when ``max_checkpoints`` is None) allocates for ``num_envs``
         envs: its allocation run through a plan, nothing allocated."""
         cap = cls._capacity(settings, max_loop_length)
-        return planned_buffers(lambda b: cls._allocate(SimpleNamespace(), b, "cpu", num_envs, cap))
+        return super().buffers(settings, num_envs, cap)
 
     @property
     def num_envs(self) -> int:

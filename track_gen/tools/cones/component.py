@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import warp as wp
 
-from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.component import Component, buffer_bytes
 from ...core.settings import HasSettings, resolve_settings
 from ...results import Track
-from ..shared import generator_result
+from ..shared import POSE_INPUTS, generator_result
 from .fields import ConeDetectionsSettings
 from .utility import ConeDetectionsUtility
 
@@ -38,12 +38,7 @@ class ConeDetections(HasSettings, Component):
     name = "cones"
     source = "props"
     families = ("track",)
-    INPUTS = (
-        InputSpec("position", wp.vec3f, doc="agent position per env, track units"),
-        InputSpec(
-            "orientation", wp.quatf, doc="agent orientation per env (world from body; yaw used)"
-        ),
-    )
+    INPUTS = POSE_INPUTS
 
     SETTINGS = ConeDetectionsSettings
 

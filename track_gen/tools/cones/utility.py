@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import warp as wp
 
-from ...core.budget import AllocationBudget, planned_buffers
+from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
-from ...core.settings import HasSettings, resolve_settings
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import Track
 from ..props import PropsResult
 from ..shared import mask_or
@@ -19,7 +18,7 @@ from .kernels import _detect_kernel, _refresh_kernel, _reset_kernel
 from .result import ConeDetectionsResult
 
 
-class ConeDetectionsUtility(HasSettings):
+class ConeDetectionsUtility(SettingsUtility):
     """The cones of a :class:`~track_gen.tools.PropsResult` of cones seen from each env's agent,
     in its frame, nearest first, with their colour (``docs/sensors/cones.md``).
 
@@ -117,14 +116,6 @@ class ConeDetectionsUtility(HasSettings):
         out._left = budget.full(E, -1, wp.int32, "cone detector left borders")
         out._key = budget.zeros(E, wp.int32, "cone detector stream keys")
         out._all = budget.full(E, 1, wp.int32, "all-envs mask")
-
-    @classmethod
-    def buffers(cls, settings: ConeDetectionsSettings, num_envs: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a detector with ``settings`` allocates for
-        ``num_envs`` envs (its allocation run through a plan, nothing allocated)."""
-        return planned_buffers(
-            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", settings, num_envs)
-        )
 
     @property
     def num_envs(self) -> int:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from ...core.settings import settings_class
-from ...core.tunable import Tunable
+from ..fields import count
 
-SAMPLES_PER_GATE = Tunable(
+SAMPLES_PER_GATE = count(
     "samples_per_gate",
     8,
-    kind="int",
-    lo=2,
     hi=256,
     unit="beads per gate",
+    lo=2,
     doc="beads K sampled on each span between consecutive gates (bead g*K is gate g).",
     surfaces=(
         "tools.CenterlineFromGates",

@@ -6,8 +6,7 @@ import dataclasses
 from typing import Any
 
 from track_gen.core.settings import Settings
-
-from ...core.tunable import Tunable
+from track_gen.core.tunable import Tunable
 
 SAMPLES_PER_GATE: Tunable
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import warp as wp
 
-from ...core.budget import AllocationBudget, planned_buffers
+from ...core.budget import AllocationBudget
 from ...core.checks import check_mask
 from ...core.exec import require_not_capturing
-from ...core.settings import HasSettings, resolve_settings
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import GateSequence
 from ..shared import check_rows, optional_input
 from .fields import CourseLineSettings
@@ -18,7 +16,7 @@ from .result import CourseLineResult
 
 
 # ---------------------------------------------------------------------------------- builder
-class CourseLineUtility(HasSettings):
+class CourseLineUtility(SettingsUtility):
     """Samples the closed Hermite line through the gates of a :class:`~track_gen.GateSequence`
     (see the module docstring for the formula) into a :class:`CourseLineResult`.
 
@@ -89,12 +87,7 @@ class CourseLineUtility(HasSettings):
         """``(count, dtype)`` of every array a builder with ``settings`` allocates for
         ``num_envs`` envs of ``max_gates`` gates (its allocation run through a plan, nothing
         allocated; the line's ``valid`` is the gates')."""
-        aliased = object()  # the gates' valid array: not allocated
-        return planned_buffers(
-            lambda b: cls._allocate(
-                SimpleNamespace(), b, "cpu", settings, num_envs, max_gates, aliased
-            )
-        )
+        return super().buffers(settings, num_envs, max_gates, object())
 
     @property
     def num_envs(self) -> int:

@@ -25,11 +25,8 @@ class CourseStats(HasSettings, Component):
 
     Args:
         settings: a :class:`CourseStatsSettings` (positionally or as ``settings=``), or its
-            fields by position or keyword (``**fields``):
-        corner_radius: corner threshold, mean half widths (``CORNER_RADIUS``; see
-            :class:`CourseStatsUtility`).
-        corner_angle: least turning of a corner, rad (``CORNER_ANGLE``).
-        percentiles: the |curvature| percentiles reported (``PERCENTILES``).
+            fields (``corner_radius``, ``corner_angle``, ``percentiles``) by position or
+            keyword (``**fields``).
         racing_line: None, or the name of a :class:`~track_gen.tools.RacingLine` component
             of the course (``"racing_line"``) whose ``lap_time`` becomes ``par_time``; this
             component then runs after it.

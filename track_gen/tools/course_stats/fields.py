@@ -5,18 +5,16 @@ from __future__ import annotations
 
 from ...core.settings import settings_class
 from ...core.tunable import Tunable
+from ..fields import positive
 
 _SURFACES = ("tools.CourseStats", "tools.CourseStatsUtility")
 
 #: Most percentiles one meter reports.
 MAX_PERCENTILES = 8
 
-CORNER_RADIUS = Tunable(
+CORNER_RADIUS = positive(
     "corner_radius",
     20.0,
-    kind="float",
-    lo=1.0e-6,
-    hi=1.0e6,
     unit="half widths",
     doc="a bead is in a corner where its curvature radius 1/|kappa| is below corner_radius "
     "times the env's mean half width (|kappa| * corner_radius * width_mean / 2 > 1), so the "

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import warp as wp
 
-from ...core.budget import AllocationBudget, planned_buffers
+from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
-from ...core.settings import HasSettings, resolve_settings
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import GateSequence, Track
 from ..shared import check_rows, mask_or
 from .fields import MAX_PERCENTILES, CourseStatsSettings
@@ -46,7 +45,7 @@ def _check_line(line, E: int, device) -> int:
     return rows // E
 
 
-class CourseStatsUtility(HasSettings):
+class CourseStatsUtility(SettingsUtility):
     """Per-env course descriptors of a batch of courses (``docs/course-stats.md`` defines
     each one): length, turning, curvature percentiles, corners and their tightness, widths,
     elevation range and par lap time.
@@ -56,17 +55,14 @@ class CourseStatsUtility(HasSettings):
             road widths are measured) or a :class:`~track_gen.GateSequence` (its gate
             openings are the widths; pass ``line``).
         settings: a :class:`CourseStatsSettings` (positionally or as ``settings=``), or its
-            fields by position or keyword (``**fields``: ``corner_radius``,
-            ``corner_angle``, ``percentiles``, below).
+            fields (``corner_radius``, ``corner_angle``, ``percentiles``) by position or
+            keyword (``**fields``).
         line: keyword-only: the course line of a gate course (the
             :class:`~track_gen.tools.CourseLineResult` of ``tools.CenterlineFromGates``); None for a
             track (its own centre line).
         lap_time: keyword-only: float32 ``[E]`` par lap times to report as ``par_time`` (a
             :class:`~track_gen.tools.RacingLineResult`'s ``lap_time``, read live by pointer), or
             None (``par_time`` NaN).
-        corner_radius: corner threshold, mean half widths (``CORNER_RADIUS``).
-        corner_angle: least turning of a corner, rad (``CORNER_ANGLE``).
-        percentiles: the |curvature| percentiles reported (``PERCENTILES``).
 
     Attributes:
         stats: the :class:`CourseStatsResult` (allocated once).
@@ -154,17 +150,6 @@ class CourseStatsUtility(HasSettings):
         out._everyone = budget.full(E, 1, wp.int32, "course stats: every env")
         out._half_width = budget.zeros(E, wp.float64, "course stats half width")
         out._kappa = budget.zeros(E * line_rows, wp.float64, "course stats curvature scratch")
-
-    @classmethod
-    def buffers(
-        cls, settings: CourseStatsSettings, num_envs: int, line_rows: int
-    ) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a meter with ``settings`` allocates for
-        ``num_envs`` envs on a course line of ``line_rows`` rows per env (its allocation run
-        through a plan, nothing allocated)."""
-        return planned_buffers(
-            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", settings, num_envs, line_rows)
-        )
 
     @property
     def num_envs(self) -> int:

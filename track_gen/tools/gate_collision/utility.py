@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import warp as wp
 
-from ...core.budget import AllocationBudget, planned_buffers
+from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
-from ...core.settings import HasSettings, resolve_settings
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import GateSequence
 from ..shared import mask_or
 from .fields import DiscCollisionSettings, FrameCollisionSettings
@@ -58,7 +56,7 @@ def _gates(value, owner: str) -> GateSequence:
     return value
 
 
-class DiscCollisionUtility(HasSettings):
+class DiscCollisionUtility(SettingsUtility):
     """Oriented boxes against the gate posts (plan-view discs; see the module docstring).
 
     Args:
@@ -105,17 +103,6 @@ class DiscCollisionUtility(HasSettings):
         out._all = budget.full(E, 1, wp.int32, "all-envs mask")
         out.posts = budget.zeros(E * 2 * max_gates, wp.vec2f, "gate posts")
         out.num_posts = budget.zeros(E, wp.int32, "post counts")
-
-    @classmethod
-    def buffers(
-        cls, settings: DiscCollisionSettings, num_envs: int, max_gates: int
-    ) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a collider with ``settings`` allocates for
-        ``num_envs`` envs of ``max_gates`` gates (its allocation run through a plan, nothing
-        allocated)."""
-        return planned_buffers(
-            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", settings, num_envs, max_gates)
-        )
 
     def refresh(self, mask: wp.array | None = None) -> None:
         """Pack the posts of the envs with ``mask[e] != 0`` (``None``: all envs) from the
@@ -180,7 +167,7 @@ class DiscCollisionUtility(HasSettings):
         return c
 
 
-class FrameCollisionUtility(HasSettings):
+class FrameCollisionUtility(SettingsUtility):
     """Spheres against the gate frames (four boxes per gate; see the module docstring).
 
     Args:
@@ -218,11 +205,11 @@ class FrameCollisionUtility(HasSettings):
         self.num_envs = gates.num_envs
         self.max_gates = gates.max_gates
         budget = AllocationBudget(self.device, "lower num_envs or max_gates")
-        self._allocate(self, budget, self.device, self.num_envs, self.max_gates)
+        self._allocate(self, budget, self.device, self.settings, self.num_envs, self.max_gates)
         self.refresh()
 
     @staticmethod
-    def _allocate(out, budget, device, E: int, max_gates: int) -> None:
+    def _allocate(out, budget, device, s, E: int, max_gates: int) -> None:
         """Every array of a collider of ``E`` envs of ``max_gates`` gates, set on ``out``
         (the collider, or a stand-in when :meth:`buffers` records a plan)."""
         out.contact = FrameContact.allocate(E, device, budget)
@@ -230,17 +217,6 @@ class FrameCollisionUtility(HasSettings):
         out.frame = budget.zeros(E * max_gates, wp.vec4f, "gate frames")
         out.rotation = budget.zeros(E * max_gates, wp.mat33f, "gate rotations")
         out.num_gates = budget.zeros(E, wp.int32, "gate counts")
-
-    @classmethod
-    def buffers(
-        cls, settings: FrameCollisionSettings, num_envs: int, max_gates: int
-    ) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a collider with ``settings`` allocates for
-        ``num_envs`` envs of ``max_gates`` gates (its allocation run through a plan, nothing
-        allocated)."""
-        return planned_buffers(
-            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", num_envs, max_gates)
-        )
 
     def refresh(self, mask: wp.array | None = None) -> None:
         """Derive the gate frames (centre, half size, world -> gate rotation) of the envs

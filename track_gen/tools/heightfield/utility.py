@@ -6,14 +6,13 @@ import math
 import os
 import sys
 import warnings
-from types import SimpleNamespace
 
 import warp as wp
 
-from ...core.budget import AllocationBudget, planned_buffers
+from ...core.budget import AllocationBudget
 from ...core.exec import require_not_capturing
 from ...core.extents import EXTENT
-from ...core.settings import HasSettings, resolve_settings
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import Track
 from ..shared import fill_grid_kernel, mask_or
 from .fields import MARGIN, RESOLUTION, SIZE_HI, HeightFieldSettings
@@ -34,7 +33,7 @@ class GridResolutionWarning(UserWarning):
     can draw: fewer than :data:`MIN_TEXELS_ACROSS` texels across the road."""
 
 
-class HeightFieldUtility(HasSettings):
+class HeightFieldUtility(SettingsUtility):
     """Bakes the road height of every env of a :class:`~track_gen.results.Track` into a
     square grid (see the module docstring for the surface, the frame and the overlap rule).
 
@@ -76,11 +75,11 @@ class HeightFieldUtility(HasSettings):
         require_not_capturing(self.device, "HeightFieldUtility construction")
         self.num_envs = track.num_envs
         budget = AllocationBudget(self.device, "lower the height-field resolution")
-        self._allocate(self, budget, self.settings, self.num_envs)
+        self._allocate(self, budget, self.device, self.settings, self.num_envs)
         self.bake()
 
     @staticmethod
-    def _allocate(out, budget, s: HeightFieldSettings, E: int) -> None:
+    def _allocate(out, budget, device, s: HeightFieldSettings, E: int) -> None:
         """Every array of a baker of ``E`` envs, set on ``out`` (the baker, or a stand-in
         when :meth:`buffers` records a plan)."""
         res = s.resolution
@@ -91,12 +90,6 @@ class HeightFieldUtility(HasSettings):
             on_road=budget.zeros(E * res * res, wp.int8, what),
             frame=budget.zeros(E, wp.vec4f, "height-field frames"),
         )
-
-    @classmethod
-    def buffers(cls, settings: HeightFieldSettings, num_envs: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a baker with ``settings`` allocates for
-        ``num_envs`` envs (its allocation run through a plan, nothing allocated)."""
-        return planned_buffers(lambda b: cls._allocate(SimpleNamespace(), b, settings, num_envs))
 
     def bake(self, mask: wp.array | None = None) -> HeightFieldResult:
         """Rebake the envs with ``mask[e] != 0`` (None: every env) from the Track's current

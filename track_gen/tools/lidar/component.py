@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import warp as wp
 
-from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.component import Component, buffer_bytes
 from ...core.exec import is_capturing
 from ...core.ranges import EnvSplit, range_view, run_ranges
 from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence, Track
 from ..props import PropsResult
+from ..shared import POSE_INPUTS
 from .fields import LidarSettings
 from .utility import LidarUtility
 
@@ -51,10 +52,7 @@ class Lidar(HasSettings, Component):
     """
 
     name = "lidar"
-    INPUTS = (
-        InputSpec("position", wp.vec3f, doc="agent position per env, track units"),
-        InputSpec("orientation", wp.quatf, doc="agent orientation per env (world from body)"),
-    )
+    INPUTS = POSE_INPUTS
 
     SETTINGS = LidarSettings
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import warp as wp
 
-from ...core.budget import AllocationBudget, planned_buffers
+from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
-from ...core.settings import HasSettings, resolve_settings
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import GateSequence, Track
 from ..props import PropsResult
 from ..shared import check_rows, mask_or
@@ -60,7 +58,7 @@ class _Shared:
         self.count = budget.zeros(1, wp.int32, "no props")
 
 
-class LidarUtility(HasSettings):
+class LidarUtility(SettingsUtility):
     """Planar range beams from each env's agent against its course (the module docs give
     the model, the candidate grid and the noise stream).
 
@@ -146,11 +144,11 @@ class LidarUtility(HasSettings):
         self.n_max = rows // E
         self.capacity = self.cell_entries * 2 * self.n_max
         budget = AllocationBudget(device, "lower num_beams, grid_cells or cell_entries")
-        self._allocate(self, budget, device, self.settings, E, self.n_max, self.gates)
+        self._allocate(self, budget, device, self.settings, E, self.n_max, gates=self.gates)
         self.refresh()
 
     @staticmethod
-    def _allocate(out, budget, device, s: LidarSettings, E: int, n_max: int, gates: bool):
+    def _allocate(out, budget, device, s: LidarSettings, E: int, n_max: int, *, gates: bool):
         """Every array of a scanner of ``E`` envs of ``n_max`` rows, set on ``out`` (the
         scanner, or a stand-in when :meth:`buffers` records a plan)."""
         out.scan_result = LidarResult.allocate(E, s.num_beams, device, budget)
@@ -165,17 +163,6 @@ class LidarUtility(HasSettings):
             out.cell_start = budget.zeros(E * (G * G + 1), wp.int32, "lidar cell starts")
             out.cell_item = budget.zeros(E * capacity, wp.int32, "lidar cell items")
             out.segments = budget.zeros(E * 2 * n_max, wp.vec4f, "lidar border segments")
-
-    @classmethod
-    def buffers(
-        cls, settings: LidarSettings, num_envs: int, n_max: int, *, gates: bool
-    ) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a scanner with ``settings`` allocates for
-        ``num_envs`` envs of ``n_max`` rows (the track's or gate sequence's rows per env):
-        its allocation run through a plan, nothing allocated."""
-        return planned_buffers(
-            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", settings, num_envs, n_max, gates)
-        )
 
     def refresh(self, mask: wp.array | None = None) -> None:
         """Rebuild the noise key, the status and (track courses) the candidate grid of the

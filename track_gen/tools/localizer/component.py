@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import warp as wp
-
-from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.component import Component, buffer_bytes
 from ...core.settings import HasSettings, Settings, resolve_settings
 from ...results import GateSequence, Track
+from ..shared import POSITION
 from .fields import LocalizerSettings
 from .utility import _GATE_HINT, LocalizerUtility
 
@@ -29,7 +28,7 @@ class Localizer(HasSettings, Component):
     """
 
     name = "localizer"
-    INPUTS = (InputSpec("position", wp.vec3f, doc="agent position per env, track units"),)
+    INPUTS = (POSITION,)
 
     SETTINGS = LocalizerSettings
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from ...core.settings import settings_class
-from ...core.tunable import Tunable
+from ..fields import count
 
-WARM_WINDOW = Tunable(
+WARM_WINDOW = count(
     "warm_window",
     None,
-    kind="int",
-    lo=1,
     hi=16384,
-    optional=True,
     unit="segments",
+    optional=True,
     doc="half-width W of the warm search window (2W + 1 segments around the previous "
     "answer); None: a full search every locate.",
     surfaces=(

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import warp as wp
 
-from ...core.budget import AllocationBudget, planned_buffers
+from ...core.budget import AllocationBudget
 from ...core.checks import check_array, check_float
 from ...core.exec import require_not_capturing
-from ...core.settings import HasSettings, resolve_settings
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import GateSequence, Track
 from ..course_line import CourseLineResult
 from ..shared import mask_or
@@ -71,7 +69,7 @@ def _check_line(line):
     return E, rows // E, device
 
 
-class LocalizerUtility(HasSettings):
+class LocalizerUtility(SettingsUtility):
     """Projects one position per env onto a closed line (see the module docstring for the
     search, the warm window and its bound, and the frame axes).
 
@@ -109,28 +107,17 @@ class LocalizerUtility(HasSettings):
         self.num_envs = E
         self.N_max = n_max
         budget = AllocationBudget(device, "lower num_envs or N_max")
-        self._allocate(self, budget, device, E, n_max)
+        self._allocate(self, budget, device, self.settings, E, n_max)
         self.refresh()
 
     @staticmethod
-    def _allocate(out, budget, device, E: int, n_max: int) -> None:
+    def _allocate(out, budget, device, s, E: int, n_max: int) -> None:
         """Every array of a localizer of ``E`` envs on a line of ``n_max`` rows per env, set
         on ``out`` (the localizer, or a stand-in when :meth:`buffers` records a plan)."""
         out.frame = TrackFrame.allocate(E, device, budget)
         out.curvature = budget.zeros(E * n_max, wp.float32, "bead curvature (E * N_max)")
         out.memory = budget.full(E, -1, wp.int32, "warm memory")
         out._all = budget.full(E, 1, wp.int32, "all-envs mask")
-
-    @classmethod
-    def buffers(
-        cls, settings: LocalizerSettings, num_envs: int, n_max: int
-    ) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a localizer with ``settings`` allocates for
-        ``num_envs`` envs on a line of ``n_max`` rows per env (its allocation run through a
-        plan, nothing allocated)."""
-        return planned_buffers(
-            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", num_envs, n_max)
-        )
 
     # ------------------------------------------------------------------ derived data
 

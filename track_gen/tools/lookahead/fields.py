@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from ...core.settings import settings_class
 from ...core.tunable import Tunable
-from ..fields import arc_spacing
+from ..fields import arc_spacing, count
 
 _SURFACES = ("tools.Lookahead", "tools.LookaheadUtility")
 
-NUM_POINTS = Tunable(
+NUM_POINTS = count(
     "num_points",
     None,
-    kind="int",
-    lo=1,
     hi=4096,
     unit="points",
     doc="points ahead of the agent per env (no default: Lookahead and LookaheadUtility "

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import warp as wp
 
-from ...core.budget import AllocationBudget, planned_buffers
+from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
-from ...core.settings import HasSettings, resolve_settings
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import Track
 from ..racing_line import RacingLineResult
 from .fields import LookaheadSettings
@@ -17,7 +15,7 @@ from .kernels import _lookahead_kernel
 from .result import LookaheadResult
 
 
-class LookaheadUtility(HasSettings):
+class LookaheadUtility(SettingsUtility):
     """The ``num_points`` points ahead of each env's agent on the centre line or the racing
     line, in the agent's frame, with the road's left and right widths, the line's curvature
     (and the racing line's target speed) at each point (``docs/sensors/lookahead.md``).
@@ -101,14 +99,6 @@ class LookaheadUtility(HasSettings):
         racing = s.along == "racing_line"
         out.points = LookaheadResult.allocate(E, s.num_points, racing, device, budget)
         out._spare = None if racing else budget.zeros(1, wp.float32, "spare row")
-
-    @classmethod
-    def buffers(cls, settings: LookaheadSettings, num_envs: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a sampler with ``settings`` allocates for
-        ``num_envs`` envs (its allocation run through a plan, nothing allocated)."""
-        return planned_buffers(
-            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", settings, num_envs)
-        )
 
     @property
     def num_envs(self) -> int:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import warp as wp
 
-from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.component import Component, buffer_bytes
 from ...core.ranges import EnvSplit
 from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence
-from ..shared import generator_result
+from ..shared import POSE_INPUTS, generator_result
 from .fields import NextGatesSettings
 from .utility import NextGatesUtility
 
@@ -38,14 +38,7 @@ class NextGates(HasSettings, Component):
     name = "next_gates"
     source = "progress"
     families = ("gates",)
-    INPUTS = (
-        InputSpec("position", wp.vec3f, doc="agent position per env, track units"),
-        InputSpec(
-            "orientation",
-            wp.quatf,
-            doc="agent orientation per env (x, y, z, w), world-from-body, yaw about +z",
-        ),
-    )
+    INPUTS = POSE_INPUTS
 
     SETTINGS = NextGatesSettings
 

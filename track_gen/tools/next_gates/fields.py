@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from ...core.settings import settings_class
-from ...core.tunable import Tunable, config_label
-from ..fields import distance
+from ...core.tunable import config_label
+from ..fields import count, distance
 
 _SURFACES = ("tools.NextGates", "tools.NextGatesUtility")
 
-NUM_GATES = Tunable(
+NUM_GATES = count(
     "num_gates",
     None,
-    kind="int",
-    lo=1,
     hi=256,
     unit="gates",
     doc="how many upcoming gates each env answers (slot 0: the target gate); required.",

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import warp as wp
 
-from ...core.budget import AllocationBudget, planned_buffers
+from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
-from ...core.settings import HasSettings, resolve_settings
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import GateSequence
 from ..shared import mask_or
 from .fields import NextGatesSettings
@@ -19,7 +17,7 @@ from .result import NextGatesResult
 _GATE_ARRAYS = ("position", "orientation", "half_size", "count", "valid", "generation")
 
 
-class NextGatesUtility(HasSettings):
+class NextGatesUtility(SettingsUtility):
     """The poses of each env's next ``num_gates`` gates in the agent's body frame.
 
     Args:
@@ -111,17 +109,6 @@ class NextGatesUtility(HasSettings):
                 rows, wp.quatf(nan, nan, nan, nan), wp.quatf, "nominal gate poses"
             )
             out.seen = budget.zeros(rows, wp.int32, "revealed gates")
-
-    @classmethod
-    def buffers(
-        cls, settings: NextGatesSettings, num_envs: int, max_gates: int
-    ) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a sensor with ``settings`` allocates for
-        ``num_envs`` envs of ``max_gates`` gates (its allocation run through a plan, nothing
-        allocated)."""
-        return planned_buffers(
-            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", settings, num_envs, max_gates)
-        )
 
     def refresh(self, mask: wp.array | None = None) -> None:
         """Draw the nominal poses of the envs with ``mask[e] != 0`` (None: all) from their

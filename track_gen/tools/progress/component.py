@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import warp as wp
-
-from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.component import Component, buffer_bytes
+from ..shared import POSITION
 from .utility import ProgressUtility
 
 
@@ -19,7 +18,7 @@ class Progress(Component):
 
     name = "progress"
     source = "checkpoints"
-    INPUTS = (InputSpec("position", wp.vec3f, doc="agent position per env, track units"),)
+    INPUTS = (POSITION,)
 
     def attach(self, ctx) -> None:
         checkpoints = ctx.get(self.source).result

@@ -74,21 +74,14 @@ class Props(HasSettings, Component):
     Args:
         settings: a :class:`PropsSettings` (positionally or as ``settings=``), or its first
             four fields by position (``kind``, ``spacing``, ``side``, ``max_props``); every
-            field by keyword (``**fields``):
-        kind: ``"cone"`` or ``"wall"`` (``KIND``).
-        spacing: target 3D arc distance between props along a border, track units
-            (``SPACING``; required).
-        side: ``"both"``, ``"inner"`` or ``"outer"`` (``SIDE``).
-        max_props: per-env capacity (``MAX_PROPS``), or ``"auto"`` (None): ``sides *
-            max(1, ceil(B / spacing))`` with ``B = border_length_bound((N_max + 1) * bead
-            spacing, half_width, grade)``: the centerline of a valid track is at most
-            ``(N_max + 1)`` bead spacings long (a longer loop is TRUNCATED and invalid), a
-            border at most ``2 * pi * half_width`` longer, and elevation adds at most
-            ``grade`` times the centerline when the generator checks grades
-            (``z_valid_grade > 0``; otherwise a steep border may be truncated, flagged in
-            ``truncated``).
-        cone_diameter, cone_height, wall_thickness, wall_height: prop sizes (see
-            :class:`PropsUtility`).
+            field by keyword (``**fields``; :class:`PropsSettings` gives each one). Here
+            ``max_props`` may be ``"auto"`` (None): ``sides * max(1, ceil(B / spacing))``
+            with ``B = border_length_bound((N_max + 1) * bead spacing, half_width, grade)``:
+            the centerline of a valid track is at most ``(N_max + 1)`` bead spacings long (a
+            longer loop is TRUNCATED and invalid), a border at most ``2 * pi * half_width``
+            longer, and elevation adds at most ``grade`` times the centerline when the
+            generator checks grades (``z_valid_grade > 0``; otherwise a steep border may be
+            truncated, flagged in ``truncated``).
         name: component name (default ``"props"``).
 
     ``result`` is the :class:`PropsResult`; ``utility`` the :class:`PropsUtility`. Track courses

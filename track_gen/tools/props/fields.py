@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...core.settings import settings_class
 from ...core.tunable import Tunable
-from ..fields import arc_spacing, distance
+from ..fields import arc_spacing, count, distance
 
 _SURFACES = ("tools.Props", "tools.PropsUtility")
 
@@ -36,14 +36,12 @@ SIDE = Tunable(
 )
 
 
-MAX_PROPS = Tunable(
+MAX_PROPS = count(
     "max_props",
     None,
-    kind="int",
-    lo=1,
     hi=65536,
-    optional=True,
     unit="props",
+    optional=True,
     doc="per-env prop capacity (all borders together); None ('auto') derives it from a bound "
     "on the border length.",
     surfaces=_SURFACES,

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import warp as wp
 
-from ...core.budget import AllocationBudget, planned_buffers
+from ...core.budget import AllocationBudget
 from ...core.checks import check_float, check_mask
 from ...core.exec import require_not_capturing
-from ...core.settings import HasSettings, resolve_settings
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import Track
 from ..shared import optional_input
 from .fields import _SIZE_FIELDS, MAX_PROPS, PropsSettings
@@ -46,7 +45,7 @@ def capacity_for(
 
 
 # ---------------------------------------------------------------------------------- placer
-class PropsUtility(HasSettings):
+class PropsUtility(SettingsUtility):
     """Props along the borders of a road-band :class:`~track_gen.Track` (the module docs
     give the placement rules and pose conventions).
 
@@ -54,18 +53,9 @@ class PropsUtility(HasSettings):
         track: the generator's :class:`~track_gen.Track` (read live by pointer: call
             :meth:`place` after every regeneration).
         settings: a :class:`PropsSettings` (positionally or as ``settings=``), or its first
-            four fields by position (``kind``, ``spacing``, ``side``, ``max_props``); every
-            field by keyword (``**fields``):
-        kind: ``"cone"`` or ``"wall"`` (``KIND``).
-        spacing: target 3D arc distance between props along a border, track units
-            (``SPACING``; required).
-        side: ``"both"``, ``"inner"`` or ``"outer"`` (``SIDE``).
-        max_props: per-env capacity M, all borders together (``MAX_PROPS``). Default:
-            derived from ``max_loop_length``.
-        cone_diameter: track units (``CONE_DIAMETER``, default 0.04).
-        cone_height: track units (``CONE_HEIGHT``, default 0.06).
-        wall_thickness: track units (``WALL_THICKNESS``, default 0.02).
-        wall_height: track units (``WALL_HEIGHT``, default 0.05).
+            four fields by position (``kind``, ``spacing``, ``side``, ``max_props``: the
+            per-env capacity M, all borders together; default: derived from
+            ``max_loop_length``); every field by keyword (``**fields``).
         max_loop_length: keyword-only bound on any border's closed 3D length (track units,
             > 0; :func:`border_length_bound`): ``M = sides * max(1, ceil(max_loop_length /
             spacing))``. Ignored when ``max_props`` is given; one of the two is required.
@@ -143,9 +133,7 @@ class PropsUtility(HasSettings):
         ``max_loop_length`` when ``max_props`` is None) allocates for ``num_envs`` envs: its
         allocation run through a plan, nothing allocated."""
         cap = cls._capacity(settings, max_loop_length)
-        return planned_buffers(
-            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", settings, num_envs, cap)
-        )
+        return super().buffers(settings, num_envs, cap)
 
     @property
     def num_envs(self) -> int:

@@ -16,17 +16,12 @@ class RacingLine(HasSettings, Component):
 
     Args:
         settings: a :class:`RacingLineSettings` (positionally or as ``settings=``), or
-            ``vehicle_width`` by position; every field by keyword (``**fields``):
-        vehicle_width: track units (``VEHICLE_WIDTH``).
-        a_lat: keyword-only lateral acceleration limit, track units / s^2 (``A_LAT``).
-        a_lon: keyword-only longitudinal acceleration limit, track units / s^2 (``A_LON``).
-        v_max: keyword-only top speed, track units / s (``V_MAX``).
-        kappa_max: keyword-only curvature bound, 1 / track units, or None (``KAPPA_MAX``).
-        iterations: keyword-only active-set iterations per linearisation (``ITERATIONS``).
-        linearisations: keyword-only QP solves, each around the last line
-            (``LINEARISATIONS``).
-        kappa_iterations: keyword-only ADMM iterations of the ``kappa_max`` phase
-            (``KAPPA_ITERATIONS``).
+            ``vehicle_width`` by position.
+        name: component name (default ``"racing_line"``).
+        after: names this component runs after.
+        **fields: any field of :class:`RacingLineSettings` by keyword (``vehicle_width``,
+            ``a_lat``, ``a_lon``, ``v_max`` required; its doc gives each one's meaning, unit
+            and range).
 
     ``result`` is the :class:`RacingLineResult` (a per-generation result: read it through
     ``course.components["racing_line"].result``), ``utility`` the :class:`RacingLineUtility`.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...core.settings import settings_class
 from ...core.tunable import Tunable, config_label
+from ..fields import count, positive
 
 _SURFACES = ("tools.RacingLine", "tools.RacingLineUtility")
 
@@ -20,58 +21,44 @@ VEHICLE_WIDTH = Tunable(
     surfaces=_SURFACES,
 )
 
-A_LAT = Tunable(
+A_LAT = positive(
     "a_lat",
     None,
-    kind="float",
-    lo=1.0e-6,
-    hi=1.0e6,
     unit="track units/s^2",
     doc="largest lateral acceleration v^2 |kappa| of the speed profile (no default).",
     surfaces=_SURFACES,
 )
 
-A_LON = Tunable(
+A_LON = positive(
     "a_lon",
     None,
-    kind="float",
-    lo=1.0e-6,
-    hi=1.0e6,
     unit="track units/s^2",
     doc="largest longitudinal acceleration (and braking) of the speed profile, at zero "
     "lateral acceleration: the friction ellipse (a_x/a_lon)^2 + (a_y/a_lat)^2 <= 1 (no default).",
     surfaces=_SURFACES,
 )
 
-V_MAX = Tunable(
+V_MAX = positive(
     "v_max",
     None,
-    kind="float",
-    lo=1.0e-6,
-    hi=1.0e6,
     unit="track units/s",
     doc="top speed of the speed profile (no default).",
     surfaces=_SURFACES,
 )
 
-KAPPA_MAX = Tunable(
+KAPPA_MAX = positive(
     "kappa_max",
     None,
-    kind="float",
-    lo=1.0e-6,
-    hi=1.0e6,
-    optional=True,
     unit="1/track units",
+    optional=True,
     doc="bound on the line's linearised curvature |kappa| (None: unbounded), enforced by "
     "kappa_iterations ADMM iterations after the box solve.",
     surfaces=_SURFACES,
 )
 
-ITERATIONS = Tunable(
+ITERATIONS = count(
     "iterations",
     40,
-    kind="int",
-    lo=1,
     hi=10000,
     unit="iterations",
     doc="primal-dual active-set iterations of the box-constrained QP per linearisation (a "
@@ -80,11 +67,9 @@ ITERATIONS = Tunable(
     surfaces=_SURFACES,
 )
 
-LINEARISATIONS = Tunable(
+LINEARISATIONS = count(
     "linearisations",
     2,
-    kind="int",
-    lo=1,
     hi=16,
     unit="solves",
     doc="QP solves; each after the first re-linearises the curvature around the last line "
@@ -92,11 +77,9 @@ LINEARISATIONS = Tunable(
     surfaces=_SURFACES,
 )
 
-KAPPA_ITERATIONS = Tunable(
+KAPPA_ITERATIONS = count(
     "kappa_iterations",
     200,
-    kind="int",
-    lo=1,
     hi=100000,
     unit="iterations",
     doc="ADMM iterations that add the kappa_max bound per linearisation (unused when "

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import warp as wp
 
-from ...core.budget import AllocationBudget, planned_buffers
+from ...core.budget import AllocationBudget
 from ...core.checks import check_array, check_mask
 from ...core.exec import require_not_capturing
-from ...core.settings import HasSettings, resolve_settings
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import Track
 from .fields import RacingLineSettings
 from .kernels import _plan_kernel, _sample_kernel
@@ -19,7 +17,7 @@ from .result import RacingLineResult
 _SCRATCH64 = "wt lo hi d0 d1 d2 g m0 m1 m2 l0 l1 l2 r1 r2 x y lam best z2 u2".split()
 
 
-class RacingLineUtility(HasSettings):
+class RacingLineUtility(SettingsUtility):
     """Minimum-curvature racing lines, speed profiles and par lap times of a
     :class:`~track_gen.Track` batch (``docs/racing-line.md`` has the formulation).
 
@@ -38,18 +36,8 @@ class RacingLineUtility(HasSettings):
         track: the generator's :class:`~track_gen.Track` (read live by pointer: call
             :meth:`plan` after every regeneration, with the same mask).
         settings: a :class:`RacingLineSettings` (positionally or as ``settings=``), or
-            ``vehicle_width`` by position; every field by keyword (``**fields``):
-        vehicle_width: track units (``VEHICLE_WIDTH``); the offsets keep half of it inside
-            each border.
-        a_lat: keyword-only lateral acceleration limit, track units / s^2 (``A_LAT``).
-        a_lon: keyword-only longitudinal acceleration limit, track units / s^2 (``A_LON``).
-        v_max: keyword-only top speed, track units / s (``V_MAX``).
-        kappa_max: keyword-only curvature bound, 1 / track units, or None (``KAPPA_MAX``).
-        iterations: keyword-only active-set iterations per linearisation (``ITERATIONS``).
-        linearisations: keyword-only QP solves, each around the last line
-            (``LINEARISATIONS``).
-        kappa_iterations: keyword-only ADMM iterations of the ``kappa_max`` phase
-            (``KAPPA_ITERATIONS``).
+            ``vehicle_width`` by position (the offsets keep half of it inside each border).
+        **fields: any field of :class:`RacingLineSettings` by keyword.
 
     Attributes:
         line: the :class:`RacingLineResult` (allocated once).
@@ -86,11 +74,11 @@ class RacingLineUtility(HasSettings):
         self.track = track
         self.device = device
         self._n_max = n_max
-        self._allocate(self, budget, device, E, n_max)
+        self._allocate(self, budget, device, self.settings, E, n_max)
         self.plan()
 
     @staticmethod
-    def _allocate(out, budget, device, E: int, n_max: int) -> None:
+    def _allocate(out, budget, device, s, E: int, n_max: int) -> None:
         """Every array of a planner of ``E`` envs of ``n_max`` beads, set on ``out`` (the
         planner, or a stand-in when :meth:`buffers` records a plan): its
         :class:`RacingLineResult`, the float64 and int32 scratch and an empty mask."""
@@ -99,17 +87,6 @@ class RacingLineUtility(HasSettings):
         out._scratch = [budget.zeros(rows, wp.float64, "racing line scratch") for _ in _SCRATCH64]
         out._act = budget.zeros(rows, wp.int32, "racing line active set")
         out._no_mask = budget.zeros(1, wp.int32, "empty mask")
-
-    @classmethod
-    def buffers(
-        cls, settings: RacingLineSettings, num_envs: int, n_max: int
-    ) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a planner with ``settings`` allocates for
-        ``num_envs`` envs of ``n_max`` beads (its allocation run through a plan, nothing
-        allocated)."""
-        return planned_buffers(
-            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", num_envs, n_max)
-        )
 
     @property
     def num_envs(self) -> int:

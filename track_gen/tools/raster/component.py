@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import warp as wp
-
-from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.component import Component, buffer_bytes
 from ...core.exec import is_capturing
 from ...core.ranges import EnvSplit, run_ranges
 from ...core.settings import HasSettings, resolve_settings
 from ...results import Track
 from ..heightfield import HeightFieldResult
 from ..props import PropsResult
-from ..shared import generator_result
+from ..shared import POSE_INPUTS, generator_result
 from .fields import EgoRasterSettings
 from .utility import EgoRasterUtility
 
@@ -50,14 +48,7 @@ class EgoRaster(HasSettings, Component):
 
     name = "raster"
     families = ("track",)
-    INPUTS = (
-        InputSpec("position", wp.vec3f, doc="agent position per env, track units"),
-        InputSpec(
-            "orientation",
-            wp.quatf,
-            doc="agent orientation per env (x, y, z, w), world-from-body, yaw about +z",
-        ),
-    )
+    INPUTS = POSE_INPUTS
 
     SETTINGS = EgoRasterSettings
 

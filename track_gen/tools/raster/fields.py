@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from ...core.settings import settings_class
-from ...core.tunable import Tunable
-from ..fields import distance
+from ..fields import count, distance
 
 _SURFACES = ("tools.EgoRaster", "tools.EgoRasterUtility")
 
-RESOLUTION = Tunable(
+RESOLUTION = count(
     "resolution",
     64,
-    lo=8,
     hi=512,
     unit="cells",
+    lo=8,
     doc="cells per side of each env's square raster.",
     surfaces=_SURFACES,
 )

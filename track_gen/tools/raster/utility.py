@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import warp as wp
 
-from ...core.budget import AllocationBudget, planned_buffers
+from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
-from ...core.settings import HasSettings, resolve_settings
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import Track
 from ..heightfield import HeightFieldResult
 from ..props import PropsResult
@@ -32,7 +31,7 @@ def grid_buckets(n_max: int) -> int:
     return min(max(math.isqrt(int(n_max)) + 1, 8), 64)
 
 
-class EgoRasterUtility(HasSettings):
+class EgoRasterUtility(SettingsUtility):
     """Top-down, agent-centred, heading-up rasters of a track's road, per env.
 
     Args:
@@ -124,11 +123,13 @@ class EgoRasterUtility(HasSettings):
         self.capacity = ENTRIES_PER_BEAD * self.N_max
         self.cell = self.extent / self.resolution
         budget = AllocationBudget(device, "lower num_envs or resolution")
-        self._allocate(self, budget, device, self.settings, E, self.N_max, height_field is not None)
+        self._allocate(
+            self, budget, device, self.settings, E, self.N_max, height=height_field is not None
+        )
         self.refresh()
 
     @staticmethod
-    def _allocate(out, budget, device, s: EgoRasterSettings, E: int, n_max: int, height: bool):
+    def _allocate(out, budget, device, s: EgoRasterSettings, E: int, n_max: int, *, height: bool):
         """Every array of a rasterizer of ``E`` envs of ``n_max`` rows, set on ``out`` (the
         rasterizer, or a stand-in when :meth:`buffers` records a plan)."""
         g, nan = grid_buckets(n_max), float("nan")
@@ -144,17 +145,6 @@ class EgoRasterUtility(HasSettings):
         out._all = budget.full(E, 1, wp.int32, "all-envs mask")
         out._empty_f = budget.zeros(1, wp.float32, "no height field")
         out._empty_v = budget.zeros(1, wp.vec4f, "no height field")
-
-    @classmethod
-    def buffers(
-        cls, settings: EgoRasterSettings, num_envs: int, n_max: int, *, height: bool
-    ) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a rasterizer with ``settings`` allocates for
-        ``num_envs`` envs of ``n_max`` rows (with a height channel when ``height``): its
-        allocation run through a plan, nothing allocated."""
-        return planned_buffers(
-            lambda b: cls._allocate(SimpleNamespace(), b, "cpu", settings, num_envs, n_max, height)
-        )
 
     def refresh(self, mask: wp.array | None = None) -> None:
         """Rebuild the bucket grids of the envs with ``mask[e] != 0`` (None: all) from the
