@@ -1,7 +1,8 @@
 """Byte hashes of the outputs a behaviour-preserving change must keep: every sampler (tracks,
 gates, both layouts), segments / sdf / gates (posts, frames) / elevated / real-circuit courses
 through a masked regeneration and 50 steps, RaceEnv observations and rewards over 200 steps,
-exported files (json, npz, TUM, cones).
+every sensor term over 60 steps (eager and recorded, with a curriculum), exported files (json,
+npz, TUM, cones).
 Run from a checkout: ``PYTHONPATH=. python benchmarks/behaviour_hashes.py``; a refactor that
 means to keep behaviour prints the same lines (and the same ALL hash) before and after."""
 
@@ -16,7 +17,7 @@ wp.config.quiet = True
 import track_gen as tg  # noqa: E402
 from track_gen import io, tools  # noqa: E402
 from track_gen.course import Course  # noqa: E402
-from track_gen.envs import RaceEnv  # noqa: E402
+from track_gen.envs import RaceConfig, RaceEnv  # noqa: E402
 from track_gen.pipeline import presets  # noqa: E402
 
 E = 8
@@ -167,6 +168,31 @@ for _step in range(200):
     h.update(env.obs.numpy().tobytes())
     h.update(env.reward.numpy().tobytes())
 emit("race env 200 steps", h.hexdigest()[:16])
+
+# every sensor term, noise, the racing line observed, a curriculum, eager and recorded
+for observed, extra in (
+    ("state+lidar+lookahead+cones+raster", {}),
+    ("lidar+cones+raster", {"lidar_noise_std": 0.01, "cones_dropout": 0.2}),
+    ("state+lookahead", {"lookahead_along": "racing_line", "racing_line": "observe"}),
+):
+    h = hashlib.sha256()
+    for captured in (False, True):
+        env = RaceEnv(
+            6,
+            "cpu",
+            3,
+            config=RaceConfig(observations=observed, **extra),
+            captured=captured,
+            curriculum={"buffer_size": 8, "replay_prob": 0.5, "score": "learnability"},
+        )
+        rs = np.random.default_rng(0)
+        for _step in range(60):
+            env.actions.assign(rs.uniform(-1, 1, (6, 2)).astype(np.float32))
+            env.step()
+            for a in (env.obs, env.final_obs, env.reward, env.done, env.final_lap_time):
+                h.update(a.numpy().tobytes())
+            h.update(env.curriculum_signal.numpy().tobytes())
+    emit(f"race sensors {observed}", h.hexdigest()[:16])
 
 gen = tg.TrackGenerator(tg.TrackGenConfig(num_envs=E, device="cpu"), seeds=9)
 gen.generate()

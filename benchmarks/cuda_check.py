@@ -5,7 +5,8 @@ Run (on a machine with CUDA, from the repository root, after `pip install -e .`)
     python benchmarks/cuda_check.py --E 8192 --calls 5
     python benchmarks/cuda_check.py --device cpu --E 64 --calls 1   # a CPU dry run
 
-For every built-in sampler (tracks and gates) it checks, on cuda:0:
+For every built-in sampler (tracks and gates; the circuit sampler, in metres, as tracks through
+presets.circuit: at E=8192 about 1800 beads each) it checks, on cuda:0:
 - the generator's own graph: generate() twice equals a fresh generator's eager enqueue();
 - masked regeneration through a recorded variant leaves unmasked envs bitwise unchanged;
 - a user wp.ScopedCapture of enqueue(advance=True, mask=...) replays like the eager call;
@@ -29,7 +30,7 @@ regenerate(mask=..., advance=True) recorded into a wp.ScopedCapture (behind a co
 when wp.is_conditional_graph_supported()) replays an all-zero mask as an exact no-op and a
 nonzero mask like an eager twin, bitwise; and times, at --E, the all-zero replay against the
 same call recorded inside track_gen.core.exec.unconditional() (a full body), the course's own graph
-for an all-zero mask, and one captured step of examples/warp_env's CarRaceEnv.
+for an all-zero mask, and one captured step of a RaceEnv (captured=True).
 
 The layouts section (--only layouts) builds every sampler's track generator twice, with
 kernel_layout="per_env" and "per_item", checks the two produce bitwise-identical tracks
@@ -47,6 +48,16 @@ masked regeneration through the course graph (the sensors' refresh and streams),
 the ms of each sensor's own step hook, of the whole step, eager and replayed, and of the
 masked regeneration.
 
+The min_time section (--only min_time) builds a gate course with the minimum-time par
+(Course.gates(presets.gates(scale=20, gate_width=1), min_time={"t_max": 30, "v_max": 15}))
+twice: the course graph's regenerate() equals the twin's eager enqueue_generate(), bitwise
+(every MinTimeSet array), a masked regenerate(advance=True) through the graph equals the
+twin's eager one and leaves the unmasked envs' pars bitwise unchanged, and the planner's plan()
+recorded in a wp.ScopedCapture replays (outputs poisoned first) like its eager call; it prints
+the ms of a full and of a masked re-plan (1 env in 7), the statuses and iterations, and the
+three published paths (../shared/data/drone, when present) planned at E envs from rest to rest
+beside their CPU times.
+
 --device cpu runs every comparison on the CPU (eager calls and CPU captures: a course has no
 graph of its own there), to check the logic without a GPU. --only picks one section. Exits
 non-zero on a mismatch.
@@ -55,21 +66,31 @@ non-zero on a mismatch.
 from __future__ import annotations
 
 import argparse
+import glob
+import os
 import sys
 import time
 
 import numpy as np
 import warp as wp
 
-from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
+from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator, io
 from track_gen.config import TRACK_GENERATORS
 from track_gen.course import Course
 from track_gen.pipeline import presets
-from track_gen.tools import DiscCollisionUtility, FrameCollision
+from track_gen.tools import DiscCollisionUtility, FrameCollision, MinTimePlanner
 
 
 def _bytes(res) -> bytes:
     return b"".join(getattr(res, f).numpy().tobytes() for f in res.__dataclass_fields__)
+
+
+def track_config(g: str, E: int, device: str, **fields):
+    """The track config of sampler ``g``: ``presets.circuit``'s for the circuit sampler (metres),
+    else ``TrackGenConfig(generator=g, ...)``."""
+    if g == "circuit":
+        return presets.circuit(E, device=device, **fields).config
+    return TrackGenConfig(generator=g, num_envs=E, device=device, **fields)
 
 
 def check(family: str, g: str, E: int, calls: int, device: str) -> bool:
@@ -80,9 +101,7 @@ def check(family: str, g: str, E: int, calls: int, device: str) -> bool:
             )
         )
         if family == "gates"
-        else (
-            lambda: TrackGenerator(TrackGenConfig(generator=g, num_envs=E, device=device), seeds=3)
-        )
+        else (lambda: TrackGenerator(track_config(g, E, device), seeds=3))
     )
     a, b = make(), make()
     a.generate()  # graph (recorded, replayed)
@@ -334,21 +353,18 @@ def check_capture(E: int, calls: int, device: str) -> bool:
     ok &= bool(same)
     env_ms = float("nan")
     try:
-        sys.path.insert(
-            0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples")
-        )
-        from warp_env import CarRaceEnv
+        from track_gen.envs import RaceEnv
 
-        env = CarRaceEnv(E, device=device, seed=3, captured=True)
+        env = RaceEnv(E, device, 3, captured=True)  # the whole step recorded once, replayed
         env_ms = _ms(lambda: env.step(), device, calls)
     except Exception as err:  # report, do not hide the other figures
-        print(f"capture: CarRaceEnv step failed: {type(err).__name__}: {err}")
+        print(f"capture: RaceEnv step failed: {type(err).__name__}: {err}")
         ok = False
     print(
         f"capture E={E:<6} conditional node {'yes' if recorded_node else 'no '} "
         f"(supported {'yes' if node else 'no'})   all-zero replay {zero_ms:8.3f} ms   "
         f"unconditional body {full_ms:8.2f} ms   own graph all-zero {own_ms:8.3f} ms   "
-        f"masked replay == eager {'yes' if same else 'NO'}   CarRaceEnv captured step "
+        f"masked replay == eager {'yes' if same else 'NO'}   RaceEnv captured step "
         f"{env_ms:8.3f} ms   {'ok' if ok else 'MISMATCH'}",
         flush=True,
     )
@@ -364,10 +380,7 @@ def check_layouts(E: int, calls: int, device: str, names) -> bool:
     m[::7] = 1
     for g in names:
         gens = {
-            lay: TrackGenerator(
-                TrackGenConfig(generator=g, num_envs=E, device=device, kernel_layout=lay),
-                seeds=5,
-            )
+            lay: TrackGenerator(track_config(g, E, device, kernel_layout=lay), seeds=5)
             for lay in ("per_env", "per_item")
         }
         ms = {
@@ -563,6 +576,102 @@ def _check_sensor_course(kind: str, E: int, calls: int, device: str, steps: int)
     return bool(same)
 
 
+def _min_time_state(result, E: int) -> dict:
+    out = _fields("min_time", result)
+    return {k: a.numpy().copy().reshape(E, -1) for k, a in out.items()}
+
+
+def _min_time_poison(result) -> None:
+    for arr in _fields("min_time", result).values():
+        x = arr.numpy()
+        fill = POISON_INT if np.issubdtype(x.dtype, np.integer) else POISON_FLOAT
+        arr.assign(np.full(x.shape, fill, dtype=x.dtype))
+
+
+def _published_min_time(E: int, calls: int, device: str) -> bool:
+    data = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "drone")
+    files = sorted(glob.glob(os.path.join(data, "*.json")))
+    if not files:
+        print(f"min_time published paths: none under {data}, skipped", flush=True)
+        return True
+    paths = [io.read_waypoint_path(f) for f in files]
+    p0 = paths[0]
+    lim = {"t_max": p0.t_max, "v_max": p0.v_max, "gravity": p0.gravity}
+    planners = {
+        dev: MinTimePlanner(
+            **io.waypoint_arrays(paths, num_envs=n, device=dev), closed=False, **lim
+        )
+        for dev, n in ((device, E), ("cpu", len(paths)))
+    }
+    here, cpu = planners[device], planners["cpu"]
+    ms = _ms(here.plan, device, calls)
+    t_dev = here.result.time.numpy()
+    t_cpu = cpu.result.time.numpy()
+    ok = True
+    for k, p in enumerate(paths):
+        rel = float(np.abs(t_dev[k :: len(paths)] - t_cpu[k]).max() / t_cpu[k])
+        same = bool((here.result.status.numpy()[k :: len(paths)] == 0).all()) and rel < 1e-4
+        ok &= same
+        print(
+            f"min_time {p.name:<8} E={E:<6} {t_dev[k]:9.4f} s (cpu {t_cpu[k]:9.4f}, max rel "
+            f"diff {rel:.1e}; reference {p.reference_time} s)  {'ok' if same else 'MISMATCH'}",
+            flush=True,
+        )
+    print(f"min_time published paths E={E}: plan {ms:8.2f} ms ({1e3 * ms / E:.2f} us/path)")
+    return ok
+
+
+def check_min_time(E: int, calls: int, device: str) -> bool:
+    """The min_time component: course graph == eager, masked re-plan, plan() replay."""
+
+    def make():
+        return Course.gates(
+            presets.gates(num_envs=E, device=device, scale=20.0, gate_width=1.0),
+            min_time={"t_max": 30.0, "v_max": 15.0},
+            seeds=5,
+        )
+
+    a, b = make(), make()
+    a.regenerate()  # records the course's graph (CUDA) ...
+    a.regenerate()  # ... and replays it
+    b.enqueue_generate()  # eager
+    ra, rb = a.components["min_time"].result, b.components["min_time"].result
+    ok = _report(
+        "regenerate graph != eager", _differ(_min_time_state(ra, E), _min_time_state(rb, E))
+    )
+    m = np.zeros(E, np.int32)
+    m[::7] = 1
+    for course in (a, b):
+        course.inputs["regen_mask"].assign(m)
+    before = _min_time_state(ra, E)
+    a.regenerate(mask=a.inputs["regen_mask"], advance=True)
+    b.enqueue_generate(mask=b.inputs["regen_mask"], advance=True)
+    after = _min_time_state(ra, E)
+    ok &= _report("masked re-plan: an unmasked env changed", _differ(before, after, m == 0))
+    ok &= _report("masked re-plan graph != eager", _differ(after, _min_time_state(rb, E)))
+    planner = a.min_time
+    eager = _min_time_state(ra, E)
+    with wp.ScopedCapture(device=device) as cap:
+        planner.plan()
+    _min_time_poison(ra)
+    wp.capture_launch(cap.graph)
+    ok &= _report("plan() replay != eager", _differ(_min_time_state(ra, E), eager))
+    full_ms = _ms(lambda: wp.capture_launch(cap.graph), device, calls)
+    regen = a.inputs["regen_mask"]
+    masked_ms = _ms(lambda: a.regenerate(mask=regen, advance=True), device, calls)
+    st = ra.status.numpy()
+    it = ra.iterations.numpy()
+    print(
+        f"min_time course E={E:<6} plan {full_ms:8.2f} ms ({1e3 * full_ms / E:.2f} us/env)  "
+        f"masked regenerate ({int(m.sum())} envs) {masked_ms:7.2f} ms  converged "
+        f"{int((st == 0).sum())}/{E}  iterations mean {it.mean():.1f} max {it.max()}  "
+        f"{'ok' if ok else 'MISMATCH'}",
+        flush=True,
+    )
+    ok &= _published_min_time(E, calls, device)
+    return bool(ok)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--E", type=int, default=8192)
@@ -570,7 +679,7 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cuda:0", help="cuda:0, or cpu for a dry run")
     ap.add_argument(
         "--only",
-        choices=("generators", "courses", "capture", "layouts", "sensors"),
+        choices=("generators", "courses", "capture", "layouts", "sensors", "min_time"),
         default=None,
         help="run one section only",
     )
@@ -586,7 +695,8 @@ def main(argv=None) -> int:
         for g in names:
             ok &= check("track", g, args.E, args.calls, device)
         for g in names:
-            ok &= check("gates", g, args.E, args.calls, device)
+            if g != "circuit":  # circuits are tracks only
+                ok &= check("gates", g, args.E, args.calls, device)
     if args.only in (None, "courses"):
         for kind in ("posts", "frames"):
             ok &= check_course(kind, args.E, args.calls, device)
@@ -597,6 +707,8 @@ def main(argv=None) -> int:
         ok &= check_layouts(args.E, args.calls, device, [g for g in names if g != "repulsive"])
     if args.only in (None, "sensors"):
         ok &= check_sensors(args.E, args.calls, device)
+    if args.only in (None, "min_time"):
+        ok &= check_min_time(args.E, args.calls, device)
     return 0 if ok else 1
 
 

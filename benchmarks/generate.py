@@ -39,6 +39,7 @@ import warp as wp
 from track_gen import FailBit, GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
 from track_gen.config import TRACK_GENERATORS
 from track_gen.engine.threads import cpu_threads_values
+from track_gen.pipeline import presets
 
 CPU_E = [64, 256, 1024]
 CUDA_E = [8192]
@@ -84,6 +85,10 @@ def run_one(
     common = dict(generator=generator, num_envs=E, device=str(device), cpu_threads=cpu_threads)
     if family == "gates":
         gen = GateGenerator(GateGenConfig(**common, gate_width=gate_width), seeds=seed)
+    elif generator == "circuit":  # metres: presets.circuit's beads and capacity
+        common.pop("generator")
+        spec = presets.circuit(common.pop("num_envs"), kernel_layout=kernel_layout, **common)
+        gen = TrackGenerator(spec, seeds=seed)
     else:
         gen = TrackGenerator(TrackGenConfig(**common, kernel_layout=kernel_layout), seeds=seed)
     dev = gen.device
@@ -226,7 +231,9 @@ def main(argv=None) -> int:
     profile = {} if args.profile else None
     scaling = {}
     ms_col = [n for n, _, _ in cols].index("ms/call")
-    for generator in args.generators:
+    # circuit draws tracks only (in metres): no gate courses
+    generators = [g for g in args.generators if not (args.family == "gates" and g == "circuit")]
+    for generator in generators:
         for E in sizes:
             for t in threads:
                 row = run_one(

@@ -8,7 +8,7 @@ set -u
 out="${OUT:-gpu_session}"
 mkdir -p "$out"
 nvidia-smi > "$out/nvidia-smi.txt" 2>&1 || true
-for section in generators courses capture; do
+for section in generators courses capture min_time; do
     timeout 200 python benchmarks/cuda_check.py --E 8192 --calls 3 --only "$section" \
         >> "$out/cuda_check.txt" 2>&1
     echo "cuda_check $section rc=$?" | tee -a "$out/summary.txt"
@@ -18,12 +18,12 @@ done
 timeout 200 python benchmarks/cuda_check.py --E 8192 --calls 3 --only layouts \
     >> "$out/cuda_check.txt" 2>&1
 echo "cuda_check layouts rc=$?" | tee -a "$out/summary.txt"
-timeout 60 python benchmarks/generate.py --E 8192 --calls 3 --generators bezier polar --profile \
+timeout 90 python benchmarks/generate.py --E 8192 --calls 3 --generators bezier polar circuit --profile \
     > "$out/generate_profile.txt" 2>&1
 echo "generate --profile rc=$?" | tee -a "$out/summary.txt"
 timeout 240 python -m pytest -q -x -p no:cacheprovider \
     tests/course/test_capture_rules.py tests/test_interop_torch.py \
-    tests/course/test_ingraph_recipe.py tests/test_warp_env.py tests/course/test_course_gates.py \
+    tests/course/test_ingraph_recipe.py tests/course/test_course_gates.py \
     tests/pipeline/test_real_widths.py \
     > "$out/pytest_cuda.txt" 2>&1
 echo "pytest rc=$?" | tee -a "$out/summary.txt"

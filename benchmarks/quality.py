@@ -28,15 +28,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+import track_metrics as tm  # next to this script (a script's folder is sys.path[0])
 import warp as wp
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # track_metrics, next to this file
-
-import track_metrics as tm  # noqa: E402
-
-from track_gen import FailBit, TrackGenConfig, TrackGenerator  # noqa: E402
-from track_gen.pipeline import default_registry  # noqa: E402
-from track_gen.tools import CourseStatsUtility  # noqa: E402
+from track_gen import FailBit, TrackGenConfig, TrackGenerator
+from track_gen.pipeline import default_registry
+from track_gen.tools import CourseStatsUtility
 
 CPU_E = 512
 CUDA_E = 4096

@@ -89,9 +89,10 @@ def _section_tables(config_cls, skip: int, level: str, params: bool = True) -> l
     header = HEADER if params else HEADER.replace(" `params` name |", "")
     rule = "|---" * header.count(" | ") + "|---|"
     pairs = list(zip(field_rows(config_cls), config_cls.__sections__, strict=True))
-    for (title, rows), (_, _, items) in pairs[skip:]:
+    for (title, rows), _section in pairs[skip:]:
         out += [f"{level} {title}", "", header, rule]
-        for row, t in zip(rows, items, strict=True):
+        for row in rows:
+            t = row["tunable"]
             cells = [
                 _code(row["field"]),
                 *([_code(row["param"])] if params else []),
@@ -106,16 +107,22 @@ def _section_tables(config_cls, skip: int, level: str, params: bool = True) -> l
     return out
 
 
-def _declarations():
+#: The engine adapters' declarations (their own table; importing them needs no engine).
+ENGINE_FIELDS = ("track_gen.interop.newton.fields",)
+
+
+def _declarations(names=None):
     """Every course component field: the module-level :class:`Tunable` declarations with
     ``surfaces`` in ``track_gen/tools/*/fields.py`` and ``track_gen/seeds.py``, in the order
-    they are declared (tools in folder order)."""
+    they are declared (tools in folder order); or those of the modules ``names``."""
     from track_gen import tools
     from track_gen.core.tunable import Tunable
 
-    folders = [m.name for m in pkgutil.iter_modules(tools.__path__) if m.ispkg]
-    names = [f"track_gen.tools.{name}.fields" for name in folders]
-    names = [n for n in names if importlib.util.find_spec(n) is not None] + ["track_gen.seeds"]
+    if names is None:
+        folders = [m.name for m in pkgutil.iter_modules(tools.__path__) if m.ispkg]
+        names = [f"track_gen.tools.{name}.fields" for name in folders]
+        names = [n for n in names if importlib.util.find_spec(n) is not None]
+        names.append("track_gen.seeds")
     out, seen = [], set()
     for name in names:
         for value in vars(importlib.import_module(name)).values():
@@ -135,11 +142,12 @@ def _surface(path: str):
     return target, ".".join(attrs)
 
 
-def _components():
-    """``(tunable, [(callable, label, keyword)])`` of every course component field, from the
-    declarations' ``surfaces`` and ``aliases`` (no table here)."""
+def _components(names=None):
+    """``(tunable, [(callable, label, keyword)])`` of every course component field (or of the
+    declarations of the modules ``names``), from the declarations' ``surfaces`` and
+    ``aliases`` (no table here)."""
     out = []
-    for t in _declarations():
+    for t in _declarations(names):
         uses = []
         for path in t.surfaces:
             target, label = _surface(path)
@@ -162,9 +170,9 @@ def _takes(target, keyword: str) -> bool:
     return var_keyword and keyword in getattr(settings, "__field_names__", ())
 
 
-def _component_table() -> list[str]:
+def _component_table(names=None) -> list[str]:
     out = [COMPONENT_HEADER, "|---|---|---|---|---|---|---|"]
-    for t, uses in _components():
+    for t, uses in _components(names):
         where = []
         for target, label, keyword in uses:
             if not _takes(target, keyword):
@@ -228,6 +236,15 @@ def render() -> str:
         "",
     ]
     lines += _component_table()
+    lines += [
+        "",
+        "## Engine fields: `NewtonCourse`",
+        "",
+        "Declared beside `track_gen.interop.newton` (`track_gen/interop/newton/fields.py`): "
+        "the grid and height range of the Newton shapes of a course ([Engines](../engines.md)).",
+        "",
+    ]
+    lines += _component_table(ENGINE_FIELDS)
     lines += [
         "",
         "## Env fields: `RaceConfig`",

@@ -44,6 +44,7 @@ MODULES = (
     "track_gen.tools.lidar.fields",
     "track_gen.tools.localizer.fields",
     "track_gen.tools.lookahead.fields",
+    "track_gen.tools.min_time.fields",
     "track_gen.tools.next_gates.fields",
     "track_gen.tools.props.fields",
     "track_gen.tools.racing_line.fields",

@@ -24,7 +24,14 @@ import griffe
 
 CONFIG_CLASSES = ("SamplerConfig", "TrackGenConfig", "GateGenConfig")
 #: Packages whose public names a relative role target may name (``:class:`TrackGenConfig```).
-PUBLIC_PACKAGES = ("track_gen", "track_gen.pipeline", "track_gen.course", "track_gen.tools")
+PUBLIC_PACKAGES = (
+    "track_gen",
+    "track_gen.pipeline",
+    "track_gen.course",
+    "track_gen.tools",
+    "track_gen.envs",
+    "track_gen.io",
+)
 
 _ROLE = re.compile(r":(?:py:)?(class|meth|func|attr|mod|data|exc|obj):`(~?)([^`<>]+)`")
 _CALLABLE_ROLES = ("meth", "func")

@@ -27,6 +27,7 @@ order whatever the list's): ``--obs lidar`` trains from the LiDAR's 64 normalize
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -40,8 +41,8 @@ import torch
 import warp as wp
 
 from track_gen.envs import RaceConfig, RaceDone, RaceEnv
-from track_gen.envs.race_sensors import OBSERVATION_TERMS
 from track_gen.envs.rsl_rl import RslRlRaceEnv, ppo_config
+from track_gen.tools import observation_terms
 
 
 def make_env(num_envs: int, device, seed: int, fixed_course: bool, config=None) -> RaceEnv:
@@ -52,7 +53,7 @@ def make_env(num_envs: int, device, seed: int, fixed_course: bool, config=None) 
 
 
 #: Seed of the first held-out course (env e: HELD_OUT + e, epoch 0), as in the generalization
-#: study (benchmarks/generalization.py).
+#: study (studies/generalization.py).
 HELD_OUT = 1_000_000
 
 
@@ -171,19 +172,19 @@ def evaluate(runner, seeds, device=None, config=None) -> dict:
         "laps_timed": int(timed.sum()),
         "mean_par_percent": float(pct.mean()) if timed.any() else math.nan,
         "progress": final.tolist(),
-        "lap_time": _no_nan(lap_time.tolist()),  # None: no timed lap (strict JSON)
-        "par": _no_nan(par.tolist()),  # None: no racing line on that course
+        "lap_time": no_nan(lap_time.tolist()),  # None: no timed lap (strict JSON)
+        "par": no_nan(par.tolist()),  # None: no racing line on that course
     }
 
 
-def _no_nan(x):
+def no_nan(x):
     """``x`` with every NaN float as None (strict JSON)."""
     if isinstance(x, float) and math.isnan(x):
         return None
     if isinstance(x, dict):
-        return {k: _no_nan(v) for k, v in x.items()}
+        return {k: no_nan(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_no_nan(v) for v in x]
+        return [no_nan(v) for v in x]
     return x
 
 
@@ -231,19 +232,20 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--check", action="store_true", help="exit 1 unless the curve rises 3x")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    terms = ("state", *observation_terms())
     ap.add_argument(
         "--obs",
         default="state",
-        help=f"observation terms, a comma list of {', '.join(OBSERVATION_TERMS)}",
+        help=f"observation terms, a comma list of {', '.join(terms)}",
     )
     ap.add_argument("--lidar-beams", type=int, default=64, help="RaceConfig.lidar_num_beams")
     ap.add_argument("--headless", action="store_true", help="accepted for uniformity")
     args = ap.parse_args(argv)
     names = [n.strip() for n in args.obs.split(",") if n.strip()]
-    unknown = [n for n in names if n not in OBSERVATION_TERMS]
+    unknown = [n for n in names if n not in terms]
     if unknown or not names:
-        ap.error(f"--obs {args.obs!r}: use a comma list of {', '.join(OBSERVATION_TERMS)}")
-    observations = "+".join(t for t in OBSERVATION_TERMS if t in names)
+        ap.error(f"--obs {args.obs!r}: use a comma list of {', '.join(terms)}")
+    observations = tuple(t for t in terms if t in names)
     wp.config.quiet = True
     torch.set_num_threads(args.threads)
     out = Path(args.out)
@@ -287,11 +289,11 @@ def main(argv=None) -> int:
         "first_progress": first,
         "final_progress": final,
         "ratio": ratio,
-        "config": {k: v for k, v in vars(config).items()},
+        "config": dataclasses.asdict(config),
         "history": history,
         "held_out": {"first_seed": HELD_OUT, **held},
     }
-    (out / "metrics.json").write_text(json.dumps(_no_nan(metrics), indent=1))
+    (out / "metrics.json").write_text(json.dumps(no_nan(metrics), indent=1))
     plot(
         history,
         out / "training_curve.png",

@@ -1,4 +1,4 @@
-"""Every allocation of the package goes through the allocation budget (issue 22, item 5).
+"""Every allocation of the package goes through the allocation budget .
 
 The test parses every ``.py`` under ``track_gen`` with :mod:`ast` (no import, no Warp) and
 lists the calls of Warp's allocating functions (``wp.zeros``, ``wp.full``, ``wp.empty``,

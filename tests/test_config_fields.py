@@ -33,6 +33,8 @@ from track_gen.tools import BandCollisionUtility, Checkpoints
 from .support.invariants import check_result
 from .support.strategies import (
     CONFIGS,
+    GATE_SAMPLERS,
+    METRE_SAMPLERS,
     SAMPLERS,
     examples,
     expected_config_error,
@@ -40,6 +42,7 @@ from .support.strategies import (
     expected_race_config_error,
     in_range,
     normalized,
+    sampler_config,
     section_prefix,
     special_values,
     tunable,
@@ -64,6 +67,9 @@ def base_kwargs(cls, field: str, device) -> dict:
     prefix = section_prefix(cls, field)
     if prefix in SAMPLERS:
         kw["generator"] = prefix
+    if prefix in METRE_SAMPLERS and cls is TrackGenConfig:  # metres: the preset's config
+        cfg = sampler_config(prefix, num_envs=E, device=device)
+        kw = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}
     if kw.get("generator") == "repulsive" or field == "generator":
         kw["repulsive_iters"] = 4  # the repulsive sampler only at tiny iteration counts
     kw.pop(field, None)
@@ -114,7 +120,13 @@ def generate_and_check(cls, cfg, field: str, value) -> None:
     gen_cls = GateGenerator if cls is GateGenConfig else TrackGenerator
     if field == "generator":
         reg = default_registry()
-        if value not in reg or reg.get(value).cls.role != "sampler" or value == "mix":
+        gates_refuse = cls is GateGenConfig and value not in GATE_SAMPLERS and value in SAMPLERS
+        if (
+            value not in reg
+            or reg.get(value).cls.role != "sampler"
+            or value == "mix"
+            or gates_refuse  # a track-only sampler (circuit) in a gate pipeline
+        ):
             with pytest.raises(ValueError):
                 gen_cls(cfg, seeds=1)
             return

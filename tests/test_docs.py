@@ -103,5 +103,31 @@ def test_fields_page_covers_every_component_field_and_race_config():
     for t, uses in gen._components():
         for _, label, keyword in uses:
             assert f"`{label}({keyword}=)`" in text, (t, label)
-    for name in RaceConfig.__field_names__:
-        assert f"| `{name}` |" in text, name
+    for t, name in zip(RaceConfig.__tunables__, RaceConfig.__field_names__, strict=True):
+        if t.kind == "settings":  # one row per field of the nested settings
+            for sub in t.settings_class.__field_names__:
+                assert f"| `{name}.{sub}` |" in text, (name, sub)
+        else:
+            assert f"| `{name}` |" in text, name
+
+
+def _nav_pages() -> list[str]:
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    return re.findall(r":\s*([\w/.-]+\.md)\s*$", text.split("\nnav:", 1)[1], re.M)
+
+
+def test_the_home_page_links_every_page_of_the_site():
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    missing = [p for p in _nav_pages() if p != "index.md" and f"]({p}" not in index]
+    assert not missing, f"docs/index.md links none of {missing}"
+
+
+def test_the_readme_links_every_guide_page():
+    """Every page of the site but the home page, the sensors' own pages (the overview links
+    them) and the API reference (the site renders it)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pages = [
+        p for p in _nav_pages() if p != "index.md" and not p.startswith(("sensors/", "reference/"))
+    ]
+    missing = [p for p in pages if f"](docs/{p}" not in readme]
+    assert not missing, f"README.md links none of {missing}"

@@ -36,6 +36,8 @@ GROUPS = ("inputs", "parameters", "static", "scratch", "outputs")
 WRITABLE = ("scratch", "outputs")
 SUFFIXES = ("_out", "_inout")
 MIN_KERNELS = 50
+#: Most parameters a kernel takes: a kernel past it does several jobs (split it by role).
+MAX_PARAMETERS = 60
 
 
 def _decorated(node: ast.FunctionDef, name: str) -> bool:
@@ -233,6 +235,17 @@ def test_the_analyser_finds_the_kernels():
 def test_every_kernel_follows_the_signature_convention():
     _, violations = analyse()
     assert not violations, "\n".join(violations)
+
+
+def test_no_kernel_takes_more_than_the_largest_parameter_count():
+    too_many = []
+    for path, tree, _ in _modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and _decorated(node, "kernel"):
+                n = len(node.args.args)
+                if n > MAX_PARAMETERS:
+                    too_many.append(f"{path.relative_to(PACKAGE.parent)} {node.name}: {n}")
+    assert not too_many, f"kernels over {MAX_PARAMETERS} parameters: {too_many}"
 
 
 def test_the_analyser_catches_each_kind_of_violation():

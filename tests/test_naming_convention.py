@@ -32,7 +32,7 @@ TOOLS = PACKAGE / "tools"
 ROLE_SUFFIXES = ("Settings", "Utility", "Result")
 #: Result names the user's specification fixes (composing-a-course, rl-auto-reset): kept.
 SPEC_RESULTS = {"DiscContact", "FrameContact", "ProgressEvents", "TrackFrame"}
-#: Kernel modules whose kernels are being renamed elsewhere (the env's, issue 31).
+#: Kernel modules whose kernels are being renamed elsewhere (the env's).
 KERNEL_NAMES_PENDING = ("envs/",)
 KERNEL_NAME = re.compile(r"^_?[a-z][a-z0-9_]*_kernel$")
 

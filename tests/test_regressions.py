@@ -1,4 +1,4 @@
-"""One regression test per input the issue listed as crashing, hanging or silently wrong before
+"""One regression test per input known to have crashed, hung or answered silently wrong before
 the Tunable refactor, and per problem the fuzz suite (`pytest -m fuzz`) found since. Inputs that
 could kill the interpreter run in a subprocess; the rest run in-process."""
 
@@ -83,7 +83,7 @@ def test_config_value_that_used_to_hang_or_wrap_is_refused_naming_the_field(fiel
     "field, value, message",
     [
         ("N_max", 65536, "<= 4096"),  # a filled loop costs O(N_max^2) per env
-        ("N_max", 16384, "<= 4096"),  # 8 s per env: above the one-second bound of issue 30
+        ("N_max", 16384, "<= 4096"),  # 8 s per env: above the one-second work bound
         ("relax_iters", 10000, "bead-sweeps"),  # x N_max 384: 3.8e6, above 2**20
         ("num_points", 16385, "<= 16384"),
         ("relax_band", 65536, "<= 4096"),

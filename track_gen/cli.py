@@ -114,8 +114,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--half-width",
         type=float,
-        default=0.1,
-        help="half the road width, in track units (default: %(default)s)",
+        default=None,
+        help="half the road width, in track units (default: 0.1; --generator circuit: the "
+        "widest half width in metres, default the preset's)",
     )
     p.add_argument(
         "--z-profile",
@@ -220,14 +221,22 @@ def _preview(args) -> int:
     else:
         elevation = _elevation(args)
         try:
-            config = TrackGenConfig(
-                generator=args.generator,
-                num_envs=args.num_envs,
-                half_width=args.half_width,
-                device=args.device,
-                **elevation,
-            )
-            gen = TrackGenerator(config, seeds=args.seed)
+            if args.generator == "circuit":  # metres: the preset's beads and capacity
+                from .pipeline import presets
+
+                extra = {} if args.half_width is None else {"half_width": args.half_width}
+                spec = presets.circuit(args.num_envs, device=args.device, **extra, **elevation)
+                config = spec.config
+                gen = TrackGenerator(spec, seeds=args.seed)
+            else:
+                config = TrackGenConfig(
+                    generator=args.generator,
+                    num_envs=args.num_envs,
+                    half_width=0.1 if args.half_width is None else args.half_width,
+                    device=args.device,
+                    **elevation,
+                )
+                gen = TrackGenerator(config, seeds=args.seed)
         except (ValueError, TypeError) as exc:
             raise ArgumentError(str(exc)) from exc
 

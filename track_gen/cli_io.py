@@ -64,7 +64,7 @@ def add_export_parser(sub) -> None:
         type=float,
         default=None,
         help="course size, track units (default: the config's); FSDS and most "
-        "simulators read metres",
+        "simulators read metres: --generator circuit exports circuits in metres (no --scale)",
     )
     p.add_argument(
         "--cone-spacing",
@@ -185,7 +185,13 @@ def _export(args) -> int:
         raise ArgumentError("--cone-spacing: only with --format cones")
     _device_or_error(args.device)
     fields = {"generator": args.generator, "num_envs": args.num_envs, "device": args.device}
+    circuit = args.generator == "circuit" and not args.gates
     if args.scale is not None:
+        if circuit:
+            raise ArgumentError(
+                "--scale: circuits are drawn in metres at their real size (length_min / "
+                "length_max); no --scale"
+            )
         fields["scale"] = args.scale
     if args.half_width is not None:
         if args.gates:
@@ -195,6 +201,13 @@ def _export(args) -> int:
         if args.gates:
             config = GateGenConfig(**fields)
             gen = GateGenerator(config, seeds=args.seed)
+        elif circuit:  # metres: the preset's beads and capacity
+            from .pipeline import presets
+
+            fields.pop("generator")
+            spec = presets.circuit(fields.pop("num_envs"), **fields)
+            config = spec.config
+            gen = TrackGenerator(spec, seeds=args.seed)
         else:
             config = TrackGenConfig(**fields)
             gen = TrackGenerator(config, seeds=args.seed)
@@ -283,10 +296,11 @@ def _import(args) -> int:
         except (OSError, ValueError) as exc:
             raise ArgumentError(str(exc)) from exc
     for t in tracks:
+        u = t.unit
         print(
-            f"{t.name}: {t.num_points} points, length {t.length:,.1f} m, width right "
-            f"{t.width_right.min():.2f}..{t.width_right.max():.2f} m, left "
-            f"{t.width_left.min():.2f}..{t.width_left.max():.2f} m"
+            f"{t.name}: {t.num_points} points, length {t.length:,.1f} {u}, width right "
+            f"{t.width_right.min():.2f}..{t.width_right.max():.2f} {u}, left "
+            f"{t.width_left.min():.2f}..{t.width_left.max():.2f} {u}"
         )
     if args.preview is None:
         return 0

@@ -4,7 +4,8 @@ The flat, frozen front end of the generators. Every field is declared once, as a
 :class:`~track_gen.pipeline.Tunable` beside the stage that reads it; these classes are
 assembled from those declarations (one dataclass field each), and every value is checked on
 construction: a bad value raises ValueError (TypeError for a wrong kind) naming the field, the
-value and the allowed range. Coordinates are in "track units" (metres in most simulators).
+value and the allowed range. Coordinates are in ``unit``: "track units" (the normalized
+courses, about 1.44 across) or "m" (``presets.circuit``, real circuits).
 The field tables of ``docs/reference/fields.md`` are generated from the same declarations.
 """
 
@@ -14,6 +15,7 @@ from types import MappingProxyType
 
 from .core.layout import KERNEL_LAYOUT
 from .core.tunable import config_class
+from .core.units import UNIT
 from .engine.stage import LAYOUT_FIELDS, N_MAX, NUM_POINTS
 from .stages import (
     BUILTIN_SAMPLERS,
@@ -44,6 +46,9 @@ __all__ = [
 
 #: Built-in sampler names (``generator=``), from the stage registry's built-in samplers.
 TRACK_GENERATORS = tuple(sorted(BUILTIN_SAMPLERS))
+#: Built-in samplers of tracks only (``families == ("track",)``: ``circuit``, in metres): their
+#: fields are TrackGenConfig's, not SamplerConfig's.
+_TRACK_ONLY = {n: c for n, c in BUILTIN_SAMPLERS.items() if c.families == ("track",)}
 #: Site layouts of the voronoi sampler.
 VORONOI_LAYOUTS = voronoi.SITE_LAYOUT.choices
 #: Gate orderings: along the sampler's loop, or consecutive pairs shuffled as units.
@@ -58,10 +63,11 @@ _SAMPLER = "<sampler>"
 SamplerConfig = config_class(
     "SamplerConfig",
     [
-        ("Selection and batching", _SAMPLER, (*LAYOUT_FIELDS, common.SCALE)),
+        ("Selection and batching", _SAMPLER, (*LAYOUT_FIELDS, UNIT, common.SCALE)),
         *(
             (f"{name.capitalize()} sampler (stage {name})", name, cls.FIELDS)
             for name, cls in BUILTIN_SAMPLERS.items()
+            if name not in _TRACK_ONLY
         ),
     ],
     doc="Fields shared by every generator (tracks and gates): batching and the samplers.\n\n"
@@ -75,6 +81,10 @@ TrackGenConfig = config_class(
     [
         ("Road and output resolution", "resample", (inflate.HALF_WIDTH, resample.SPACING, N_MAX)),
         ("Road widths (stage road_width)", "road_width", (road_width.WIDTH_VARIATION,)),
+        *(
+            (f"{name.capitalize()} sampler (stage {name}, tracks only)", name, cls.FIELDS)
+            for name, cls in _TRACK_ONLY.items()
+        ),
         ("Thread layout", "resample", (KERNEL_LAYOUT,)),
         ("Relaxation (stage relax)", "relax", (relax.ENABLE, *relax.RelaxPBD.FIELDS)),
         ("Validity (stage validate)", "validate", validate.ValidateTrack.FIELDS),

@@ -35,6 +35,7 @@ class SamplerConfig:
     device: str | None = None
     cpu_threads: int | str = "auto"
     num_points: int = 256
+    unit: str = "track units"
     scale: float = 1.0
     min_corners: int = 9
     max_corners: int = 13
@@ -72,6 +73,19 @@ class TrackGenConfig(SamplerConfig):
     spacing: float | None = None
     N_max: int = 384
     width_variation: float = 0.0
+    length_min: float = 3500.0
+    length_max: float = 7000.0
+    road_width_min: float = 9.5
+    road_width_max: float = 15.0
+    road_narrowing: float = 0.55
+    start_widening: float = 1.4
+    corner_count_min: float = 14.0
+    corner_count_max: float = 26.0
+    corner_radius_median: float = 52.0
+    corner_radius_min: float = 8.0
+    corner_radius_max: float = 400.0
+    straight_bend: float = 0.0026
+    layout_attempts: int = 8
     kernel_layout: str = "auto"
     relax_enable: bool = True
     relax_iters: int = 100
@@ -127,6 +141,7 @@ class GateGenConfig(SamplerConfig):
     gate_width: float = 0.0
     gate_align: str = "yaw_only"
     z_valid_grade: float = 0.0
+    gate_check_bars: bool = True
     @property
     def N_max(self) -> Any: ...
     family: ClassVar[str]

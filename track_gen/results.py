@@ -10,6 +10,7 @@ import warp as wp
 
 from .core.budget import AllocationBudget
 from .core.rows import RowBatch
+from .core.units import TRACK_UNITS
 
 __all__ = ["FailBit", "GateSequence", "Track"]
 
@@ -225,6 +226,8 @@ class Track(RowBatch):
         fail_mask: int32 ``[E]``: :class:`FailBit` flags.
         winding: float32 ``[E]``: +1 counter-clockwise, -1 clockwise, 0 degenerate.
         generation: int32 ``[E]``: epoch the env's course was built with (-1: never built).
+        unit: the unit of every length above (``"m"`` or ``"track units"``: the config's
+            ``unit``); speeds derived from the track are ``<unit>/s``.
     """
 
     outer: wp.array
@@ -240,6 +243,9 @@ class Track(RowBatch):
     winding: wp.array
     generation: wp.array
 
+    #: The unit of every length (not a dataclass field: set by the program, kept by clone()).
+    unit = TRACK_UNITS
+    _host_attrs = ("unit",)
     _row_arrays = ("outer", "center", "inner", "tangent", "normal", "arclen")
     _env_arrays = ("length", "count", "valid", "fail_mask", "winding", "generation")
 
@@ -308,6 +314,7 @@ class GateSequence(RowBatch):
         valid: int32 ``[E]``: 1 when ``fail_mask == 0``.
         fail_mask: int32 ``[E]``: :class:`FailBit` flags.
         generation: int32 ``[E]``: epoch the env's course was built with (-1: never built).
+        unit: the unit of every length above (the config's ``unit``).
     """
 
     position: wp.array
@@ -322,6 +329,8 @@ class GateSequence(RowBatch):
     fail_mask: wp.array
     generation: wp.array
 
+    unit = TRACK_UNITS
+    _host_attrs = ("unit",)
     _row_arrays = ("position", "tangent", "forward", "orientation", "half_size", "left", "right")
     _env_arrays = ("count", "valid", "fail_mask", "generation")
 

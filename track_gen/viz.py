@@ -210,6 +210,7 @@ def plot_tracks(
     valid = track.valid.numpy()
     fail = track.fail_mask.numpy()
     length = track.length.numpy()
+    suffix = " m" if getattr(track, "unit", "") == "m" else ""  # metres say so
     generation = track.generation.numpy()
 
     rows = {}
@@ -267,7 +268,7 @@ def plot_tracks(
             ax.plot(c[:, 0], c[:, 1], ls=(0, (3, 3)), color=_CENTER if ok else edge, lw=0.8)
 
         if ok:
-            label, color = f"env {e} (L={float(length[e]):.2f})", "black"
+            label, color = f"env {e} (L={float(length[e]):.2f}{suffix})", "black"
         elif int(fail[e]) != 0:
             label, color = f"env {e}: {describe_fail_mask(int(fail[e]))}", _BAD_EDGE
         elif int(generation[e]) < 0:

@@ -1,6 +1,6 @@
 """A course's memory budget: each built-in component plans exactly the bytes it allocates,
 and a course whose components push the total past the device's budget is refused before the
-generator or any component allocates the batch, naming what tipped it (issue 21 item 6)."""
+generator or any component allocates the batch, naming what tipped it."""
 
 from __future__ import annotations
 

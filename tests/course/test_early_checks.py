@@ -1,4 +1,4 @@
-"""Course inputs checked where they are given (issue 21): the ComponentContext's arguments,
+"""Course inputs checked where they are given: the ComponentContext's arguments,
 the checkpoint capacity of a track preset or CourseConfig before any generator is built,
 and NumPy str values stored as str."""
 

@@ -138,6 +138,7 @@ class Oracle:
     def state(self) -> dict:
         n = self.filled
         return {
+            "filled": n,
             "seed": self.seed_b[:n], "score": self.score[:n], "last_played": self.last[:n],
             "plays": self.plays[:n], "successes": self.successes[:n], "step": self.step,
             "env_slot": self.env_slot, "env_level": self.env_level, "replayed": self.replayed,

@@ -1,2 +1,1 @@
-"""Tests of track_gen.envs (the racing env and its gymnasium / rsl_rl adapters) and of
-track_gen.distributed."""
+"""Tests of track_gen.envs (the racing env and its gymnasium / rsl_rl adapters)."""

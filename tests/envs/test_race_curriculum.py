@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 
 from track_gen.curriculum import LevelReplay
 from track_gen.envs import RaceConfig, RaceDone, RaceEnv
+from track_gen.envs import base as env_base
 from track_gen.envs import race as race_module
+from track_gen.tools.terms import FINAL_ALL
 
 E = 6
 SEED = 5
@@ -64,8 +66,10 @@ class HandLoop(RaceEnv):
         self.hand_signal = wp.zeros(self.num_envs, dtype=wp.float32, device=self.device)
 
     def _simulate(self, guard: bool) -> None:
-        self._drive()
-        self._observe(self.course.step())
+        self._act()
+        res = self.course.step()
+        self._observe(res, self._everyone, 0, FINAL_ALL)
+        self._close_step(res)
         self.hand_signal.assign(_signal_oracle(self, self.score, self.user))
         self.hand.update(self.done, self.hand_signal)
         if not self.done.numpy().any():
@@ -234,14 +238,14 @@ VALUES = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     st.sampled_from([None, True, "regret", "learnability", "value_loss", "x", [1], b"4"]),
 )
-KEYS = st.sampled_from([*race_module.CURRICULUM_FIELDS, "buffer", 3])
+KEYS = st.sampled_from([*env_base.CURRICULUM_FIELDS, "buffer", 3])
 
 
 def _expected_error(curriculum):
     """None when the mapping is valid, else the exception type the env must raise (the
     oracle: the LevelReplay ranges of docs/curriculum.md)."""
     for k in curriculum:
-        if k not in race_module.CURRICULUM_FIELDS:
+        if k not in env_base.CURRICULUM_FIELDS:
             return ValueError
     if "buffer_size" not in curriculum or "replay_prob" not in curriculum:
         return ValueError

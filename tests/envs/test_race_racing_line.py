@@ -1,4 +1,4 @@
-"""RaceEnv with a racing line (issue 24, "use in the loop"): the two observed racing-line
+"""RaceEnv with a racing line (its use in the training loop): the two observed racing-line
 columns and the par-pace reward term against NumPy oracles built from the racing-line result
 and the localizer's frame, lap times and par percentages against the laps the progress tool
 counts, the line re-planned with each masked regeneration, defaults bit for bit, replay ==
@@ -125,7 +125,7 @@ def test_the_line_has_the_cars_limits_and_follows_each_regeneration(device):
         env.step(wp.array(a, device=env.device))
         partial += int(0 < env.done.numpy().sum() < E)
     assert partial > 0
-    fresh = tools.RacingLinePlanner(
+    fresh = tools.RacingLineUtility(
         env.course.result, p.vehicle_width, a_lat=p.a_lat, a_lon=p.a_lon, v_max=p.v_max
     ).line
     for name in ("offset", "speed", "curvature", "lap_time", "length"):
@@ -414,9 +414,9 @@ def test_reward_par_values(value, line):
 def test_a_refused_field_builds_nothing(field, value, monkeypatch):
     """A refused value of a new field stops at RaceConfig: no course, no planner."""
     built = []
-    real = tools.RacingLinePlanner.__init__
+    real = tools.RacingLineUtility.__init__
     monkeypatch.setattr(
-        tools.RacingLinePlanner,
+        tools.RacingLineUtility,
         "__init__",
         lambda obj, *a, **k: built.append(1) or real(obj, *a, **k),
     )

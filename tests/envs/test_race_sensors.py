@@ -5,6 +5,7 @@ refusals and fuzz of the new fields."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -13,8 +14,19 @@ import warp as wp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from track_gen import tools
 from track_gen.envs import RaceConfig, RaceEnv
-from track_gen.envs.race_sensors import OBSERVATION_CHOICES, OBSERVATION_TERMS, SENSOR_FIELDS
+
+from ..support.strategies import expected_error, normalized, values
+
+#: The terms a RaceConfig observes: the car's state, then the registered sensor terms.
+OBSERVATION_TERMS = ("state", *tools.observation_terms())
+#: Every nonempty subset of the terms, in registration order.
+OBSERVATION_CHOICES = tuple(
+    "+".join(c)
+    for r in range(1, len(OBSERVATION_TERMS) + 1)
+    for c in itertools.combinations(OBSERVATION_TERMS, r)
+)
 
 E = 4
 SEED = 11
@@ -84,7 +96,7 @@ def _sensor_cols(env) -> np.ndarray:
         (ALL, {}),
         ("lidar", {}),
         ("raster", {"raster_extent": 0.6}),
-        ("lookahead+cones", {"lookahead_source": "racing_line", "cones_dropout": 0.3}),
+        ("lookahead+cones", {"lookahead_along": "racing_line", "cones_dropout": 0.3}),
         ("state+lidar", {"lidar_noise_std": 0.01, "lidar_dropout": 0.1, "lidar_fov": 3.0}),
     ],
 )
@@ -94,7 +106,7 @@ def test_columns_equal_the_sensors_results_while_driving(observations, extra):
     state = RaceEnv(E, "cpu", SEED)  # the state-only twin: the same cars, the same courses
     assert env.obs.shape == (E, config.obs_dim)
     cone_ch = 3 if "cones" in observations else 2
-    look = 3 * (6 if "lookahead_source" in extra else 5)
+    look = 3 * (6 if "lookahead_along" in extra else 5)
     dims = {"lidar": 12, "lookahead": look, "cones": 12, "raster": 64 * cone_ch}
     assert env.sensor_dims == {t: dims[t] for t in observations.split("+") if t != "state"}
     rng = np.random.default_rng(0)
@@ -179,7 +191,7 @@ def test_captured_replay_equals_eager():
 
 def test_default_observation_is_the_state():
     c = RaceConfig()
-    assert c.observations == "state" and c.observed == ("state",)
+    assert c.observations == ("state",) and c.observed == ("state",)
     assert c.obs_dim == c.state_dim == 18
     env = RaceEnv(2, "cpu", 0)
     assert env.sensors == {} and env.sensor_dims == {}
@@ -192,9 +204,9 @@ def test_obs_dim_and_plans():
     assert c.obs_dim == 7 + 8 * 5 + 8 * 3
     assert RaceConfig(observations="raster").obs_dim == 2 * 16 * 16
     assert RaceConfig(observations="cones+raster").obs_dim == 8 * 3 + 3 * 16 * 16
-    c = RaceConfig(observations="lookahead", lookahead_source="racing_line")
+    c = RaceConfig(observations="lookahead", lookahead_along="racing_line")
     assert c.plans_racing_line and c.obs_dim == 8 * 6
-    assert not RaceConfig(lookahead_source="racing_line").plans_racing_line  # not observed
+    assert not RaceConfig(lookahead_along="racing_line").plans_racing_line  # not observed
 
 
 # ------------------------------------------------------------------------------ adapters
@@ -243,11 +255,11 @@ def test_rsl_rl_is_flat():
 @pytest.mark.parametrize(
     "kwargs, error, words",
     [
-        ({"observations": "lidar+state"}, ValueError, "RaceConfig.observations"),
+        ({"observations": "lidar+lidar"}, ValueError, "RaceConfig.observations"),
         ({"observations": ""}, ValueError, "RaceConfig.observations"),
-        ({"observations": ("state", "lidar")}, TypeError, "RaceConfig.observations"),
+        ({"observations": ("state", 1)}, TypeError, "RaceConfig.observations"),
         ({"observations": "sonar"}, ValueError, "RaceConfig.observations"),
-        ({"observations": "raster+cones"}, ValueError, "RaceConfig.observations"),
+        ({"observations": {"state"}}, TypeError, "RaceConfig.observations"),
         ({"raster_resolution": 4}, ValueError, "RaceConfig.raster_resolution"),
         ({"raster_extent": 0.0}, ValueError, "RaceConfig.raster_extent"),
         ({"lidar_num_beams": 0}, ValueError, "RaceConfig.lidar_num_beams"),
@@ -255,7 +267,7 @@ def test_rsl_rl_is_flat():
         ({"lidar_dropout": 1.5}, ValueError, "RaceConfig.lidar_dropout"),
         ({"lookahead_num_points": 2.5}, TypeError, "RaceConfig.lookahead_num_points"),
         ({"lookahead_spacing": -1.0}, ValueError, "RaceConfig.lookahead_spacing"),
-        ({"lookahead_source": "left"}, ValueError, "RaceConfig.lookahead_source"),
+        ({"lookahead_along": "left"}, ValueError, "RaceConfig.lookahead_along"),
         ({"cones_max_cones": 0}, ValueError, "RaceConfig.cones_max_cones"),
         ({"cones_fov": 7.0}, ValueError, "RaceConfig.cones_fov"),
         ({"cones_max_range": math.inf}, ValueError, "RaceConfig.cones_max_range"),
@@ -268,15 +280,37 @@ def test_refusals_name_the_field(kwargs, error, words):
         RaceConfig(**kwargs)
 
 
-def test_every_choice_is_the_terms_in_order():
-    assert len(OBSERVATION_CHOICES) == 2 ** len(OBSERVATION_TERMS) - 1
-    for choice in OBSERVATION_CHOICES:
-        parts = choice.split("+")
-        assert parts == sorted(parts, key=OBSERVATION_TERMS.index)
+def test_observations_is_a_list_of_registered_terms_in_column_order():
+    """``observations`` is a list-valued field: a tuple or a list of term names (or the
+    ``'a+b'`` text), in the order of the columns; a term twice, an unknown term, an empty
+    name or a non-str is refused naming the field."""
+    assert RaceConfig().observations == ("state",)
+    assert RaceConfig(observations=["lidar", "state"]).observations == ("lidar", "state")
+    assert RaceConfig(observations="state+lidar").observations == ("state", "lidar")
+    c = RaceConfig(observations=("cones", "state"), lidar_num_beams=4)
+    assert list(RaceEnv(2, "cpu", 1, config=c).term_slices()) == ["cones", "state"]
+    for bad, error, words in (
+        (("state", "state"), ValueError, "twice"),
+        (("state", "sonar"), ValueError, r"\['sonar'\] is not an observation term"),
+        ((), ValueError, "1 to 16 names"),
+        (("state", 3), TypeError, "names"),
+        ("", ValueError, "empty"),
+        (3, TypeError, "tuple of names"),
+    ):
+        with pytest.raises(error, match=rf"RaceConfig\.observations.*{words}"):
+            RaceConfig(observations=bad)
 
 
 # ------------------------------------------------------------------------------ fuzz
-FIELDS = {t.keyword("RaceConfig"): t for t in SENSOR_FIELDS}
+#: Every flat keyword of a sensor term's settings (``lidar_num_beams``) with its declaration.
+FIELDS = {
+    t.flat_prefix + sub: sub_t
+    for t in RaceConfig.__tunables__
+    if t.kind == "settings"
+    for sub, sub_t in zip(
+        t.settings_class.__field_names__, t.settings_class.__tunables__, strict=True
+    )
+}
 VALUES = st.one_of(
     st.integers(-(2**33), 2**33),
     st.floats(allow_nan=True, allow_infinity=True),
@@ -286,31 +320,26 @@ VALUES = st.one_of(
 
 
 def _error(name, value):
-    """The oracle: None if ``value`` is valid for the field, else the exception type."""
+    """The oracle: the declaration's (tests/support/strategies.py), None if valid; a
+    required field (no default) takes no None."""
     t = FIELDS[name]
-    if t.kind == "choice":
-        if not isinstance(value, str):
-            return TypeError
-        return None if value in t.choices else ValueError
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if value is None and t.default is None and not t.optional:
         return TypeError
-    if t.kind == "int" and not isinstance(value, int):
-        return TypeError
-    if not math.isfinite(value):
-        return ValueError
-    lo_bad = value <= t.lo if t.lo_open else value < t.lo
-    return ValueError if lo_bad or value > t.hi else None
+    return expected_error(t, value, None)
 
 
 @pytest.mark.fuzz
-@given(st.sampled_from(sorted(FIELDS)), VALUES)
-def test_fuzz_sensor_fields(name, value):
+@given(st.data())
+def test_fuzz_sensor_flat_fields_from_their_declarations(data):
+    name = data.draw(st.sampled_from(sorted(FIELDS)), label="name")
+    value = data.draw(st.one_of(values(FIELDS[name], None), VALUES), label="value")
     want = _error(name, value)
     if want is not None:
         with pytest.raises(want, match=f"RaceConfig.{name}"):
             RaceConfig(**{name: value})
         return
     config = RaceConfig(**{name: value})
+    assert getattr(config, name) == normalized(FIELDS[name], value)
     assert config.obs_dim >= 1
 
 
@@ -330,7 +359,7 @@ def test_fuzz_valid_observations_build_and_step(observations, beams, points, con
         lidar_num_beams=beams,
         lookahead_num_points=points,
         cones_max_cones=cones,
-        lookahead_source=source,
+        lookahead_along=source,
         raster_resolution=res,
     )
     env = RaceEnv(2, "cpu", 5, config=config)
@@ -363,8 +392,8 @@ def test_train_ppo_obs_lidar_runs(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     assert "ok:" in out.stdout
     metrics = json.loads((tmp_path / "metrics.json").read_text())
-    assert metrics["config"]["observations"] == "lidar"
-    assert metrics["config"]["lidar_num_beams"] == 16
+    assert metrics["config"]["observations"] == ["lidar"]
+    assert metrics["config"]["lidar"]["num_beams"] == 16
     bad = subprocess.run(
         [sys.executable, str(root / "examples" / "train_ppo.py"), "--obs", "sonar"],
         capture_output=True,

@@ -4,6 +4,7 @@ write_tum / write_npz -> read_tum / rebuild (the CSV is the oracle)."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -121,3 +122,100 @@ def test_complex_circuit_arrays_are_refused_for_any_duck_typed_circuit():
     )
     with pytest.raises(TypeError, match=r"tracks\[0\].xy must be an array of real numbers"):
         tracks_spec([fake], num_envs=1, device="cpu")
+
+
+# ------------------------------------------------------------------------ whole circuits
+#: The ten TUM circuits beside the checkout (``../shared/data/tum``); the tests below skip
+#: when it is absent.
+SHARED_TUM = Path(__file__).resolve().parents[3] / "shared" / "data" / "tum"
+
+
+def _shared_circuits() -> list[RealTrack]:
+    paths = sorted(SHARED_TUM.glob("*.csv"))
+    if not paths:
+        pytest.skip(f"no circuits at {SHARED_TUM}")
+    return [read_tum(p) for p in paths]
+
+
+@pytest.mark.parametrize("spacing", [None, 3.0], ids=["default", "3m"])
+def test_every_shared_circuit_is_valid_on_import(spacing):
+    """Suzuka's figure eight crosses on a bridge (an overpass), Spa's La Source is tighter
+    than its inner width at 3 m beads (narrowed there): both import whole, and say so."""
+    tracks = _shared_circuits()
+    kw = {} if spacing is None else {"spacing": spacing}
+    gen = TrackGenerator(tracks_spec(tracks, num_envs=len(tracks), device="cpu", **kw), seeds=0)
+    t = gen.generate()
+    names = [x.name for x in tracks]
+    assert t.valid.numpy().all(), [n for n, v in zip(names, t.valid.numpy(), strict=True) if not v]
+    assert t.unit == "m"
+    over = dict(zip(names, gen.diagnostics["real_track.overpasses"].numpy(), strict=True))
+    narrowed = dict(zip(names, gen.diagnostics["real_track.narrowed"].numpy(), strict=True))
+    if "Suzuka" in over:
+        assert over["Suzuka"] == 1
+    assert sum(over.values()) == over.get("Suzuka", 0)
+    if spacing == 3.0 and "Spa" in narrowed:
+        assert 0.5 < narrowed["Spa"] < 5.0
+    for name, length in zip(names, t.length.numpy(), strict=True):
+        want = next(x for x in tracks if x.name == name).length
+        assert abs(length - want) / want < 0.01, name
+
+
+def test_overpass_and_hairpin_repairs_can_be_switched_off():
+    tracks = [t for t in _shared_circuits() if t.name == "Suzuka"]
+    if not tracks:
+        pytest.skip("Suzuka is not among the shared circuits")
+    spec = tracks_spec(tracks, num_envs=1, device="cpu", overpasses=False)
+    t = TrackGenerator(spec).generate()
+    assert t.valid.numpy()[0] == 0  # the figure eight as a flat loop crosses itself
+
+
+def _figure_eight(n=400, a=300.0, w=6.0) -> RealTrack:
+    """A lemniscate of Gerono (one crossing at the origin, at 90 degrees, inside a segment
+    of each pass)."""
+    th = np.linspace(0.0, 2.0 * np.pi, n, endpoint=False) + np.pi / n
+    xy = np.stack([a * np.sin(th), a * np.sin(th) * np.cos(th)], axis=1)
+    return RealTrack("eight", xy, np.full(n, w), np.full(n, w))
+
+
+def test_a_figure_eight_is_an_overpass():
+    eight = _figure_eight()
+    gen = TrackGenerator(tracks_spec([eight], num_envs=2, device="cpu"))
+    t = gen.generate()
+    assert t.valid.numpy().tolist() == [1, 1]
+    assert gen.diagnostics["real_track.overpasses"].numpy().tolist() == [1, 1]
+    flat = TrackGenerator(tracks_spec([eight], num_envs=1, device="cpu", overpasses=False))
+    assert flat.generate().valid.numpy()[0] == 0
+    with pytest.raises(TypeError, match="overpasses"):
+        tracks_spec([eight], num_envs=1, device="cpu", overpasses="yes")
+    with pytest.raises(TypeError, match="narrow"):
+        tracks_spec([eight], num_envs=1, device="cpu", narrow=1)
+
+
+def test_tum_round_trip_in_metres_keeps_the_length(tmp_path):
+    """A circuit in metres exports under the TUM headers as it is and reads back at its
+    length; a track-unit course says so in the file and reads back in track units."""
+    from track_gen import TrackGenConfig
+    from track_gen.pipeline import presets
+
+    gen = TrackGenerator(presets.circuit(2, device="cpu"), seeds=4)
+    t = gen.generate()
+    for e in range(2):
+        path = tmp_path / f"c{e}.csv"
+        write_tum(t, e, path)
+        assert path.read_text().splitlines()[1][0] != "#"  # metres: the layout as it is
+        back = read_tum(path)
+        assert back.unit == "m"
+        assert back.length == pytest.approx(float(t.length.numpy()[e]), rel=1e-5)
+        again = TrackGenerator(tracks_spec([back], num_envs=1, device="cpu", spacing=4.0))
+        t2 = again.generate()
+        assert t2.valid.numpy()[0] == 1 and t2.unit == "m"
+        assert t2.length.numpy()[0] == pytest.approx(back.length, rel=2e-3)
+    small = TrackGenerator(TrackGenConfig(num_envs=1, device="cpu"), seeds=1).generate()
+    write_tum(small, 0, tmp_path / "b.csv")
+    assert (tmp_path / "b.csv").read_text().splitlines()[1] == "# unit: track units"
+    back = read_tum(tmp_path / "b.csv")
+    assert back.unit == "track units"
+    assert back.length == pytest.approx(float(small.length.numpy()[0]), rel=1e-5)
+    assert (
+        TrackGenerator(tracks_spec([back], num_envs=1, device="cpu")).result.unit == "track units"
+    )

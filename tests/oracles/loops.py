@@ -22,6 +22,8 @@ import warp as wp
 from track_gen import FailBit, NotCapturableError, TrackGenConfig, TrackGenerator
 from track_gen.pipeline import Registry, Stage
 
+from ..support.strategies import sampler_config
+
 wp.set_module_options({"enable_backward": False})
 
 STAGE_NAME = "test.userloop"
@@ -463,8 +465,9 @@ def real_rows(snap: dict, e: int, name: str = "center") -> np.ndarray:
 def sampler_generator(
     name: str, device, seeds=0, num_envs: int = 8, registry: Registry | None = None, **config
 ) -> TrackGenerator:
-    """A :class:`TrackGenerator` of sampler ``name`` built from a flat config."""
-    cfg = TrackGenConfig(generator=name, num_envs=num_envs, device=device, **config)
+    """A :class:`TrackGenerator` of sampler ``name`` built from a flat config
+    (:func:`sampler_config`)."""
+    cfg = sampler_config(name, num_envs=num_envs, device=device, **config)
     return TrackGenerator(cfg, seeds=seeds, registry=registry)
 
 

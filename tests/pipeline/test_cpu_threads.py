@@ -24,6 +24,7 @@ from track_gen.io import read_tum, tracks_spec
 from track_gen.pipeline import PipelineSpec, Registry, Stage, StageSpec, build, presets
 
 from ..io import CIRCUITS, write_csv
+from ..support.strategies import GATE_SAMPLERS, METRE_SAMPLERS, sampler_config
 
 E = 67  # splits unevenly in 2 and 3 ranges
 THREADS = (1, 2, 3)
@@ -72,20 +73,15 @@ def test_tracks_are_bitwise_identical_for_every_thread_count(generator, layout):
     num_points = 64 if generator == "repulsive" else 256
 
     def make(t):
-        cfg = TrackGenConfig(
-            num_envs=n,
-            device="cpu",
-            generator=generator,
-            kernel_layout=layout,
-            num_points=num_points,
-            cpu_threads=t,
-        )
-        return TrackGenerator(cfg, seeds=11)
+        fields = dict(device="cpu", kernel_layout=layout, cpu_threads=t)
+        if generator not in METRE_SAMPLERS:  # metres: the preset's resolution
+            fields["num_points"] = num_points
+        return TrackGenerator(sampler_config(generator, num_envs=n, **fields), seeds=11)
 
     _assert_same(_per_thread(make))
 
 
-@pytest.mark.parametrize("generator", TRACK_GENERATORS)
+@pytest.mark.parametrize("generator", GATE_SAMPLERS)
 def test_gates_are_bitwise_identical_for_every_thread_count(generator):
     n = 7 if generator == "repulsive" else E
 

@@ -28,6 +28,7 @@ from track_gen.config import GATE_RESOLUTION, TRACK_GENERATORS, SamplerConfig
 from track_gen.pipeline import presets
 
 from ..oracles import gate_oracle as O
+from ..support.strategies import sampler_config
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -710,6 +711,7 @@ TRACK_PINS = {
     "polar": ("3e0903eed9e6e55d", "55bef881289efb0b"),
     "repulsive": ("b70e3f5626d9a884", "006b682db0e67d06"),
     "voronoi": ("3f53a36eced7d135", "f3d3575a7f2a962d"),
+    "circuit": ("fcc7efacccf3a1d5", "5cda7acd43cf2da2"),  # presets.circuit's config (metres)
 }
 
 
@@ -724,7 +726,7 @@ def test_tracks_are_pinned_bit_for_bit():
     assert set(TRACK_PINS) == set(TRACK_GENERATORS)
     got = {}
     for name in TRACK_GENERATORS:
-        gen = TrackGenerator(TrackGenConfig(generator=name, num_envs=6, device="cpu"), seeds=5)
+        gen = TrackGenerator(sampler_config(name, num_envs=6, device="cpu"), seeds=5)
         first = _track_digest(gen.generate())
         got[name] = (first, _track_digest(gen.generate(advance=True)))
     assert got == TRACK_PINS, "\n".join(f'    "{k}": {v},' for k, v in got.items())
@@ -891,7 +893,7 @@ def test_mixed_knot_loops_match_their_samplers(device):
 
 @pytest.mark.parametrize("generator", [*KNOT_SAMPLERS, "voronoi"])
 def test_gates_spread_in_loop_order(generator, device):
-    """Issue 23: consecutive gates' arc gaps within [0.5, 1.5] x L / K for >= 95% of gates,
+    """Spacing: consecutive gates' arc gaps within [0.5, 1.5] x L / K for >= 95% of gates,
     the gates once around the loop in order (ccw), no GATE_SPACING (none before either)."""
     gen = make(device, generator=generator, num_envs=256, gate_width=0.1)
     seq = gen.generate()
@@ -915,7 +917,7 @@ def test_placement_measure_oracle():
 
 @pytest.mark.parametrize("generator", [*KNOT_SAMPLERS, "voronoi"])
 def test_crossing_bars_not_above_the_table(generator, device):
-    """Issue 23: the crossing-bar fraction per width is no higher than before (BARS_BEFORE)."""
+    """Crossing bars: the crossing-bar fraction per width is no higher than before (BARS_BEFORE)."""
     gen = make(device, generator=generator, num_envs=1024, gate_width=BAR_WIDTHS[0])
     for w, before in zip(BAR_WIDTHS, BARS_BEFORE[generator], strict=True):
         gen.params[WIDTH] = w
@@ -925,7 +927,7 @@ def test_crossing_bars_not_above_the_table(generator, device):
 
 @pytest.mark.parametrize("generator", KNOT_SAMPLERS)
 def test_altitude_profiles(generator, device):
-    """Issue 23: the altitude profiles are today's on the knot loops: flat at z_base, uniform
+    """Altitudes: the altitude profiles are today's on the knot loops: flat at z_base, uniform
     in [z_min, z_max], a random walk from clamp(z_base) with steps within z_max_step * plan
     distance, the noise profile within its range."""
     kw = dict(generator=generator, num_envs=32, z_base=0.2, z_min=-0.3, z_max=0.6)

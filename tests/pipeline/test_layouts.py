@@ -16,6 +16,7 @@ from track_gen import TRACK_GENERATORS, TrackGenConfig, TrackGenerator
 from track_gen.pipeline import default_registry, presets
 
 from ..oracles import loops as L
+from ..support.strategies import METRE_SAMPLERS, sampler_config
 
 E = 32
 #: every built-in sampler a config selects by name (the registry's, never copied here)
@@ -70,13 +71,13 @@ def test_samplers_are_the_registrys():
 def test_per_item_equals_per_env(sampler, variant):
     num_envs = 8 if sampler == "repulsive" else E
 
+    fields = dict(VARIANTS[variant])
+    if sampler in METRE_SAMPLERS and variant == "relax":
+        fields = {"relax_enable": True, "relax_iters": 4}  # the preset has no relaxation
+
     def make(layout):
-        cfg = TrackGenConfig(
-            generator=sampler,
-            num_envs=num_envs,
-            device="cpu",
-            kernel_layout=layout,
-            **VARIANTS[variant],
+        cfg = sampler_config(
+            sampler, num_envs=num_envs, device="cpu", kernel_layout=layout, **fields
         )
         return TrackGenerator(cfg, seeds=11)
 

@@ -26,6 +26,7 @@ from track_gen.pipeline.presets import gates_from_config, track_from_config
 
 from ..support.invariants import check_result, env_rows
 from ..support.strategies import (
+    METRE_SAMPLERS,
     SAMPLERS,
     examples,
     expected_error,
@@ -38,6 +39,7 @@ from ..support.strategies import (
     is_number,
     out_of_range,
     range_pairs,
+    sampler_config,
     special_values,
     to_float,
     wrong_arrays,
@@ -50,6 +52,8 @@ PARAM_RANGE = int(FailBit.PARAM_RANGE)
 
 
 def _config(family: str, sampler: str, device="cpu"):
+    if sampler in METRE_SAMPLERS:
+        return sampler_config(sampler, num_envs=E, device=device)
     kw = {"num_envs": E, "device": device, "num_points": 64, "generator": sampler}
     if sampler == "repulsive":
         kw["repulsive_iters"] = 4

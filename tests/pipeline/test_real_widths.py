@@ -83,11 +83,19 @@ def test_oval_length_and_widths(device):
 @pytest.mark.parametrize("gap, valid", [(40.0, 1), (10.0, 0)])
 def test_valid_where_the_source_is(device, gap, valid):
     # hairpins of radius gap/2 with 6 m each side: a 5 m radius cannot hold a 6 m half width
-    gen = TrackGenerator(tracks_spec([stadium(gap)], num_envs=2, device=device))
+    # as it is (narrow=False), so the import narrows the inner widths there (the default)
+    gen = TrackGenerator(tracks_spec([stadium(gap)], num_envs=2, device=device, narrow=False))
     tr = gen.generate()
     assert tr.valid.numpy().tolist() == [valid, valid]
     if not valid:
         assert tr.fail_mask.numpy()[0] & int(FailBit.THICKNESS)
+    fixed = TrackGenerator(tracks_spec([stadium(gap)], num_envs=2, device=device))
+    assert fixed.generate().valid.numpy().tolist() == [1, 1]
+    narrowed = fixed.diagnostics["real_track.narrowed"].numpy()
+    assert (narrowed == 0).all() if valid else (narrowed > 0).all()
+    if valid:  # a circuit valid as it is keeps every byte
+        assert fixed.result.center.numpy().tobytes() == tr.center.numpy().tobytes()
+        assert fixed.result.outer.numpy().tobytes() == tr.outer.numpy().tobytes()
 
 
 def test_layouts_bitwise_equal():
@@ -199,8 +207,9 @@ def test_thickness_matches_a_numpy_oracle():
         xy = np.stack([150.0 * np.cos(th), ry * np.sin(th)], 1)
         w = rng.uniform(3.0, 8.0) + np.sin(2.0 * th + rng.uniform(0, 6))
         circuits.append(circuit(xy, w, w[::-1].copy()))
-    gen = TrackGenerator(tracks_spec(circuits, num_envs=len(circuits), device="cpu"))
-    tr = gen.generate()
+    # narrow=False: the circuits as they are (the import would narrow the thin ones)
+    spec = tracks_spec(circuits, num_envs=len(circuits), device="cpu", narrow=False)
+    tr = TrackGenerator(spec).generate()
     fail = tr.fail_mask.numpy()
     decided = 0
     for e in range(len(circuits)):

@@ -12,6 +12,7 @@ from track_gen import FailBit
 from track_gen.pipeline import default_registry
 
 from ..oracles import loops as L
+from ..support.strategies import METRE_SAMPLERS
 
 P = 128
 N_MAX = 128
@@ -194,9 +195,12 @@ def _assert_layouts_agree(make, mask_rows) -> None:
 
 @pytest.mark.parametrize("sampler", SAMPLERS)
 def test_per_item_layout_matches_per_env(sampler):
+    # the circuit preset runs without relaxation: switch it on, a few sweeps
+    extra = {"relax_enable": True, "relax_iters": 6} if sampler in METRE_SAMPLERS else {}
+
     def make(layout):
         return L.sampler_generator(
-            sampler, "cpu", seeds=11, num_envs=LAYOUT_E, kernel_layout=layout
+            sampler, "cpu", seeds=11, num_envs=LAYOUT_E, kernel_layout=layout, **extra
         )
 
     _assert_layouts_agree(make, mask_rows=[0, 3, 4, 17, 31])

@@ -1,5 +1,5 @@
 """A PipelineSpec is checked when it is made: stage kinds, families, options, the stage that
-decides validity, randomizers and the mix's samplers (issue 21, items 6 to 8); a plugin kind
+decides validity, randomizers and the mix's samplers; a plugin kind
 the default registry does not hold yet is checked when the generator is built, before it
 allocates anything."""
 

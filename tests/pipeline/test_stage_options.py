@@ -26,7 +26,14 @@ from track_gen.pipeline import PipelineSpec, StageSpec, build
 from track_gen.stages import BUILTIN_STAGES
 
 from ..support.invariants import check_result
-from ..support.strategies import SAMPLERS, examples, expected_options_error, values
+from ..support.strategies import (
+    METRE_SAMPLERS,
+    SAMPLERS,
+    examples,
+    expected_options_error,
+    sampler_config,
+    values,
+)
 
 pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
@@ -42,6 +49,8 @@ def config_for(kind: str, device="cpu"):
         return GateGenConfig(**base)
     if kind in TRACK_PROCESS or kind == "road_width":
         return TrackGenConfig(**base)
+    if kind in METRE_SAMPLERS:  # metres: its preset's resolution
+        return sampler_config(kind, num_envs=E, device=device)
     return TrackGenConfig(generator=kind, repulsive_iters=4, **base)
 
 

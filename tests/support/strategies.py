@@ -27,6 +27,8 @@ from hypothesis import strategies as st
 
 from track_gen import TRACK_GENERATORS, GateGenConfig, TrackGenConfig
 from track_gen.core.tunable import Tunable
+from track_gen.pipeline import presets
+from track_gen.stages import BUILTIN_SAMPLERS
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
@@ -36,6 +38,20 @@ CONFIGS = (TrackGenConfig, GateGenConfig)
 #: Samplers a config alone can build: the registry's built-in samplers (``TRACK_GENERATORS``),
 #: never copied here; ``mix`` needs stage options, ``centerline`` and ``real_track`` an input.
 SAMPLERS = TRACK_GENERATORS
+#: The samplers a gate pipeline takes (``circuit`` draws tracks in metres only).
+GATE_SAMPLERS = tuple(
+    s for s in SAMPLERS if "gates" in (BUILTIN_SAMPLERS[s].families or ("gates",))
+)
+#: Samplers whose courses are in metres: a config of theirs comes from their preset.
+METRE_SAMPLERS = {"circuit": presets.circuit}
+
+
+def sampler_config(name: str, num_envs: int = 8, **config) -> TrackGenConfig:
+    """The flat config of sampler ``name``: ``TrackGenConfig(generator=name, ...)``, or for a
+    sampler in metres (``circuit``) its preset's config with ``config`` on top."""
+    if name in METRE_SAMPLERS:
+        return METRE_SAMPLERS[name](num_envs, **config).config
+    return TrackGenConfig(generator=name, num_envs=num_envs, **config)
 
 
 #: Examples per test in the "ci" profile (tests/conftest.py), the unit of :func:`examples`.
@@ -694,7 +710,7 @@ def stream_cases(E: int, device) -> list[tuple[str, type | None, Callable]]:
     return cases
 
 
-# ------------------------------------------------------------------------------ specs (issue 21)
+# ------------------------------------------------------------------------------ specs
 # Oracles of what a PipelineSpec checks when it is made: randomizers and the mix's samplers.
 def expected_range_error(lo_hi) -> type | None:
     """TypeError / ValueError of a ``(lo, hi)`` randomizer range on its own, or None: a pair
@@ -747,7 +763,9 @@ def range_pairs(t: Tunable) -> st.SearchStrategy:
     )
 
 
-def expected_mix_error(generators, samplers, registered) -> tuple[type | None, type | None]:
+def expected_mix_error(
+    generators, samplers, registered, metres: bool = False
+) -> tuple[type | None, type | None]:
     """``(error of presets.track_mix(generators, ...), error when its spec is built)``.
     ``samplers``: the registered samplers that can be mixed; ``registered``: every registered
     kind. A name that is neither is refused with ValueError, when the spec is made, or, for a
@@ -757,7 +775,8 @@ def expected_mix_error(generators, samplers, registered) -> tuple[type | None, t
     (ValueError), then entry by entry a name that is no non-empty str (TypeError), a weight
     that is no number (TypeError) or is not finite, <= 0 or > 1e6 (ValueError); a name twice
     (ValueError); then each name in order: not registered or not a sampler that can be mixed
-    (ValueError)."""
+    (ValueError); then a sampler in metres (``circuit``) in a mix whose config is not a
+    metre config (``metres``): ValueError when the spec is made."""
     if generators is None or isinstance(generators, (str, bytes)):
         return TypeError, None
     if not hasattr(generators, "__iter__"):
@@ -786,11 +805,13 @@ def expected_mix_error(generators, samplers, registered) -> tuple[type | None, t
     for name in names:
         if name not in samplers:
             return ValueError, None
+    if not metres and any(n in METRE_SAMPLERS for n in names):
+        return ValueError, None
     return None, None
 
 
 # ------------------------------------------------------------------------------ tool inputs
-# (issue 21: hand-made courses and out-of-range poses; tests/tools/test_tool_inputs.py)
+# (hand-made courses and out-of-range poses; tests/tools/test_tool_inputs.py)
 _F32_MAX = float(np.finfo(np.float32).max)
 _HUGE_FINITE = [1e18, -1e18, 1.5e18, 1e19, -1e19, 1e30, -1e30, 3e38, _F32_MAX, -_F32_MAX]
 _TINY = [0.0, -0.0, 1e-45, -1e-45, 1e-30, 1e-19]
@@ -856,7 +877,7 @@ def finite_pose_rows(rows: int, width: int, quaternion: bool = False) -> st.Sear
 
 
 # ------------------------------------------------------------------------------ files and paths
-# (track_gen.io batch files, output paths, picture writers: issue 21)
+# (track_gen.io batch files, output paths, picture writers)
 
 #: One value a per-env entry of a batch file may hold: ints around every int32 / int64 /
 #: uint64 edge, floats (NaN, inf, beyond float32, fractions), strings, bools and JSON nulls.

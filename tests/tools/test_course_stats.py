@@ -12,9 +12,7 @@ per-generation contract (masked envs, all-zero mask, capture, CPU thread counts)
 from __future__ import annotations
 
 import functools
-import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -30,7 +28,6 @@ from track_gen.tools.course_stats import DESCRIPTORS
 from ..io import CIRCUITS
 
 SETTINGS = {"corner_radius": 20.0, "corner_angle": 0.2, "percentiles": (50.0, 90.0, 99.0)}
-REPO = Path(__file__).resolve().parents[2]
 
 
 # ------------------------------------------------------------------------------- oracle
@@ -454,10 +451,9 @@ def test_bad_courses_refused_before_anything_is_built():
 
 # ------------------------------------------------------------------------ realism script
 def _realism():
-    spec = importlib.util.spec_from_file_location("realism", REPO / "benchmarks" / "realism.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from studies import realism
+
+    return realism
 
 
 def test_realism_ks_statistic_matches_scipy():
@@ -482,7 +478,8 @@ def test_realism_script_ranks_samplers_against_a_folder_of_circuits(tmp_path, ca
         write_csv(tmp_path / f"{name}.csv", xy, wr, wl)
     realism = _realism()
     rows = realism.main(
-        ["--circuits", str(tmp_path), "--E", "8", "--samplers", "bezier", "polar", "--mixes"]
+        ["--mode", "dimensionless", "--circuits", str(tmp_path), "--E", "8"]
+        + ["--samplers", "bezier", "polar", "--mixes"]
         + ["--half-widths", "0.1", "--csv", str(tmp_path / "out.csv")]
     )
     assert [r["mean"] for r in rows] == sorted(r["mean"] for r in rows)

@@ -1,4 +1,4 @@
-"""Fuzz cases of every input of tools.CourseStats / CourseStatsUtility (issue 26).
+"""Fuzz cases of every input of tools.CourseStats / CourseStatsUtility.
 
 The settings (``corner_radius``, ``corner_angle``, ``percentiles``, ``racing_line``) take
 any value: a refused one raises the error the declaration implies, before anything is built;

@@ -390,7 +390,7 @@ def test_plan_replays_in_a_graph(device):
         ({"iterations": 2.5}, TypeError, r"RacingLine\.iterations"),
         ({"linearisations": 17}, ValueError, r"RacingLine\.linearisations = 17"),
         ({"kappa_iterations": 0}, ValueError, r"RacingLine\.kappa_iterations = 0"),
-        # work without a bound (issue 30): 40 s per env per regeneration before
+        # work without a bound: 40 s per env per regeneration before
         (
             {"kappa_max": 5.0, "linearisations": 16, "kappa_iterations": 100000},
             ValueError,

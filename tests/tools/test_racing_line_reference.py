@@ -6,7 +6,7 @@ widths as ours, and its ``calc_vel_profile`` is the one speed profile both lines
 with. Both lines and the centre line go through one evaluation (:func:`evaluate`): a periodic
 cubic spline through the closed line (chord-length parameter), resampled every
 ``EVAL_STEP`` metres of arc, its analytic curvature, the curvature integral
-``J = sum kappa^2 ds`` and the lap time of the reference's speed profile on it. Issue 24's
+``J = sum kappa^2 ds`` and the lap time of the reference's speed profile on it. The
 targets, asserted below: our median reduction ``1 - J(line) / J(centre)`` is at least 95% of
 the reference's median, and at least 80% of the reference's on every circuit; our lap time
 is within 0.5% of the reference line's (or faster); every line keeps the vehicle inside the
@@ -62,7 +62,7 @@ SPACING = 6.0  # metres between beads
 EVAL_STEP = 0.5  # metres of arc between evaluation points (the hairpin's J converges at <= 0.5)
 VEHICLE = 2.0  # metres
 LIMITS = {"a_lat": 10.0, "a_lon": 10.0, "v_max": 70.0}
-#: issue 24's targets
+#: the targets: median share, per-circuit share, lap-time slack
 MEDIAN_SHARE, CIRCUIT_SHARE, LAP_SLACK = 0.95, 0.80, 0.005
 #: how far a line may reach into the vehicle's half width at a bead (the border polylines'
 #: chords sit slightly inside the beads' widths on the inside of a bend)
@@ -292,7 +292,7 @@ def kkt_misses(name, qp) -> list[str]:
 
 
 def target_misses(rows) -> list[str]:
-    """Each of issue 24's targets a circuit (or the median) misses, as a sentence."""
+    """Each of the targets a circuit (or the median) misses, as a sentence."""
     ours = {n: _reduction(r, "ours") for n, r in rows.items()}
     ref = {n: _reduction(r, "reference") for n, r in rows.items()}
     misses = []

@@ -1,4 +1,4 @@
-"""Hand-made courses and out-of-range poses through every tool utility (issue 21).
+"""Hand-made courses and out-of-range poses through every tool utility.
 
 Hand-made :class:`~track_gen.Track`, :class:`~track_gen.GateSequence` and
 :class:`~track_gen.tools.CheckpointsResult` batches (built through their public ``allocate`` and
@@ -15,7 +15,7 @@ take any float32, up to its maximum: a finite pose of a usable env gets finite a
 
 The second part steps built courses (track: segments, sdf, per_item layouts, a localizer;
 gates: posts, frames) with huge-but-finite agent states: a valid env's outputs are never NaN
-or inf. The tests at the end pin the bugs of issue 21 (each failed before its fix).
+or inf. The tests at the end pin bugs these inputs found (each failed before its fix).
 """
 
 from __future__ import annotations
@@ -665,7 +665,7 @@ def contact_host(c) -> dict:
 @pytest.mark.parametrize("method", ["segments", "sdf"])
 @pytest.mark.parametrize("layout", ["per_env", "per_item"])
 def test_a_count_beyond_n_max_is_clamped(device, method, layout):
-    """Issue 21.1: a count above the row stride crashed (SIGSEGV) the band collider and the
+    """Regression: a count above the row stride crashed (SIGSEGV) the band collider and the
     height-field baker. It is clamped to N_max: NaN padding then makes the env unusable, a
     full stride of real beads is used whole."""
     t = make_track(device, [ring_env(5, count=10**6), ring_env(N, count=N + 3), ring_env(7)])
@@ -680,7 +680,7 @@ def test_a_count_beyond_n_max_is_clamped(device, method, layout):
 
 
 def test_an_agent_inside_a_frame_member_gets_a_signed_distance_and_a_normal(device):
-    """Issue 21.3: inside a member the frame collider answered distance 0 and a NaN normal
+    """Regression: inside a member the frame collider answered distance 0 and a NaN normal
     (with agent_radius=0), also for FrameCollision(1e6, 1e6, 1e6). Inside now reads minus
     the depth to the member's nearest face, and that face's outward normal."""
     env = gate_envs_fixed()
@@ -727,7 +727,7 @@ def gate_envs_fixed() -> dict:
 
 @pytest.mark.parametrize("scale", [1e19, 1e20, 1e30, 3e38 / 2, 1e-20, 1e-30])
 def test_huge_and_tiny_quaternions_give_the_unit_yaw(device, scale):
-    """Issue 21.3: quaternion components of 1e19 and more gave a NaN distance with oob 0
+    """Regression: quaternion components of 1e19 and more gave a NaN distance with oob 0
     (segments, sdf, posts); tiny ones lost the yaw. A quaternion is scaled by its largest
     component first: the answer is the unit quaternion's."""
     t = make_track(device, [ring_env(N)] * E)
@@ -748,7 +748,7 @@ def test_huge_and_tiny_quaternions_give_the_unit_yaw(device, scale):
 
 @pytest.mark.parametrize("far", [1e19, -3e19, 1e30, F32_MAX, -F32_MAX])
 def test_far_finite_poses_get_finite_answers(device, far):
-    """Issue 21.3: positions of 1e19 and more gave dist_to_next = inf (every course type)
+    """Regression: positions of 1e19 and more gave dist_to_next = inf (every course type)
     and NaN or inf collision and localizer answers. A finite position is clamped to
     COORD_LIMIT: off the road / clear of the gates, with finite distances."""
     t = make_track(device, [ring_env(N)] * E)
@@ -778,7 +778,7 @@ def test_far_finite_poses_get_finite_answers(device, far):
 
 @pytest.mark.parametrize("half", [3e38, 1e19, F32_MAX])
 def test_huge_half_extents_give_a_finite_sdf_distance(device, half):
-    """Issue 21.3: half extents of 3e38 gave an inf SDF distance. They are clamped to
+    """Regression: half extents of 3e38 gave an inf SDF distance. They are clamped to
     COORD_LIMIT: the box covers the road, oob 1, a finite distance (both methods)."""
     t = make_track(device, [ring_env(N)] * E)
     boxes = unit_boxes(device, np.array([[1.0, 0.0]] * E), half=(half, half))
@@ -789,7 +789,7 @@ def test_huge_half_extents_give_a_finite_sdf_distance(device, half):
 
 
 def test_checkpoint_set_allocate_checks_its_arguments(device):
-    """Issue 21.6 and 21.8: CheckpointsResult.allocate(0, 8) and (2, 2) were accepted (the
+    """Regression: CheckpointsResult.allocate(0, 8) and (2, 2) were accepted (the
     capacity must be >= 3), and an absent CUDA device raised a raw Warp error."""
     for args, err, word in (
         ((0, 8, device), ValueError, "num_envs"),

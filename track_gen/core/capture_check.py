@@ -14,18 +14,16 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import warp as wp
 
-from .component import Component
+from .component import Component, ComponentContext
 from .exec import require_not_capturing
 
-if TYPE_CHECKING:  # for the annotation only
-    from ..course.course import Course
-
-__all__ = ["CaptureProblem", "check_component"]
+__all__ = ["CaptureProblem", "CourseLike", "check_component"]
 
 _WARP_DIR = os.path.dirname(wp.__file__)
 _HERE = os.path.abspath(__file__)
@@ -50,6 +48,26 @@ class CaptureProblem:
 
     def __str__(self) -> str:
         return f"{self.component}.{self.hook}: {self.call} at {self.where}"
+
+
+class CourseLike(Protocol):
+    """What :func:`check_component` reads of a course (a :class:`track_gen.course.Course` has
+    it all; the contract lives on the ground floor, below the course, so it names the
+    attributes instead of the class).
+
+    Attributes:
+        components: the course's components by name, in their order.
+        inputs: the course's stable arrays by name; ``inputs["regen_mask"]`` is the int32
+            ``[E]`` mask a masked regeneration reads.
+        device: the Warp device of the course.
+        stream: the course's stream (None: the device's current stream).
+    """
+
+    components: Mapping[str, Component]
+    inputs: Mapping[str, Any]
+    device: Any
+    stream: Any
+    _ctx: ComponentContext
 
 
 def _caller() -> str:
@@ -145,7 +163,7 @@ def _watch(report, device):
             setattr(owner, attr, original)
 
 
-def check_component(component: Component | str, course: Course) -> list[CaptureProblem]:
+def check_component(component: Component | str, course: CourseLike) -> list[CaptureProblem]:
     """The calls of ``component``'s ``on_generate`` and ``reset`` that a conditional
     regeneration body cannot hold (an empty list: none).
 
@@ -159,7 +177,7 @@ def check_component(component: Component | str, course: Course) -> list[CaptureP
     listed in the module docs is reported with the line that made it, and so is an exception
     a hook raises. Call it outside any capture.
     """
-    # a course is what has these (the contract lives below the course, which it cannot import)
+    # a course is what has these (CourseLike: the contract lives below the course)
     if not all(hasattr(course, a) for a in ("components", "inputs", "device", "stream", "_ctx")):
         raise TypeError(f"course must be a Course, got {type(course).__name__}")
     comps = course.components

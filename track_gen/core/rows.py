@@ -21,7 +21,8 @@ class RowBatch:
 
     A subclass names its row arrays (``[E*M]``, ``M`` rows per env) in ``_row_arrays`` and its
     env arrays (``[E]``) in ``_env_arrays``; any other field (a host str, a stride) is copied
-    as is by :meth:`clone`. An array field may be None (an answer the tool does not compute).
+    as is by :meth:`clone`, and so are the instance attributes named in ``_host_attrs``. An
+    array field may be None (an answer the tool does not compute).
     A batch without env arrays sets ``_stride_field`` to the name of an int attribute (not a
     dataclass field) that holds ``M`` (0: unknown, the whole batch is one env's rows).
     """
@@ -29,6 +30,15 @@ class RowBatch:
     _row_arrays: ClassVar[tuple[str, ...]] = ()
     _env_arrays: ClassVar[tuple[str, ...]] = ()
     _stride_field: ClassVar[str | None] = None
+    #: Host attributes that are not dataclass fields (a unit name) and that :meth:`clone`
+    #: and :meth:`env_range` carry over.
+    _host_attrs: ClassVar[tuple[str, ...]] = ()
+
+    def _carry(self, out):
+        for name in self._host_attrs:
+            if name in vars(self):
+                setattr(out, name, getattr(self, name))
+        return out
 
     @classmethod
     def buffers(cls, *args, **kwargs) -> list[tuple[int, type]]:
@@ -88,7 +98,7 @@ class RowBatch:
         out = dataclasses.replace(self, **copies)
         if self._stride_field:
             setattr(out, self._stride_field, getattr(self, self._stride_field))
-        return out
+        return self._carry(out)
 
     def env_range(self, lo: int, hi: int):
         """The same batch restricted to envs ``[lo, hi)``: every row and env array cut to
@@ -101,7 +111,7 @@ class RowBatch:
             if arr is not None:
                 k = M if name in self._row_arrays else 1
                 cuts[name] = arr[lo * k : hi * k]
-        return dataclasses.replace(self, **cuts)
+        return self._carry(dataclasses.replace(self, **cuts))
 
     def host(self, name: str) -> np.ndarray | None:
         """Array ``name`` on the host, shaped per env: ``[E, M, ...]`` for a row array,

@@ -16,6 +16,8 @@ A settings object is also a read-only mapping of its fields (``dict(settings)``,
 from __future__ import annotations
 
 import dataclasses
+import functools
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import SimpleNamespace
 from typing import Any
@@ -63,6 +65,7 @@ def settings_class(
     check: Callable | None = None,
     defaults: Mapping[str, Any] | None = None,
     keywords_of: str | None = None,
+    deprecated: Mapping[str, str] | None = None,
 ) -> type:
     """The settings class ``name`` of a tool: one field per declaration of ``fields`` (its
     ``FIELDS``, in keyword order), checked by the declarations (and ``check(settings)``, the
@@ -81,7 +84,44 @@ def settings_class(
         keywords_of=keywords_of or name.removesuffix("Settings"),
     )
     cls.__eq__ = Settings._equals  # the dataclass's hash (of the fields) is kept
+    cls.__deprecated_fields__ = dict(deprecated or {})
+    if deprecated:
+        _deprecate_fields(cls)
     return cls
+
+
+def deprecated_field(cls: type, old: str, stacklevel: int = 3) -> str:
+    """The field ``old`` (a deprecated field name of the settings class ``cls``) was renamed
+    to, after a :class:`DeprecationWarning` saying so."""
+    new = cls.__deprecated_fields__[old]
+    warnings.warn(
+        f"{cls.__name__}.{old} is deprecated and will be removed in the next release: use "
+        f"{new} (the same field)",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+    return new
+
+
+def _deprecate_fields(cls: type) -> None:
+    """``cls(old=...)`` and ``settings.old`` for each deprecated field name, with a warning."""
+    init = cls.__init__
+
+    @functools.wraps(init)
+    def init_(self, *args, **kwargs):
+        for old in cls.__deprecated_fields__:
+            if old in kwargs:
+                kwargs[deprecated_field(cls, old)] = kwargs.pop(old)
+        init(self, *args, **kwargs)
+
+    cls.__init__ = init_
+    for old, new in cls.__deprecated_fields__.items():
+
+        def get(self, old=old, new=new):
+            deprecated_field(type(self), old)
+            return getattr(self, new)
+
+        setattr(cls, old, property(get, doc=f"Deprecated name of ``{new}``."))
 
 
 def resolve_settings(

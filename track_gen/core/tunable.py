@@ -34,6 +34,7 @@ import dataclasses
 import difflib
 import functools
 import math
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -70,7 +71,7 @@ __all__ = [
     "resolve_values",
 ]
 
-_KINDS = ("int", "float", "floats", "bool", "choice", "name", "device")
+_KINDS = ("int", "float", "floats", "bool", "choice", "name", "device", "names", "settings")
 
 #: Largest magnitude a float declaration may give a bound: the square of a bound, a product of
 #: two bounds and a bound divided by the smallest one (:data:`F32_SAFE_MIN`) stay below 1e24,
@@ -97,8 +98,13 @@ class Tunable:
             :class:`Tunable` of the same owner (``max_corners >= min_corners``).
         lo_open, hi_open: make a bound exclusive.
         kind: ``"int"``, ``"float"``, ``"floats"`` (a tuple of ``length`` floats, each in the
-            range), ``"bool"``, ``"choice"`` (one of ``choices``), ``"name"`` (a non-empty str)
-            or ``"device"`` (a device string or None); inferred from ``default`` when empty.
+            range), ``"bool"``, ``"choice"`` (one of ``choices``), ``"name"`` (a non-empty str),
+            ``"device"`` (a device string or None), ``"names"`` (a tuple of ``length``
+            distinct non-empty strs, each one of ``choices`` when given, else checked by
+            ``rule``; a list is taken, and a str joined by ``+`` for ``"a+b"``) or
+            ``"settings"`` (an instance of ``settings_class``, a settings class made by
+            :func:`config_class`; a mapping of its fields is taken too); inferred from
+            ``default`` when empty.
         choices: the allowed strings of a ``"choice"``; on an ``"int"``, strings allowed
             besides the range (``cpu_threads``: an int or ``"auto"``).
         dynamic: True for a per-env ``[E]`` float32 device array (``generator.params``) that
@@ -121,6 +127,9 @@ class Tunable:
             than ``name`` (``{"CourseConfig": "collision"}``); a surface is named by its label:
             its path without the module (``"Course.track"``, ``"CourseConfig"``). A config
             class made by :func:`config_class` names the field ``aliases[class name]``.
+        settings_class: the class of a ``"settings"`` field.
+        flat_prefix: a ``"settings"`` field's flat keywords in a config class: ``"lidar_"``
+            makes ``lidar_num_beams=`` set ``lidar.num_beams`` (and read it back).
     """
 
     name: str
@@ -142,6 +151,8 @@ class Tunable:
     length: tuple[int, int] = (0, 0)
     surfaces: tuple[str, ...] = ()
     aliases: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    settings_class: type | None = None
+    flat_prefix: str = ""
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -177,6 +188,17 @@ class Tunable:
             problem = float32_bound_problem(self)
             if problem:
                 raise ValueError(f"Tunable {self.name!r}: {problem}")
+        if kind == "names":
+            a, b = self.length
+            if not (is_number(a) and is_number(b) and 0 < a <= b):
+                raise ValueError(f"Tunable {self.name!r}: names declare length=(fewest, most)")
+        if kind == "settings" and not (
+            isinstance(self.settings_class, type) and hasattr(self.settings_class, "__tunables__")
+        ):
+            raise TypeError(
+                f"Tunable {self.name!r}: a settings field declares settings_class, a class made "
+                "by config_class"
+            )
         if kind == "choice" and not self.choices:
             raise ValueError(f"Tunable {self.name!r}: a choice declares its choices")
         if self.dynamic and kind != "float":
@@ -224,6 +246,11 @@ class Tunable:
             text = "a non-empty str"
         elif self.kind == "device":
             text = "a device string ('cpu', 'cuda:0') or None"
+        elif self.kind == "names":
+            one = f"each one of {self.choices}" if self.choices else "each a registered name"
+            text = f"{self._count_text()} distinct names, {one}"
+        elif self.kind == "settings":
+            text = f"a {self.settings_class.__name__}"
         else:
             lo, hi = self.bounds(lookup)
             if lookup is None:
@@ -264,6 +291,15 @@ class Tunable:
             return str(value)
         if kind == "floats":
             return self._check_floats(value, owner)
+        if kind == "names":
+            v = self._check_names(value, owner)
+            if self.rule is not None and lookup is not None:
+                err = self.rule(v, lookup)
+                if err:
+                    raise ValueError(f"{owner} = {value!r} is out of range: {err}")
+            return v
+        if kind == "settings":
+            return self._check_settings(value, owner)
         lo, hi = self.bounds(lookup)
         if isinstance(self.lo, Tunable) and lo is not None:
             lo_text = f"{self.lo.field} = {lo}"
@@ -327,6 +363,54 @@ class Tunable:
                 raise ValueError(f"{name} = {v!r} is out of range: {problem}, {rule}")
             out.append(x + 0.0)
         return tuple(out)
+
+    def _check_names(self, value, owner: str) -> tuple:
+        """A ``"names"`` value as a tuple of str: TypeError unless a tuple, a list or a str
+        (``"a+b"``) of strs, ValueError for a count outside ``length``, an empty name, a name
+        twice or one outside ``choices``."""
+        if isinstance(value, str):
+            value = value.split("+")
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(
+                f"{owner} must be a tuple of names (or 'a+b'), got {type(value).__name__} {value!r}"
+            )
+        for v in value:
+            if not isinstance(v, str):
+                raise TypeError(f"{owner} must hold names (str), got {type(v).__name__} {v!r}")
+        names = tuple(str(v) for v in value)
+        a, b = self.length
+        if not a <= len(names) <= b:
+            raise ValueError(
+                f"{owner} must hold {self._count_text()} names, got {len(names)}: {names!r}"
+            )
+        if any(not n for n in names):
+            raise ValueError(f"{owner} = {names!r} holds an empty name")
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"{owner} = {names!r} names {twice} twice: name each term once")
+        if self.choices:
+            bad = [n for n in names if n not in self.choices]
+            if bad:
+                raise ValueError(
+                    f"{owner} = {names!r} is out of range: {bad} not among {self.choices}"
+                )
+        return names
+
+    def _check_settings(self, value, owner: str):
+        """A ``"settings"`` value: an instance of ``settings_class`` as it is, a mapping of its
+        fields made into one (checked by it), else TypeError."""
+        cls = self.settings_class
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            try:
+                return cls(**value)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"{owner}: {err}") from None
+        raise TypeError(
+            f"{owner} must be a {cls.__name__} (or a mapping of its fields), got "
+            f"{type(value).__name__} {value!r:.80}"
+        )
 
     def check_host_array(self, values: np.ndarray, owner: str, write: bool = True) -> None:
         """Vectorized :meth:`check` of a host float array (a per-env params write): names the
@@ -545,7 +629,11 @@ def _required(t: Tunable, value) -> bool:
 
 
 def _annotation(t: Tunable):
-    base = {"int": int, "float": float, "floats": tuple, "bool": bool}.get(t.kind, str)
+    if t.kind == "settings":
+        return t.settings_class
+    base = {"int": int, "float": float, "floats": tuple, "names": tuple, "bool": bool}.get(
+        t.kind, str
+    )
     if t.kind == "int" and t.choices:
         base = int | str
     return base | None if (t.optional or t.kind == "device") else base
@@ -696,18 +784,66 @@ def config_class(
     def checked_init(self, *args, **kwargs):
         valid = {f.name for f in dataclasses.fields(cls)}
         label = _LABEL.get() or name
+        _fold_flat(cls, label, kwargs)
         for key in kwargs:
             if key in valid:
                 continue
             if key in renamed:
                 raise TypeError(f"{label}.{key} was renamed {renamed[key]!r}: pass {renamed[key]}=")
-            close = difflib.get_close_matches(key, sorted(valid), n=3)
+            flat = [
+                t.flat_prefix + sub
+                for t in cls.__tunables__
+                if t.kind == "settings" and t.flat_prefix
+                for sub in t.settings_class.__field_names__
+            ]
+            close = difflib.get_close_matches(key, sorted(valid) + flat, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise TypeError(f"{label} has no field {key!r}{hint}")
         init(self, *args, **kwargs)
 
     cls.__init__ = checked_init
+    for t, n in zip(tunables, names, strict=True):
+        if t.kind == "settings" and t.flat_prefix:
+            for sub in t.settings_class.__field_names__:
+                setattr(cls, t.flat_prefix + sub, _flat_property(n, sub))
+            for former in getattr(t.settings_class, "__deprecated_fields__", {}):
+                setattr(cls, t.flat_prefix + former, _flat_property(n, former))  # it warns
     return cls
+
+
+def _flat_property(field: str, sub: str) -> property:
+    def get(self):
+        return getattr(getattr(self, field), sub)
+
+    get.__doc__ = f"``{field}.{sub}`` (read-only)."
+    return property(get)
+
+
+def _fold_flat(cls, name: str, kwargs: dict) -> None:
+    """Fold the flat keywords of ``cls``'s settings fields (``lidar_num_beams=``) into their
+    nested value (``lidar=``: the given one, else the class default), each checked by its
+    declaration under the flat name (``RaceConfig.lidar_num_beams``)."""
+    for t, n in zip(cls.__tunables__, cls.__field_names__, strict=True):
+        if t.kind != "settings" or not t.flat_prefix:
+            continue
+        sub_cls = t.settings_class
+        flat = {}
+        for former, sub in getattr(sub_cls, "__deprecated_fields__", {}).items():
+            if t.flat_prefix + former in kwargs:  # an earlier flat keyword: warn, then fold
+                warnings.warn(
+                    f"{name}.{t.flat_prefix}{former} is deprecated and will be removed in the "
+                    f"next release: use {t.flat_prefix}{sub} (the same field)",
+                    DeprecationWarning,
+                    stacklevel=4,
+                )
+                kwargs.setdefault(t.flat_prefix + sub, kwargs.pop(t.flat_prefix + former))
+        for t_sub, sub in zip(sub_cls.__tunables__, sub_cls.__field_names__, strict=True):
+            key = t.flat_prefix + sub
+            if key in kwargs:
+                flat[sub] = t_sub.check(kwargs.pop(key), f"{name}.{key}")
+        if flat:
+            nested = kwargs.get(n, class_default(cls, t))
+            kwargs[n] = t.check(nested, f"{name}.{n}").replace(**flat)
 
 
 def field_name(config_cls, t: Tunable) -> str:
@@ -753,12 +889,16 @@ def _class_doc(summary: str, config_cls) -> str:
 
 def field_rows(config_cls) -> list[tuple[str, list[dict]]]:
     """``(section title, rows)`` of a config class, one row dict per field (``field``,
-    ``param``, ``kind``, ``default``, ``range``, ``unit``, ``doc``), for the docs tables
+    ``param``, ``kind``, ``default``, ``range``, ``unit``, ``doc``, and its ``tunable``; a
+    ``"settings"`` field gives one row per field of its settings), for the docs tables
     (``default``: the class's, :func:`class_default`; ``range``: the class's)."""
     out = []
     for title, prefix, items in config_cls.__sections__:
         rows = []
         for t in items:
+            if t.kind == "settings":  # one row per field of the nested settings
+                rows.extend(_settings_rows(config_cls, t))
+                continue
             rows.append(
                 {
                     "field": field_name(config_cls, t),
@@ -768,7 +908,32 @@ def field_rows(config_cls) -> list[tuple[str, list[dict]]]:
                     "range": _class_range(config_cls, t),
                     "unit": t.unit,
                     "doc": t.doc,
+                    "tunable": t,
                 }
             )
         out.append((title, rows))
     return out
+
+
+def _settings_rows(config_cls, t: Tunable) -> list[dict]:
+    """The rows of a ``"settings"`` field: one per field of its settings class, named
+    ``field.sub`` (and its flat keyword), with the class's default settings' values."""
+    name = field_name(config_cls, t)
+    nested = class_default(config_cls, t)
+    sub_cls = t.settings_class
+    rows = []
+    for u, sub in zip(sub_cls.__tunables__, sub_cls.__field_names__, strict=True):
+        flat = f"flat keyword {t.flat_prefix}{sub}; " if t.flat_prefix else ""
+        rows.append(
+            {
+                "field": f"{name}.{sub}",
+                "param": "",
+                "kind": u.kind,
+                "default": _default_text(getattr(nested, sub)),
+                "range": _class_range(sub_cls, u),
+                "unit": u.unit,
+                "doc": f"{flat}{sub_cls.__name__}: {u.doc}",
+                "tunable": u,
+            }
+        )
+    return rows

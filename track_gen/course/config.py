@@ -16,11 +16,11 @@ from ..tools.course_line import SAMPLES_PER_GATE
 from ..tools.gate_collision import AGENT_RADIUS, FRAME_DEPTH, FRAME_THICKNESS, POST_RADIUS
 from ..tools.heightfield import RESOLUTION
 from ..tools.localizer import WARM_WINDOW
+from ..tools.min_time import MinTimeSettings
 from ..tools.racing_line import RacingLineSettings
-from ..tools.racing_line.fields import FIELDS as RACING_LINE_FIELDS
 from .rules import check_checkpoint_capacity, check_gate_width
 
-__all__ = ["CourseConfig", "check_racing_line"]
+__all__ = ["CourseConfig", "check_min_time", "check_racing_line"]
 
 #: The component fields of each mode, in field order: a field's name is the declaration's
 #: keyword for CourseConfig (its alias: ``METHOD`` is ``collision``), its range the
@@ -117,6 +117,7 @@ class _CourseConfigChecks:
         if self.max_boxes > 1 and self.collision is None:
             raise ValueError("CourseConfig.max_boxes > 1 needs a collision backend")
         self._set("racing_line", check_racing_line(self.racing_line, "CourseConfig.racing_line"))
+        self._refuse(("min_time",), "track")
         check_checkpoint_capacity(self.gen, self.checkpoint_spacing, self.max_checkpoints)
 
     def _check_gates(self) -> None:
@@ -134,6 +135,7 @@ class _CourseConfigChecks:
                 )
             self._set("frame_collision", _check_frame_collision(self.frame_collision))
         self._check_fields(SAMPLES_PER_GATE, WARM_WINDOW)
+        self._set("min_time", check_min_time(self.min_time, "CourseConfig.min_time"))
         check_gate_width(self.gen)
 
 
@@ -161,24 +163,24 @@ def _check_frame_collision(fc) -> tuple:
     )
 
 
-def check_racing_line(value, name: str) -> RacingLineSettings | None:
-    """None, or the :class:`~track_gen.tools.RacingLineSettings` of ``value``: a
-    ``RacingLineSettings``, or a mapping of its fields (the keywords of ``tools.RacingLine``;
-    ``vehicle_width``, ``a_lat``, ``a_lon`` and ``v_max`` required), the declarations'
-    defaults filled in (a settings object is a read-only mapping of every key). Raises
-    TypeError / ValueError naming ``name``, the key and the value (each checked by the
-    settings class) before anything is built."""
-    if value is None or isinstance(value, RacingLineSettings):
+def _check_settings(value, name: str, cls: type, example: str):
+    """None, or the ``cls`` instance (a tool's settings class) of ``value``: a ``cls``, or a
+    mapping of its fields (the keywords of its component; the fields without a default
+    required), the declarations' defaults filled in (a settings object is a read-only mapping
+    of every key). Raises TypeError / ValueError naming ``name``, the key and the value (each
+    checked by the settings class) before anything is built."""
+    if value is None or isinstance(value, cls):
         return value
-    keys = RacingLineSettings.__field_names__
+    keys = cls.__field_names__
+    component = cls.__name__.removesuffix("Settings")
     if not isinstance(value, Mapping):
         hint = (
-            " (a RacingLine component goes in extra=)"
+            f" (a {component} component goes in extra=)"
             if hasattr(value, "step") and not isinstance(value, type)
             else ""
         )
         raise TypeError(
-            f"{name} must be None, a tools.RacingLineSettings or a mapping of its fields "
+            f"{name} must be None, a tools.{cls.__name__} or a mapping of its fields "
             f"({', '.join(keys)}), got {value!r}{hint}"
         )
     unknown = [k for k in value if not (isinstance(k, str) and k in keys)]
@@ -188,17 +190,39 @@ def check_racing_line(value, name: str) -> RacingLineSettings | None:
         raise ValueError(f"{name} has unknown keys {unknown!r}{hint}: its keys are {keys}")
     required = [
         k
-        for t, k in zip(RACING_LINE_FIELDS, keys, strict=True)
+        for t, k in zip(cls.__tunables__, keys, strict=True)
         if t.default is None and not t.optional
     ]
     missing = [k for k in required if k not in value]
     if missing:
         raise ValueError(
-            f"{name} needs the keys {tuple(required)} (missing: {missing}), e.g. "
-            "{'vehicle_width': 0.04, 'a_lat': 8.0, 'a_lon': 4.0, 'v_max': 6.0}"
+            f"{name} needs the keys {tuple(required)} (missing: {missing}), e.g. {example}"
         )
     with labelled(name):
-        return RacingLineSettings(**{k: value[k] for k in keys if k in value})
+        return cls(**{k: value[k] for k in keys if k in value})
+
+
+def check_racing_line(value, name: str) -> RacingLineSettings | None:
+    """None, or the :class:`~track_gen.tools.RacingLineSettings` of ``value``: a
+    ``RacingLineSettings``, or a mapping of its fields (the keywords of ``tools.RacingLine``;
+    ``vehicle_width``, ``a_lat``, ``a_lon`` and ``v_max`` required), the declarations'
+    defaults filled in. Raises TypeError / ValueError naming ``name``, the key and the value
+    (each checked by the settings class) before anything is built."""
+    return _check_settings(
+        value,
+        name,
+        RacingLineSettings,
+        "{'vehicle_width': 0.04, 'a_lat': 8.0, 'a_lon': 4.0, 'v_max': 6.0}",
+    )
+
+
+def check_min_time(value, name: str) -> MinTimeSettings | None:
+    """None, or the :class:`~track_gen.tools.MinTimeSettings` of ``value``: a
+    ``MinTimeSettings``, or a mapping of its fields (the keywords of ``tools.MinTime``;
+    ``t_max`` and ``v_max`` required; ``t_max >= 1.001 gravity``), the declarations' defaults
+    filled in. Raises TypeError / ValueError naming ``name``, the key and the value before
+    anything is built."""
+    return _check_settings(value, name, MinTimeSettings, "{'t_max': 34.32, 'v_max': 90.0}")
 
 
 _DOC = """A course as flat data: ``Course(CourseConfig(...))`` (or ``Course.from_config``) is
@@ -240,6 +264,10 @@ Gates mode:
         default 8.
     localize_window: the localizer's warm window (``tools.localizer.WARM_WINDOW``); None
         searches every segment each step.
+    min_time: None, or a ``tools.MinTimeSettings`` (or a mapping of its fields: ``t_max``,
+        ``v_max`` required; ``gravity``, ``samples``, ``iterations`` optional) added as the
+        ``min_time`` component (the point-mass par of a lap); kept as the checked
+        ``MinTimeSettings`` (a read-only mapping of every key).
 
 The component fields are generated from those declarations: each field's name is the
 declaration's keyword for CourseConfig (``Tunable.aliases``), its check the declaration's
@@ -255,6 +283,7 @@ def _course_config_fields() -> list:
     fields.append(("frame_collision", Any, dataclasses.field(default=None)))
     fields += [_field(t) for t in GATE_FIELDS if t is not POST_RADIUS]
     fields.append(("racing_line", Any, dataclasses.field(default=None)))  # last: keeps positions
+    fields.append(("min_time", Any, dataclasses.field(default=None)))
     return fields
 
 

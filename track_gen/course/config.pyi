@@ -6,9 +6,10 @@ import dataclasses
 from typing import Any
 
 from ..core.tunable import Tunable
+from ..tools.min_time import MinTimeSettings
 from ..tools.racing_line import RacingLineSettings
 
-__all__ = ["CourseConfig", "check_racing_line"]
+__all__ = ["CourseConfig", "check_min_time", "check_racing_line"]
 
 TRACK_FIELDS: tuple[Tunable, ...]
 
@@ -19,6 +20,7 @@ FRAME_FIELDS: tuple[Tunable, ...]
 NONE_BY_DEFAULT: tuple[Tunable, ...]
 
 def check_racing_line(value, name: str) -> RacingLineSettings | None: ...
+def check_min_time(value, name: str) -> MinTimeSettings | None: ...
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class CourseConfig:
@@ -36,6 +38,5 @@ class CourseConfig:
     samples_per_gate: int = 8
     localize_window: int | None = None
     racing_line: Any = None
+    min_time: Any = None
     def replace(self, **changes: Any) -> CourseConfig: ...
-
-RACING_LINE_FIELDS: tuple[Tunable, ...]

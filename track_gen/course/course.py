@@ -168,6 +168,7 @@ class Course:
         collision=None,
         samples_per_gate=8,
         localize_window=None,
+        min_time=None,
         extra=(),
         seeds=None,
         stream=None,
@@ -177,7 +178,9 @@ class Course:
         (``tools.CenterlineFromGates(samples_per_gate)``), ``progress``, ``collision`` (when
         given: ``tools.DiscCollision(r)`` for a post radius ``r > 0``, or the component you
         pass), ``localizer`` (``tools.Localizer(warm_window=localize_window,
-        source="centerline")``), then ``extra``.
+        source="centerline")``), ``min_time`` (when given: a mapping of ``tools.MinTime``
+        keyword arguments, ``t_max`` and ``v_max`` required; ``course.min_time`` is its
+        planner, re-planned with every regeneration), then ``extra``.
 
         Every check is made before any generator is built, the gate-width rule included: the
         construction ``gate_frames.gate_width`` of the config, spec or built generator must be
@@ -188,6 +191,7 @@ class Course:
             collision=collision,
             samples_per_gate=samples_per_gate,
             localize_window=localize_window,
+            min_time=min_time,
             extra=extra,
         )
         check_source(source, "gates", seeds, stream, prepare, components)
@@ -253,6 +257,12 @@ class Course:
         component (``tools.RacingLine``), or None; its result is
         ``course.components["racing_line"].result``."""
         return self._utility("racing_line")
+
+    @property
+    def min_time(self):
+        """The :class:`~track_gen.tools.MinTimePlanner` of the ``"min_time"`` component
+        (``tools.MinTime``), or None; its result is ``course.components["min_time"].result``."""
+        return self._utility("min_time")
 
     @property
     def checkpoint_sampler(self):

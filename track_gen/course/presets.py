@@ -23,9 +23,10 @@ from ..tools.course_line import SAMPLES_PER_GATE, CenterlineFromGates
 from ..tools.gate_collision import POST_RADIUS, DiscCollision, FrameCollision
 from ..tools.heightfield import RESOLUTION, HeightFieldBake
 from ..tools.localizer import WARM_WINDOW, Localizer
+from ..tools.min_time import MinTime
 from ..tools.progress import Progress
 from ..tools.racing_line import RacingLine
-from .config import FRAME_FIELDS, CourseConfig, check_racing_line
+from .config import FRAME_FIELDS, CourseConfig, check_min_time, check_racing_line
 from .rules import check_checkpoint_capacity, check_gate_width
 
 __all__ = [
@@ -202,19 +203,24 @@ def _ordered(comps: list, extra: list) -> list:
         raise type(err)(f"{where}: {err}") from None
 
 
-def gates_components(*, collision=None, samples_per_gate=8, localize_window=None, extra=()):
+def gates_components(
+    *, collision=None, samples_per_gate=8, localize_window=None, min_time=None, extra=()
+):
     """``checkpoints``, ``centerline``, ``progress``, ``collision`` (when given),
-    ``localizer``, then ``extra``, ordered.
+    ``localizer``, ``min_time`` (when given: ``tools.MinTime(**min_time)``), then ``extra``,
+    ordered.
 
     Raises before anything is built: ``collision`` None, a post radius (a number in the range
     of ``tools.gate_collision.POST_RADIUS``: > 0) or a component named ``"collision"`` (a
     bool or a string is refused); ``samples_per_gate`` an int >= 2
     (``tools.course_line.SAMPLES_PER_GATE``); ``localize_window`` None or an int >= 1
-    (``tools.localizer.WARM_WINDOW``); ``extra`` a sequence; duplicate names, unknown reads,
-    cycles and attached components.
+    (``tools.localizer.WARM_WINDOW``); ``min_time`` None or a mapping of ``tools.MinTime``
+    keyword arguments (:func:`~track_gen.course.config.check_min_time`); ``extra`` a
+    sequence; duplicate names, unknown reads, cycles and attached components.
     """
     samples_per_gate = SAMPLES_PER_GATE.check(samples_per_gate, SAMPLES_PER_GATE.keyword(GATES))
     localize_window = WARM_WINDOW.check(localize_window, WARM_WINDOW.keyword(GATES))
+    min_time = check_min_time(min_time, "min_time")
     extra = _check_sequence("extra", extra)
     slot = []
     if collision is None:
@@ -243,6 +249,8 @@ def gates_components(*, collision=None, samples_per_gate=8, localize_window=None
         *slot,
         Localizer(**localizer),
     ]
+    if min_time is not None:
+        comps.append(MinTime(**min_time))
     return _ordered(comps, extra)
 
 
@@ -320,6 +328,7 @@ def from_config(config):
             keywords = (t.keyword("FrameCollision") for t in FRAME_FIELDS)
             frame = FrameCollision(**dict(zip(keywords, frames, strict=True)))
             options[POST_RADIUS.keyword(GATES)] = frame
+        options["min_time"] = config.min_time  # checked by CourseConfig, every key
         components = gates_components(**options)  # CourseConfig checked the gate-width rule
         spec = check_course_budget(config.gen, "gates", components)
         return build_source(config.gen, "gates", config.seeds, None, spec), components

@@ -306,13 +306,14 @@ class LevelReplay:
     # ------------------------------------------------------------------ host views
     def snapshot(self) -> dict:
         """Host copies of the buffer (filled slots only) and the per-env bookkeeping (reads
-        the device: between rollouts, not per step): ``seed``, ``score``, ``last_played``,
-        ``plays``, ``successes`` (``[filled]``), ``step`` (int), ``env_slot``,
-        ``env_level``, ``replayed`` (``[E]``)."""
+        the device: between rollouts, not per step): ``filled`` (int, the slots in use),
+        ``seed``, ``score``, ``last_played``, ``plays``, ``successes`` (``[filled]``),
+        ``step`` (int), ``env_slot``, ``env_level``, ``replayed`` (``[E]``)."""
         require_not_capturing(self.device, "LevelReplay.snapshot()")
         b = self.buffer
         n = int(b.filled.numpy()[0])
-        out = {k: getattr(b, k).numpy()[:n].copy() for k in ("seed", "score", "last_played")}
+        out: dict = {"filled": n}
+        out.update({k: getattr(b, k).numpy()[:n].copy() for k in ("seed", "score", "last_played")})
         out.update({k: getattr(b, k).numpy()[:n].copy() for k in ("plays", "successes")})
         out["step"] = int(b.step.numpy()[0])
         for k in ("env_slot", "env_level", "replayed"):

@@ -95,6 +95,7 @@ def _allocate_buffers(
     E = layout.num_envs
     result = result_cls.allocate(E, layout.N_max, layout.device, budget)
     staged = result_cls.allocate(E, layout.N_max, layout.device, budget)
+    result.unit = staged.unit = cfg.unit  # the unit every length of the course is in
     ws = Workspace(
         layout=layout,
         config=cfg,

@@ -108,6 +108,19 @@ class Workspace:
         bead_width: vec2f ``[E*N_max]`` or None: ``line_width`` resampled to the beads
             (``resample``), read by ``inflate`` (border offsets) and ``validate``
             (thickness against the local width); NaN past ``count``.
+        gate_tangent: vec3f ``[E*N_max]`` or None: the directions the gates face, written by
+            a gate sampler that places the gates itself (``gate_table``); ``gate_frames``
+            faces each gate along it instead of its neighbours' central difference. None:
+            the central difference.
+        line_level: vec2f ``[E*num_points]`` or None: per-point overpass levels of ``line``
+            ``(deck, crossings)``, written by a sampler of real circuits whose centre line
+            crosses itself on a bridge (``real_track``): ``deck`` is ``+c`` on the upper and
+            ``-c`` on the lower road within crossing ``c``'s zone (1-based), 0 elsewhere;
+            ``crossings`` the loop's number of such crossings. None: no overpass.
+        bead_level: vec2f ``[E*N_max]`` or None: ``line_level`` resampled to the beads
+            (``resample``), read by ``validate`` (beads on the two decks of one crossing are
+            not too close, and the turning of a loop with ``k`` crossings is ``2 pi m`` with
+            ``m = k + 1`` mod 2, ``|m| <= k + 1``); NaN past ``count``.
         result: the staging :class:`~track_gen.Track` / :class:`~track_gen.GateSequence` the
             stages write; the program commits the rebuilt envs' rows to the generator's result
             only once every stage has been launched, so a stage that raises leaves the result
@@ -135,6 +148,9 @@ class Workspace:
     diagnostics: dict = dataclasses.field(default_factory=dict)
     line_width: Any = None
     bead_width: Any = None
+    gate_tangent: Any = None
+    line_level: Any = None
+    bead_level: Any = None
     inputs: dict = dataclasses.field(default_factory=dict)
     input_info: dict = dataclasses.field(default_factory=dict)
     env_lo: int = 0

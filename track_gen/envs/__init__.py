@@ -1,10 +1,25 @@
 """Reinforcement-learning environments on track_gen courses (the optional ``[rl]`` extra).
 
-:class:`RaceEnv` is the batched car-racing env itself (Warp only). The adapters import their
-trainer's package when imported: ``track_gen.envs.gym`` (gymnasium 1.x ``VectorEnv``) and
-``track_gen.envs.rsl_rl`` (rsl-rl-lib 5.x ``VecEnv``). See ``docs/training.md``.
+:class:`RaceEnv` is the batched car-racing env itself (Warp only), standing on
+:class:`BatchedEnv`, the machinery every batched env shares (observation terms, masked
+auto-reset with regeneration and the curriculum hook, capture, final observations,
+statistics; ``docs/training.md``). The adapters import their trainer's package when
+imported: ``track_gen.envs.gym`` (gymnasium 1.x ``VectorEnv``) and ``track_gen.envs.rsl_rl``
+(rsl-rl-lib 5.x ``VecEnv``).
 """
 
-from .race import RaceConfig, RaceDone, RaceEnv, RaceStats
+from .base import BatchedEnv, EnvStats, EpisodeState, EpisodeStats, StepOutputs
+from .race import CarState, RaceConfig, RaceDone, RaceEnv, RaceStats
 
-__all__ = ["RaceConfig", "RaceDone", "RaceEnv", "RaceStats"]
+__all__ = [
+    "BatchedEnv",
+    "CarState",
+    "EnvStats",
+    "EpisodeState",
+    "EpisodeStats",
+    "RaceConfig",
+    "RaceDone",
+    "RaceEnv",
+    "RaceStats",
+    "StepOutputs",
+]

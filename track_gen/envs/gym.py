@@ -1,4 +1,6 @@
-"""gymnasium 1.x ``VectorEnv`` over a :class:`~track_gen.envs.RaceEnv`: :class:`RaceVectorEnv`.
+"""gymnasium 1.x ``VectorEnv`` over an env of :mod:`track_gen.envs`: :class:`BatchedVectorEnv`
+(the adapter of any :class:`~track_gen.envs.BatchedEnv`) and :class:`RaceVectorEnv` (over a
+:class:`~track_gen.envs.RaceEnv`).
 
 Autoreset mode ``SAME_STEP`` (``metadata["autoreset_mode"]``): a step that ends an env's
 episode returns, for that env, the FIRST observation of its next episode in ``obs`` (its car
@@ -25,27 +27,12 @@ from ..core.budget import AllocationBudget
 from ..core.checks import check_int, is_int
 from .race import ENV_BUDGET_HINT, RaceDone, RaceEnv
 
-__all__ = ["RaceVectorEnv"]
-
-_OPEN = (-np.inf, np.inf)
-#: The bounds of a term's Box in the ``Dict`` observation (others are unbounded).
-_BOUNDS = {"lidar": (0.0, 1.0), "raster": (0.0, 1.0)}
+__all__ = ["BatchedVectorEnv", "RaceVectorEnv"]
 
 
-def _term_slices(env: RaceEnv) -> dict[str, tuple[int, int]]:
-    """Each observed term's columns ``[a, b)`` in the flat observation, in order."""
-    out, col = {}, 0
-    if "state" in env.observed:
-        out["state"] = (0, env.config.state_dim)
-        col = env.config.state_dim
-    for name, dim in env.sensor_dims.items():
-        out[name] = (col, col + dim)
-        col += dim
-    return out
-
-
-class RaceVectorEnv(VectorEnv):
-    """A gymnasium ``VectorEnv`` of ``num_envs`` racing cars (see the module docs).
+class BatchedVectorEnv(VectorEnv):
+    """A gymnasium ``VectorEnv`` of an env of :mod:`track_gen.envs` (``env_class``; see the
+    module docs).
 
     Args:
         num_envs: E.
@@ -57,13 +44,16 @@ class RaceVectorEnv(VectorEnv):
             the others ``(-inf, inf)``; observations are then dicts of ``[E, d]`` arrays,
             the flat columns split by term, and each ``infos["final_obs"][e]`` a dict of
             ``[d]`` arrays).
-        env_kwargs: keyword arguments of :class:`RaceEnv` (``config``,
+        env_kwargs: keyword arguments of ``env_class`` (a RaceEnv's ``config``,
             ``new_course_on_reset``, ``captured``, ``curriculum``).
 
     Spaces: ``single_observation_space`` ``Box(-inf, inf, (D,), float32)`` (or the ``Dict``),
-    ``single_action_space`` ``Box(-1, 1, (2,), float32)`` (throttle, steering command);
-    ``observation_space`` / ``action_space`` are their batches.
+    ``single_action_space`` ``Box(-1, 1, (A,), float32)`` (a RaceEnv's: throttle, steering
+    command); ``observation_space`` / ``action_space`` are their batches.
     """
+
+    #: The env class the adapter builds (a subclass names its own).
+    env_class: type = RaceEnv
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
@@ -72,27 +62,28 @@ class RaceVectorEnv(VectorEnv):
     ):
         if obs_format not in ("box", "dict"):
             raise ValueError(f"obs_format = {obs_format!r} must be 'box' or 'dict'")
-        self.env = RaceEnv(num_envs, device, seed, **env_kwargs)
+        self.env = self.env_class(num_envs, device, seed, **env_kwargs)
         self.num_envs = self.env.num_envs
         self.obs_format = obs_format
         D = self.env.obs_dim
-        self._terms = _term_slices(self.env)
+        self._terms = self.env.term_slices()
         if obs_format == "dict":
             self.single_observation_space = gym.spaces.Dict(
                 {
-                    name: gym.spaces.Box(*_BOUNDS.get(name, _OPEN), (b - a,), np.float32)
+                    name: gym.spaces.Box(*self.env.term_bounds(name), (b - a,), np.float32)
                     for name, (a, b) in self._terms.items()
                 }
             )
         else:
             self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (D,), np.float32)
-        self.single_action_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+        A = self.env.actions.shape[1]
+        self.single_action_space = gym.spaces.Box(-1.0, 1.0, (A,), np.float32)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.render_mode = None
         budget = AllocationBudget(self.env.device, ENV_BUDGET_HINT, owner="this env's")
         self._mask = budget.zeros(self.num_envs, wp.int32, "the reset mask")
-        self._host_actions = np.zeros((self.num_envs, 2), np.float32)
+        self._host_actions = np.zeros((self.num_envs, A), np.float32)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -136,11 +127,11 @@ class RaceVectorEnv(VectorEnv):
         return {name: flat[..., a:b].copy() for name, (a, b) in self._terms.items()}
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
-        """Step every env with ``actions`` (``[E, 2]`` real numbers, read as float32): each
+        """Step every env with ``actions`` (``[E, A]`` real numbers, read as float32): each
         component is clamped to [-1, 1] and a NaN or infinite one (as float32: a float64
-        beyond the float32 range too) is read as 0, as :class:`RaceEnv` reads its device
-        actions. A wrong shape (ValueError) or a non-number dtype (TypeError) is refused
-        before the env moves.
+        beyond the float32 range too) is read as 0, as the env reads its device actions. A
+        wrong shape (ValueError) or a non-number dtype (TypeError) is refused before the env
+        moves.
 
         Returns ``(obs float32 [E, D], rewards float32 [E], terminated bool [E], truncated
         bool [E], infos)``; ``infos`` holds ``final_obs`` (object ``[E]``: the ended
@@ -148,8 +139,8 @@ class RaceVectorEnv(VectorEnv):
         laps, ``lap_completed``, ``done_reason``, each ``[E]`` with a ``_`` mask) and their
         ``_final_obs`` / ``_final_info`` masks, only when some env is done."""
         a = np.asarray(actions)
-        if a.shape != (self.num_envs, 2):
-            raise ValueError(f"actions must have shape ({self.num_envs}, 2), got {a.shape}")
+        if a.shape != self._host_actions.shape:
+            raise ValueError(f"actions must have shape {self._host_actions.shape}, got {a.shape}")
         if not np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.complexfloating):
             raise TypeError(f"actions must be real numbers, got dtype {a.dtype}")
         with np.errstate(over="ignore", invalid="ignore"):
@@ -186,3 +177,10 @@ class RaceVectorEnv(VectorEnv):
 
     def close_extras(self, **kwargs) -> None:
         """Nothing to release beyond the env's arrays (freed with it)."""
+
+
+class RaceVectorEnv(BatchedVectorEnv):
+    """A gymnasium ``VectorEnv`` of ``num_envs`` racing cars (:class:`RaceEnv`; see
+    :class:`BatchedVectorEnv` for the arguments and spaces)."""
+
+    env_class = RaceEnv

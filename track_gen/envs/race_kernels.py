@@ -1,24 +1,24 @@
 """The Warp kernels of :class:`~track_gen.envs.RaceEnv` (``race.py``): the car's drive, the
-one observe kernel (observation, reward, done, bookkeeping), the respawn and the first
-observation after an auto-reset, with the observation columns and :class:`RaceDone`."""
+ONE writer of the state columns (a step and a reset alike), the episode kernel (reward, done,
+bookkeeping) and the respawn, with the state columns."""
 
 from __future__ import annotations
 
-import enum
-
 import warp as wp
 
-from ..geometry import wrap_angle
+from ..geometry import arc_ahead, point_at_arc, wrap_angle
+from ..tools.terms import final_flag
+from .episode import close_step
 
-__all__ = ["RaceDone"]
+__all__: list[str] = []
 
 wp.set_module_options({"enable_backward": False})
 
 
 #: Fixed observation columns before the look-ahead points.
-_BASE_OBS = 8
+BASE_OBS = 8
 #: Racing-line columns after the look-ahead points (``racing_line="observe"``).
-_LINE_OBS = 2
+LINE_OBS = 2
 OBS_SPEED = wp.constant(0)
 OBS_STEER = wp.constant(1)
 OBS_LATERAL = wp.constant(2)
@@ -30,27 +30,6 @@ OBS_LAP_FRACTION = wp.constant(7)
 OBS_LOOKAHEAD = wp.constant(8)
 
 
-class RaceDone(enum.IntFlag):
-    """Why an episode ended (``RaceEnv.done_reason[e]``; several bits may be set)."""
-
-    OOB = 1  #: part of the car left the road band (a crash: terminated)
-    LAPS = 2  #: ``max_laps`` laps completed (terminated)
-    TIME_OUT = 4  #: ``max_episode_steps`` steps taken (truncated, alone)
-    INVALID = 8  #: no usable course (``valid == 0``) or a non-finite car state (terminated)
-
-
-_OOB = wp.constant(int(RaceDone.OOB))
-_LAPS = wp.constant(int(RaceDone.LAPS))
-_TIME_OUT = wp.constant(int(RaceDone.TIME_OUT))
-_INVALID = wp.constant(int(RaceDone.INVALID))
-
-#: What the observe kernel writes into the curriculum signal (``signal_mode``): nothing, the
-#: episode's success (``"learnability"``) or its last timed lap time (``"regret"``).
-SIGNAL_NONE, SIGNAL_SUCCESS, SIGNAL_LAP_TIME = 0, 1, 2
-_SIGNAL_SUCCESS = wp.constant(SIGNAL_SUCCESS)
-_SIGNAL_LAP_TIME = wp.constant(SIGNAL_LAP_TIME)
-
-
 # ------------------------------------------------------------------------------ kernels
 @wp.func
 def _finite_or_zero(x: float) -> float:
@@ -58,7 +37,7 @@ def _finite_or_zero(x: float) -> float:
 
 
 @wp.kernel
-def _drive(
+def _drive_kernel(
     # inputs
     actions: wp.array2d(dtype=wp.float32),
     # static
@@ -108,7 +87,6 @@ def _write_obs(
     gap: float,
     dist: float,
     length: float,
-    segment: int,
     count: int,
     n_max: int,
     center: wp.array(dtype=wp.vec3f),
@@ -141,36 +119,13 @@ def _write_obs(
     sn = wp.sin(yaw)
     base = e * n_max
     for k in range(lookahead.shape[0]):
-        # walk the beads forward from the closest segment (arc lengths unwrapped past the
-        # start line) to the segment holding arc length s + d
-        j = segment
-        wrap = float(0.0)
+        # the centerline at arc s + d (one past a lap wraps): the look-ahead of the sensors
+        # (geometry.point_at_arc, float64 arcs)
         x = float(0.0)
         y = float(0.0)
         if ok:
-            d = lookahead[k]
-            target = s + (d - length * wp.floor(d / length))  # a look-ahead past a lap wraps
-            steps = int(0)
-            a_next = float(0.0)
-            while steps <= count:
-                a_j = arclen[base + j] + wrap
-                if j + 1 < count:
-                    a_next = arclen[base + j + 1] + wrap
-                else:
-                    a_next = length + wrap
-                if target <= a_next:
-                    break
-                j = j + 1
-                if j >= count:
-                    j = 0
-                    wrap = wrap + length
-                steps = steps + 1
-            a_j = arclen[base + j] + wrap
-            j1 = j + 1
-            if j1 >= count:
-                j1 = 0
-            t = wp.clamp((target - a_j) / wp.max(a_next - a_j, 1.0e-9), 0.0, 1.0)
-            q = wp.lerp(center[base + j], center[base + j1], t)
+            u = arc_ahead(s, wp.float64(lookahead[k]), length)
+            q = point_at_arc(center, arclen, base, count, length, u)
             dx = q[0] - pos[0]
             dy = q[1] - pos[1]
             x = c * dx + sn * dy
@@ -211,13 +166,11 @@ def _heading_error(yaw: float, tangent: wp.vec3f) -> float:
 
 
 @wp.kernel
-def _observe(
+def _state_kernel(
     # inputs: course results of this step
+    mask: wp.array(dtype=wp.int32),
     valid: wp.array(dtype=wp.int32),
-    oob: wp.array(dtype=wp.int32),
     clearance: wp.array(dtype=wp.float32),
-    passed: wp.array(dtype=wp.int32),
-    laps: wp.array(dtype=wp.int32),
     dist_to_next: wp.array(dtype=wp.float32),
     frame_s: wp.array(dtype=wp.float32),
     frame_n: wp.array(dtype=wp.float32),
@@ -228,11 +181,9 @@ def _observe(
     length: wp.array(dtype=wp.float32),
     count: wp.array(dtype=wp.int32),
     lookahead: wp.array(dtype=wp.float32),
-    next_index: wp.array(dtype=wp.int32),
-    # inputs: the racing line (sampled at s; par lap time, NaN without a line)
+    # inputs: the racing line sampled at s
     line_offset: wp.array(dtype=wp.float32),
     line_speed: wp.array(dtype=wp.float32),
-    par_time: wp.array(dtype=wp.float32),
     # inputs: car state
     pos: wp.array(dtype=wp.vec3f),
     yaw: wp.array(dtype=wp.float32),
@@ -240,54 +191,24 @@ def _observe(
     steer: wp.array(dtype=wp.float32),
     # static
     n_max: int,
-    dt: float,
     max_speed: float,
     max_steer: float,
-    max_laps: int,
-    max_episode_steps: int,
-    reward_progress: float,
-    reward_checkpoint: float,
-    penalty_oob: float,
-    reward_par: float,
     observe_line: int,
-    signal_mode: int,
-    # outputs: episode bookkeeping (read and written)
-    episode_length_inout: wp.array(dtype=wp.int32),
-    s_prev_inout: wp.array(dtype=wp.float32),
-    progress_inout: wp.array(dtype=wp.float32),
-    lap_mark_inout: wp.array(dtype=wp.int32),
-    lap_last_inout: wp.array(dtype=wp.float32),
-    stat_episodes_inout: wp.array(dtype=wp.int32),
-    stat_progress_inout: wp.array(dtype=wp.float32),
-    stat_laps_inout: wp.array(dtype=wp.int32),
-    stat_steps_inout: wp.array(dtype=wp.int32),
-    stat_timed_inout: wp.array(dtype=wp.int32),
-    stat_lap_time_inout: wp.array(dtype=wp.float32),
-    stat_par_laps_inout: wp.array(dtype=wp.int32),
-    stat_par_ratio_inout: wp.array(dtype=wp.float32),
-    # outputs: this step's answers
+    masked_only: int,
+    write_final: int,
+    # outputs
     obs_inout: wp.array2d(dtype=wp.float32),
     final_obs_out: wp.array2d(dtype=wp.float32),
-    reward_out: wp.array(dtype=wp.float32),
-    done_out: wp.array(dtype=wp.int32),
-    time_out_out: wp.array(dtype=wp.int32),
-    done_reason_out: wp.array(dtype=wp.int32),
-    final_progress_out: wp.array(dtype=wp.float32),
-    final_lap_time_out: wp.array(dtype=wp.float32),
-    signal_out: wp.array(dtype=wp.float32),
     ok_out: wp.array(dtype=wp.int32),
+    s_prev_out: wp.array(dtype=wp.float32),
 ):
-    """Observation, reward, done mask and episode bookkeeping of one env; writes EVERY entry
-    of every output (``done_out`` is the auto-reset mask), ``final_obs_out`` a copy of the
-    observation; ``signal_out`` (the curriculum's signal) only with ``signal_mode`` 1
-    (learnability: 1.0 where ``max_laps`` laps were completed, else 0.0) or 2 (regret: the
-    last timed lap, s, ``+inf`` when none was timed); 0 leaves it as it is.
-
-    Lap timing: a lap completes on the step the last checkpoint is passed (``passed`` with
-    ``next_index`` back at 0); the time since the previous completion of the same episode,
-    ``(steps - lap_mark) * dt``, is a timed lap (one loop of the course at racing speed; the
-    first lap of an episode, from the standing start, is not timed)."""
+    """The state columns of one env and its usable flag, for a step and a reset alike: every
+    env of a step (``masked_only`` 0; ``write_final``: the final observation too), or the
+    masked envs of a reset (``masked_only`` 1), which also start their progress at the car's
+    arc (``s_prev_out``; NaN when the env is not usable)."""
     e = wp.tid()
+    if masked_only != 0 and mask[e] == 0:
+        return
     L = length[e]
     s = frame_s[e]
     n = frame_n[e]
@@ -307,7 +228,6 @@ def _observe(
         gap,
         dist,
         L,
-        frame_segment[e],
         count[e],
         n_max,
         center,
@@ -324,9 +244,66 @@ def _observe(
         line_speed[e],
         obs_inout,
     )
-    for k in range(obs_inout.shape[1]):
-        final_obs_out[e, k] = obs_inout[e, k]
+    if final_flag(write_final, mask[e]) != 0:  # the whole row: terms then overwrite theirs
+        for k in range(obs_inout.shape[1]):
+            final_obs_out[e, k] = obs_inout[e, k]
+    if masked_only != 0:
+        s_prev_out[e] = wp.where(ok, s, wp.nan)
 
+
+@wp.kernel
+def _episode_kernel(
+    # inputs: this step's course results and usable flags
+    ok_env: wp.array(dtype=wp.int32),
+    oob: wp.array(dtype=wp.int32),
+    passed: wp.array(dtype=wp.int32),
+    laps: wp.array(dtype=wp.int32),
+    next_index: wp.array(dtype=wp.int32),
+    frame_s: wp.array(dtype=wp.float32),
+    length: wp.array(dtype=wp.float32),
+    par_time: wp.array(dtype=wp.float32),
+    # static
+    dt: float,
+    max_laps: int,
+    max_episode_steps: int,
+    reward_progress: float,
+    reward_checkpoint: float,
+    penalty_oob: float,
+    reward_par: float,
+    signal_mode: int,
+    # outputs: episode bookkeeping (read and written)
+    episode_length_inout: wp.array(dtype=wp.int32),
+    s_prev_inout: wp.array(dtype=wp.float32),
+    progress_inout: wp.array(dtype=wp.float32),
+    lap_mark_inout: wp.array(dtype=wp.int32),
+    lap_last_inout: wp.array(dtype=wp.float32),
+    stat_episodes_inout: wp.array(dtype=wp.int32),
+    stat_progress_inout: wp.array(dtype=wp.float32),
+    stat_laps_inout: wp.array(dtype=wp.int32),
+    stat_steps_inout: wp.array(dtype=wp.int32),
+    stat_timed_inout: wp.array(dtype=wp.int32),
+    stat_lap_time_inout: wp.array(dtype=wp.float32),
+    stat_par_laps_inout: wp.array(dtype=wp.int32),
+    stat_par_ratio_inout: wp.array(dtype=wp.float32),
+    # outputs: this step's answers
+    reward_out: wp.array(dtype=wp.float32),
+    done_out: wp.array(dtype=wp.int32),
+    time_out_out: wp.array(dtype=wp.int32),
+    done_reason_out: wp.array(dtype=wp.int32),
+    final_progress_out: wp.array(dtype=wp.float32),
+    final_lap_time_out: wp.array(dtype=wp.float32),
+    signal_out: wp.array(dtype=wp.float32),
+):
+    """Reward, done flags and bookkeeping of one env after its state columns
+    (:func:`~track_gen.envs.episode.close_step` closes the step): the arc gained along the
+    centerline ``ds`` (wrapped at the start line, 0 on an episode's first step), the
+    progress ``ds / length``, and the reward ``reward_progress * ds + reward_checkpoint *
+    passed - penalty_oob * oob (+ reward_par * (ds / length * par - dt) with a par)``; 0
+    where the env is not usable."""
+    e = wp.tid()
+    ok = ok_env[e] != 0
+    L = length[e]
+    s = frame_s[e]
     # arc length gained along the centerline, wrapped at the start line
     ds = float(0.0)
     sp = s_prev_inout[e]
@@ -346,54 +323,41 @@ def _observe(
         # the par pace: ds / L of a lap in ds / L * par seconds, against the step's dt
         r = r + reward_par * (ds / wp.max(L, 1.0e-9) * par - dt)
     reward_out[e] = wp.where(ok, r, 0.0)  # a select: never r * float(valid[e])
-
-    steps = episode_length_inout[e] + 1
-    episode_length_inout[e] = steps
-
-    # lap timing (see the docstring)
-    lap_last = lap_last_inout[e]
-    if ok and passed[e] != 0 and next_index[e] == 0:
-        mark = lap_mark_inout[e]
-        if mark >= 0:
-            lap_s = float(steps - mark) * dt
-            lap_last = lap_s
-            stat_timed_inout[e] = stat_timed_inout[e] + 1
-            stat_lap_time_inout[e] = stat_lap_time_inout[e] + lap_s
-            if has_par:
-                stat_par_laps_inout[e] = stat_par_laps_inout[e] + 1
-                stat_par_ratio_inout[e] = stat_par_ratio_inout[e] + lap_s / par
-        lap_mark_inout[e] = steps
-    lap_last_inout[e] = lap_last
-    final_lap_time_out[e] = lap_last
-    reason = int(0)
-    if not ok:
-        reason = reason | _INVALID
-    else:
-        if off_road:
-            reason = reason | _OOB
-        if laps[e] >= max_laps:
-            reason = reason | _LAPS
-    if steps >= max_episode_steps:
-        reason = reason | _TIME_OUT
-    done_reason_out[e] = reason
-    done = reason != 0
-    done_out[e] = wp.where(done, 1, 0)
-    time_out_out[e] = wp.where(reason == _TIME_OUT, 1, 0)  # truncated, not terminated
-    final_progress_out[e] = prog
-    if done:
-        stat_episodes_inout[e] = stat_episodes_inout[e] + 1
-        stat_progress_inout[e] = stat_progress_inout[e] + prog
-        stat_steps_inout[e] = stat_steps_inout[e] + steps
-        if (reason & _LAPS) != 0:
-            stat_laps_inout[e] = stat_laps_inout[e] + 1
-    if signal_mode == _SIGNAL_SUCCESS:
-        signal_out[e] = wp.where((reason & _LAPS) != 0, 1.0, 0.0)
-    elif signal_mode == _SIGNAL_LAP_TIME:
-        signal_out[e] = wp.where(wp.isfinite(lap_last), lap_last, wp.inf)
+    close_step(
+        e,
+        ok,
+        off_road,
+        passed[e] != 0 and next_index[e] == 0,
+        laps[e],
+        prog,
+        par,
+        has_par,
+        dt,
+        max_laps,
+        max_episode_steps,
+        signal_mode,
+        episode_length_inout,
+        lap_mark_inout,
+        lap_last_inout,
+        stat_episodes_inout,
+        stat_progress_inout,
+        stat_laps_inout,
+        stat_steps_inout,
+        stat_timed_inout,
+        stat_lap_time_inout,
+        stat_par_laps_inout,
+        stat_par_ratio_inout,
+        done_out,
+        time_out_out,
+        done_reason_out,
+        final_progress_out,
+        final_lap_time_out,
+        signal_out,
+    )
 
 
 @wp.kernel
-def _respawn(
+def _respawn_kernel(
     # inputs
     mask: wp.array(dtype=wp.int32),
     center: wp.array(dtype=wp.vec3f),
@@ -439,77 +403,3 @@ def _respawn(
     progress_out[e] = 0.0
     lap_mark_out[e] = -1  # no lap completed in the new episode yet
     lap_last_out[e] = wp.nan
-
-
-@wp.kernel
-def _observe_reset(
-    # inputs
-    mask: wp.array(dtype=wp.int32),
-    valid: wp.array(dtype=wp.int32),
-    clearance: wp.array(dtype=wp.float32),
-    dist_to_next: wp.array(dtype=wp.float32),
-    frame_s: wp.array(dtype=wp.float32),
-    frame_n: wp.array(dtype=wp.float32),
-    frame_segment: wp.array(dtype=wp.int32),
-    frame_tangent: wp.array(dtype=wp.vec3f),
-    center: wp.array(dtype=wp.vec3f),
-    arclen: wp.array(dtype=wp.float32),
-    length: wp.array(dtype=wp.float32),
-    count: wp.array(dtype=wp.int32),
-    lookahead: wp.array(dtype=wp.float32),
-    line_offset: wp.array(dtype=wp.float32),
-    line_speed: wp.array(dtype=wp.float32),
-    pos: wp.array(dtype=wp.vec3f),
-    yaw: wp.array(dtype=wp.float32),
-    speed: wp.array(dtype=wp.float32),
-    steer: wp.array(dtype=wp.float32),
-    # static
-    n_max: int,
-    max_speed: float,
-    max_steer: float,
-    observe_line: int,
-    # outputs (masked envs only)
-    s_prev_out: wp.array(dtype=wp.float32),
-    obs_out: wp.array2d(dtype=wp.float32),
-    ok_out: wp.array(dtype=wp.int32),
-):
-    """The first observation of a respawned car's episode (masked envs only)."""
-    e = wp.tid()
-    if mask[e] == 0:
-        return
-    L = length[e]
-    s = frame_s[e]
-    n = frame_n[e]
-    heading = _heading_error(yaw[e], frame_tangent[e])
-    gap = clearance[e]
-    dist = dist_to_next[e]
-    p = pos[e]
-    ok = _usable(valid[e], count[e], frame_segment[e], s, n, heading, L, gap, dist)
-    ok_out[e] = wp.where(ok, 1, 0)
-    _write_obs(
-        e,
-        ok,
-        s,
-        n,
-        heading,
-        gap,
-        dist,
-        L,
-        frame_segment[e],
-        count[e],
-        n_max,
-        center,
-        arclen,
-        lookahead,
-        p,
-        yaw[e],
-        speed[e],
-        steer[e],
-        max_speed,
-        max_steer,
-        observe_line,
-        line_offset[e],
-        line_speed[e],
-        obs_out,
-    )
-    s_prev_out[e] = wp.where(ok, s, wp.nan)

@@ -1,4 +1,6 @@
-"""rsl-rl-lib 5.x ``VecEnv`` over a :class:`~track_gen.envs.RaceEnv`: :class:`RslRlRaceEnv`.
+"""rsl-rl-lib 5.x ``VecEnv`` over any env of :mod:`track_gen.envs` (a
+:class:`~track_gen.envs.BatchedEnv`: :class:`~track_gen.envs.RaceEnv`, ...): :class:`RslRlEnv`
+(``RslRlRaceEnv`` is the same class).
 
 Tensors live on the course's device: the env's Warp arrays are viewed as torch tensors once
 (``wp.to_torch``, zero-copy), actions are copied into the env's action buffer with
@@ -14,25 +16,28 @@ Importing this module imports torch, tensordict and rsl_rl (the ``[rl]`` extra).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 import torch
 import warp as wp
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
-from .race import RaceEnv
+from .base import BatchedEnv
 
-__all__ = ["RslRlRaceEnv", "ppo_config"]
+__all__ = ["RslRlEnv", "RslRlRaceEnv", "ppo_config"]
 
 
-class RslRlRaceEnv(VecEnv):
-    """rsl_rl's ``VecEnv`` contract for a :class:`RaceEnv`.
+class RslRlEnv(VecEnv):
+    """rsl_rl's ``VecEnv`` contract for any :class:`~track_gen.envs.BatchedEnv`
+    (:class:`RaceEnv` and the other envs of :mod:`track_gen.envs`).
 
     Args:
-        env: the :class:`RaceEnv` (its device is the tensors' device).
+        env: the env (its device is the tensors' device).
 
     Attributes:
-        num_envs: E. num_actions: 2 (throttle, steering command, each in [-1, 1]).
+        num_envs: E. num_actions: ``A``, the env's action columns (each in [-1, 1]; a
+            RaceEnv's: throttle and steering command).
         max_episode_length: ``env.config.max_episode_steps``.
         episode_length_buf: int32 ``[E]`` tensor, a zero-copy view of
             ``env.episode_length`` (assigning a tensor copies it in place).
@@ -45,18 +50,21 @@ class RslRlRaceEnv(VecEnv):
     episode's last observation for a done env).
     """
 
-    def __init__(self, env: RaceEnv):
-        if not isinstance(env, RaceEnv):
-            raise TypeError(f"env must be a track_gen.envs.RaceEnv, got {type(env).__name__}")
+    def __init__(self, env: BatchedEnv):
+        if not isinstance(env, BatchedEnv):
+            raise TypeError(
+                f"env must be a track_gen.envs env (RaceEnv, a BatchedEnv), got "
+                f"{type(env).__name__}"
+            )
         self.env = env
         self.num_envs = env.num_envs
-        self.num_actions = 2
+        self.num_actions = env.actions.shape[1]
         self.max_episode_length = env.config.max_episode_steps
         self.device = wp.device_to_torch(env.device)
         self.cfg = {
             "num_envs": env.num_envs,
             "new_course_on_reset": env.new_course_on_reset,
-            **{k: v for k, v in vars(env.config).items()},
+            **dataclasses.asdict(env.config),
         }
         self._actions = wp.to_torch(env.actions)
         self._obs = wp.to_torch(env.obs)
@@ -99,17 +107,17 @@ class RslRlRaceEnv(VecEnv):
         return self._observations()
 
     def step(self, actions: torch.Tensor) -> tuple[TensorDict, torch.Tensor, torch.Tensor, dict]:
-        """Apply ``actions`` (``[E, 2]``, any float dtype, on :attr:`device`) and step every env.
+        """Apply ``actions`` (``[E, A]``, any float dtype, on :attr:`device`) and step every
+        env.
 
         The actions are copied as float32: each component is clamped to [-1, 1] and a NaN or
-        infinite one is read as 0 (the rule of :class:`RaceEnv`). A wrong shape or device
-        raises ValueError before the env changes."""
+        infinite one is read as 0 (the rule of every env). A wrong shape or device raises
+        ValueError before the env changes."""
         if not isinstance(actions, torch.Tensor):
             raise TypeError(f"actions must be a torch.Tensor, got {type(actions).__name__}")
-        if tuple(actions.shape) != (self.num_envs, 2):
-            raise ValueError(
-                f"actions must have shape ({self.num_envs}, 2), got {tuple(actions.shape)}"
-            )
+        want = (self.num_envs, self.num_actions)
+        if tuple(actions.shape) != want:
+            raise ValueError(f"actions must have shape {want}, got {tuple(actions.shape)}")
         if actions.device != self._actions.device:
             raise ValueError(f"actions are on {actions.device}, the env on {self.device}")
         self._actions.copy_(actions)
@@ -123,6 +131,10 @@ class RslRlRaceEnv(VecEnv):
         with self._torch_stream():
             self.env.reset()
         return self._observations()
+
+
+#: rsl_rl's VecEnv over a :class:`RaceEnv` (the name of earlier releases).
+RslRlRaceEnv = RslRlEnv
 
 
 def ppo_config(

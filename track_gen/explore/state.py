@@ -47,6 +47,7 @@ UNAVAILABLE = {
     "mix": "draws its sampler per env from a weight table: presets.track_mix({...})",
     "centerline": "smooths loops you provide: a PipelineSpec with user loops as inputs",
     "real_track": "drives real circuits: track_gen.io.tracks_spec(tracks, ...)",
+    "circuit": "draws circuits in metres (4 m beads, kilometres long): presets.circuit(num_envs)",
 }
 #: Config values a new gates page starts with (the library's default is point gates).
 GATE_START = {"gate_width": 0.1}

@@ -10,8 +10,10 @@
 - :mod:`.crossings`: the one crossing counter :func:`count_crossings` (with
   :func:`has_self_crossing` on top of it), its scratch :class:`CrossingScratch` and the
   segment test :func:`segments_cross`.
-- :mod:`.arcs`: :func:`bead_at_arc`, the binary search of an arc position in a row of
-  cumulative arc lengths.
+- :mod:`.arcs`: :func:`bead_at_arc` (and :func:`bead_at_arc64`), the binary search of an
+  arc position in a row of cumulative arc lengths; :func:`arc_ahead` (an arc ahead on a
+  closed line), :func:`bead_fraction` and :func:`point_at_arc` (a closed polyline at an arc):
+  the one look-ahead of the sensors and the envs.
 - :mod:`.frames`: the plan-view heading of a quaternion (:func:`plan_x_axis`,
   :func:`unit_heading`, :func:`heading_of`) and back (:func:`yaw_quat`).
 - :mod:`.buckets`: the uniform bucket grid packed as compressed rows
@@ -22,7 +24,7 @@ Each ``@wp.func`` is defined once here and imported from ``track_gen.geometry``.
 
 from __future__ import annotations
 
-from .arcs import bead_at_arc
+from .arcs import arc_ahead, bead_at_arc, bead_at_arc64, bead_fraction, point_at_arc
 from .buckets import bucket_clear, bucket_count, bucket_fill, bucket_scan
 from .crossings import (
     CHUNK,
@@ -77,11 +79,14 @@ __all__ = [
     "TURN_TOL",
     "TWO_PI",
     "all_finite",
+    "arc_ahead",
     "arc_fraction",
     "atan2_estimate",
     "bbox_normalize",
     "bbox_scale",
     "bead_at_arc",
+    "bead_at_arc64",
+    "bead_fraction",
     "bucket_clear",
     "bucket_count",
     "bucket_fill",
@@ -101,6 +106,7 @@ __all__ = [
     "menger_curvature",
     "nan_vec2",
     "plan_x_axis",
+    "point_at_arc",
     "resample_closed",
     "resample_closed_box",
     "resample_first_simple",

@@ -3,6 +3,10 @@
 Import: :func:`read_tum` reads a circuit of the TUM racetrack database (centerline and
 per-point left/right widths) into a :class:`RealTrack`; :func:`tracks_spec` turns real
 circuits into a pipeline (a ``PipelineSpec`` for ``TrackGenerator`` / ``Course.track``).
+:func:`read_waypoint_path` reads a drone waypoint path (start, waypoints, end; the JSON of the
+published minimum-time benchmarks) into a :class:`WaypointPath`; :func:`path_gates` gives its
+gates, :func:`gates_spec` a gate pipeline (``GateGenerator`` / ``Course.gates``) and
+:func:`waypoint_arrays` the arrays of a ``tools.MinTimePlanner``.
 
 Export, one env of a batch: :func:`write_tum` (the same CSV layout), :func:`write_cones`
 (a Formula Student Driverless Simulator cone map), :func:`write_gltf` / :func:`write_usd`
@@ -21,6 +25,7 @@ from .cones import CONE_COLUMNS, CONE_TAGS, DEFAULT_CONE_SPACING, write_cones
 from .mesh import GLTF_FROM_TRACK, road_mesh, write_gltf, write_usd
 from .spec import UNITS, tracks_spec
 from .tum import TUM_COLUMNS, TUM_HEADER, RealTrack, plot_real_tracks, read_tum, write_tum
+from .waypoints import WaypointPath, gates_spec, path_gates, read_waypoint_path, waypoint_arrays
 
 __all__ = [
     "CONE_COLUMNS",
@@ -32,12 +37,17 @@ __all__ = [
     "UNITS",
     "BatchFile",
     "RealTrack",
+    "WaypointPath",
+    "gates_spec",
+    "path_gates",
     "plot_real_tracks",
     "read_batch",
     "read_tum",
+    "read_waypoint_path",
     "rebuild",
     "road_mesh",
     "tracks_spec",
+    "waypoint_arrays",
     "write_cones",
     "write_gltf",
     "write_json",

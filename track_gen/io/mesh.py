@@ -201,7 +201,8 @@ def write_usd(
             custom attributes ``track_gen:half_size`` and ``track_gen:width``).
         env: index of a valid env.
         path: str or ``os.PathLike`` ending in ``.usda``, ``.usd`` or ``.usdc``.
-        extra_width, wall_height: as :func:`road_mesh` (tracks only).
+        extra_width: as :func:`road_mesh` (tracks only).
+        wall_height: as :func:`road_mesh` (tracks only).
         meters_per_unit: the stage's ``metersPerUnit`` (in [1e-9, 1e12]): metres per track unit.
 
     The root prim is the stage's default prim and carries ``track_gen:env``. Needs

@@ -89,6 +89,9 @@ MAX_SETTINGS_BYTES = 2**20
 MAX_BATCH_NPZ_BYTES = 8 * 2**30
 #: Largest ``.json`` batch file :func:`~track_gen.io.read_batch` reads, bytes (1 GiB).
 MAX_BATCH_JSON_BYTES = 2**30
+#: Largest waypoint-path JSON :func:`~track_gen.io.read_waypoint_path` reads, bytes (1 MiB;
+#: a published path is under 2 kB).
+MAX_WAYPOINT_BYTES = 2**20
 #: Bytes :func:`read_bytes` hands a limit function (a format's magic number) before the size
 #: check.
 HEAD_BYTES = 4

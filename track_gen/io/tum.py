@@ -11,6 +11,10 @@ The layout (one circuit per CSV file, metres)::
 to the right and left track borders, seen in the driving direction (the order of the rows).
 The loop is closed: the last point joins the first (a closing duplicate of the first point
 is accepted and dropped).
+
+Units: the layout's columns are metres. A track in normalized "track units" is written with a
+second comment line, ``# unit: track units``, and :func:`read_tum` reads it back into
+:attr:`RealTrack.unit`, so a round trip keeps the length and says in which unit it is.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.checks import check_int, is_bool, is_int, is_number
+from ..core.units import METRES, UNITS
 from ..results import FailBit, GateSequence, Track
 from .paths import (
     MAX_CSV_BYTES,
@@ -40,6 +45,8 @@ TUM_COLUMNS = ("x_m", "y_m", "w_tr_right_m", "w_tr_left_m")
 TUM_HEADER = "# " + ",".join(TUM_COLUMNS)
 #: Fewest distinct points of a circuit.
 MIN_POINTS = 4
+#: The comment that names a file's unit when it is not metres (``# unit: track units``).
+UNIT_PREFIX = "unit:"
 
 
 # ----------------------------------------------------------------------------- RealTrack
@@ -54,6 +61,8 @@ class RealTrack:
         width_right: float64 ``[N]``, metres, > 0: distance from ``xy[i]`` to the right
             border (right of the driving direction).
         width_left: float64 ``[N]``, metres, > 0: distance to the left border.
+        unit: the unit of ``xy`` and the widths: ``"m"`` (the database's), or ``"track
+            units"`` for a normalized course written by :func:`write_tum`.
 
     The arrays are read-only copies. Construction checks shapes, finiteness, positive
     widths, at least 4 points and no repeated consecutive point (the closing pair included),
@@ -65,10 +74,13 @@ class RealTrack:
     xy: np.ndarray
     width_right: np.ndarray
     width_left: np.ndarray
+    unit: str = METRES
 
     def __post_init__(self):
         if not isinstance(self.name, str):
             raise TypeError(f"RealTrack.name must be a str, got {type(self.name).__name__}")
+        if not isinstance(self.unit, str) or self.unit not in UNITS:
+            raise ValueError(f"RealTrack.unit = {self.unit!r}: must be one of {UNITS}")
         xy = float_array("RealTrack.xy", self.xy)
         if xy.ndim != 2 or xy.shape[1] != 2:
             raise ValueError(f"RealTrack.xy must have shape [N, 2], got {list(xy.shape)}")
@@ -119,7 +131,7 @@ class RealTrack:
 
     @property
     def length(self) -> float:
-        """Closed polyline length of ``xy`` (closing segment included), metres."""
+        """Closed polyline length of ``xy`` (closing segment included), in :attr:`unit`."""
         d = np.roll(self.xy, -1, axis=0) - self.xy
         return float(np.hypot(d[:, 0], d[:, 1]).sum())
 
@@ -200,11 +212,12 @@ def read_tum(path) -> RealTrack:
 
     Returns:
         A :class:`RealTrack` named after the file stem; ``xy`` and the widths in the file's
-        units (metres), in row order.
+        unit (metres, or the unit its ``# unit:`` comment names), in row order.
 
-    Accepted: the header comment ``# x_m,y_m,w_tr_right_m,w_tr_left_m`` (optional), other
-    comment lines starting with ``#``, spaces around values, blank lines, a closing row that
-    repeats the first point (dropped).
+    Accepted: the header comment ``# x_m,y_m,w_tr_right_m,w_tr_left_m`` (optional), a comment
+    ``# unit: track units`` (:func:`write_tum` of a normalized course; the circuit's
+    :attr:`RealTrack.unit`, metres without it), other comment lines starting with ``#``,
+    spaces around values, blank lines, a closing row that repeats the first point (dropped).
 
     Raises:
         FileNotFoundError: no file at ``path`` (the message names the path).
@@ -229,12 +242,18 @@ def read_tum(path) -> RealTrack:
 
     rows: list[tuple[float, float, float, float]] = []
     lines: list[int] = []
+    unit = METRES
     for lineno, line in enumerate(text.splitlines(), start=1):
         s = line.strip()
         if not s:
             continue
         if s.startswith("#"):
             _check_header(where, lineno, s)
+            body = s.lstrip("#").strip()
+            if body.startswith(UNIT_PREFIX):
+                unit = body[len(UNIT_PREFIX) :].strip()
+                if unit not in UNITS:
+                    raise ValueError(f"{where} line {lineno}: unit {unit!r} is not one of {UNITS}")
             continue
         cells = s.split(",")
         if len(cells) != len(TUM_COLUMNS):
@@ -271,6 +290,7 @@ def read_tum(path) -> RealTrack:
             xy=data[:, :2],
             width_right=data[:, 2],
             width_left=data[:, 3],
+            unit=unit,
         )
     except ValueError as exc:  # a repeated non-consecutive pair closing the loop, ...
         raise ValueError(f"{where}: {exc}") from None
@@ -400,9 +420,14 @@ def write_tum(track: Track, env: int, path) -> None:
         path: str or ``os.PathLike`` of the CSV file (its folder must exist).
 
     The file holds the header line :data:`TUM_HEADER` and one row per bead
-    (``count[env]`` rows, bead order, no closing duplicate): ``center`` x, y in track units,
-    then the plan-view distances from the centre to the right and the left border (the left
-    border is the one on the side of ``normal``). Heights are not part of the layout. Values
+    (``count[env]`` rows, bead order, no closing duplicate): ``center`` x, y in the track's
+    :attr:`~track_gen.Track.unit`, then the plan-view distances from the centre to the right
+    and the left border (the left
+    border is the one on the side of ``normal``). A track in metres (``presets.circuit``, real
+    circuits) is written as it is; a track in "track units" gets a second comment line,
+    ``# unit: track units``, which :func:`read_tum` reads back (the length and its unit
+    survive a round trip; scale the course to metres first if a simulator needs them).
+    Heights are not part of the layout. Values
     are written exactly (the float32 coordinates read back bit for bit through
     :func:`read_tum`). The file is written to a temporary name and renamed: a failure leaves
     no partial file.
@@ -418,6 +443,9 @@ def write_tum(track: Track, env: int, path) -> None:
     rows = course_rows(track, env, "write_tum")
     p = check_out_path("path", path)
     out = [TUM_HEADER]
+    unit = getattr(track, "unit", METRES)
+    if unit != METRES:  # the columns say metres: name the unit the values are in
+        out.append(f"# {UNIT_PREFIX} {unit}")
     for (x, y, _), wr, wl in zip(rows.center, rows.width_right, rows.width_left, strict=True):
         out.append(f"{fmt(x)},{fmt(y)},{fmt(wr)},{fmt(wl)}")
     atomic_write_text(p, "\n".join(out) + "\n")
@@ -514,7 +542,7 @@ def plot_real_tracks(tracks, path, title: str | None = None, columns: int | None
         c = np.concatenate([t.xy, t.xy[:1]])
         ax.plot(c[:, 0], c[:, 1], color="white", lw=0.6, ls="--")
         ax.plot(t.xy[0, 0], t.xy[0, 1], "o", color="#d04000", ms=4)
-        ax.set_title(f"{t.name}: {t.length:,.1f} m, {t.num_points} points", fontsize=9)
+        ax.set_title(f"{t.name}: {t.length:,.1f} {t.unit}, {t.num_points} points", fontsize=9)
         ax.set_aspect("equal")
         ax.autoscale_view()
         ax.tick_params(labelsize=7)

@@ -9,8 +9,9 @@ from ..config import GateGenConfig, TrackGenConfig
 from ..engine.plan import check_sampler_name
 from ..engine.registry import default_registry
 from ..engine.spec import PipelineSpec, StageSpec
+from ..stages.circuit import preset_fields
 
-__all__ = ["gates", "gates_from_config", "track", "track_from_config", "track_mix"]
+__all__ = ["circuit", "gates", "gates_from_config", "track", "track_from_config", "track_mix"]
 
 
 def track_from_config(config: TrackGenConfig, *, sampler: StageSpec | None = None) -> PipelineSpec:
@@ -52,6 +53,35 @@ def track(**config_fields) -> PipelineSpec:
     """
 
     return track_from_config(TrackGenConfig(**config_fields))
+
+
+def circuit(num_envs: int, **config_fields: Any) -> PipelineSpec:
+    """Circuits in metres with the structure of real ones (``generator="circuit"``).
+
+    Every length of the result is in metres (``Track.unit == "m"``), and so is everything
+    computed from it (racing line m and m/s, sensors, course descriptors, exports). Defaults
+    chosen here: ``spacing`` 4 m beads, ``N_max`` room for the longest lap (``length_max``),
+    ``num_points`` a power of two with the sampler's points at most 2 m apart on that lap,
+    ``half_width`` the widest half width the width fields allow (``road_width_max``,
+    ``road_narrowing``, ``start_widening``: it caps every bead's width and sizes the course
+    tools), ``relax_enable=False`` (the layout keeps its clearance by construction) and
+    ``unit="m"``.
+
+    Args:
+        num_envs: batch size E.
+        config_fields: any :class:`~track_gen.TrackGenConfig` field, the circuit's own
+            (``length_min``, ``road_width_max``, ``corner_count_max``, ...) included; the
+            derived defaults above follow the ones given.
+
+    Example:
+        ``presets.circuit(1024, device="cuda:0", length_max=5000.0)``
+    """
+    if "generator" in config_fields:
+        raise TypeError(
+            "presets.circuit sets generator='circuit' itself; use presets.track(generator=...) "
+            "for another sampler"
+        )
+    return track_from_config(TrackGenConfig(**preset_fields(num_envs, **config_fields)))
 
 
 def track_mix(

@@ -5,9 +5,11 @@ from ..engine.registry import add_builtins
 from .bezier import SamplerBezier
 from .centerline import SamplerCenterline
 from .checkpoint import SamplerCheckpoint
+from .circuit import SamplerCircuit
 from .elevate import Elevate
 from .gate_anchors import GateAnchors
 from .gate_frames import GateFrames
+from .gate_table import SamplerGateTable
 from .gate_validate import GateValidate
 from .hull import SamplerHull
 from .inflate import Inflate
@@ -30,6 +32,7 @@ BUILTIN_SAMPLERS = {
     "voronoi": SamplerVoronoi,
     "checkpoint": SamplerCheckpoint,
     "repulsive": SamplerRepulsive,
+    "circuit": SamplerCircuit,
 }
 
 #: Every built-in stage kind.
@@ -38,6 +41,7 @@ BUILTIN_STAGES = {
     "mix": SamplerMix,
     "centerline": SamplerCenterline,
     "real_track": SamplerRealTrack,
+    "gate_table": SamplerGateTable,
     "road_width": RoadWidth,
     "resample": ResampleConstantSpacing,
     "relax": RelaxPBD,
@@ -61,7 +65,9 @@ __all__ = [
     "SamplerMix",
     "SamplerCenterline",
     "SamplerRealTrack",
+    "SamplerGateTable",
     "SamplerCheckpoint",
+    "SamplerCircuit",
     "SamplerRepulsive",
     "ResampleConstantSpacing",
     "RoadWidth",

@@ -1,14 +1,16 @@
 """Gate frames: tangents, roll-free orientations, widths and bar end points.
 
 Per env (one thread) over ``result.position``: the tangent is the unit central difference of
-the neighbouring gates (the chord for two gates); ``forward`` is its horizontal projection
-(``gate_align="yaw_only"``, level gates) or the tangent itself (``"full_tangent"``), falling
-back to the horizontal tangent and then +x when it is near vertical or zero. The frame is
-roll-free: ``left = normalize(up_world x forward)``, ``up = forward x left``; the orientation
-quaternion maps local (x, y, z) to (forward, left, up). ``half_size = gate_width / 2`` (the
-dynamic ``gate_frames.gate_width``) and the bars run from ``left = position +
-half_size * left_axis`` to ``right = position - half_size * left_axis``. Only the ``count``
-real rows are written: the commit writes the result's NaN padding past ``count``.
+the neighbouring gates (the chord for two gates), or the direction a gate sampler that places
+the gates itself gave (``ws.gate_tangent``, the ``gate_table`` sampler); ``forward`` is its
+horizontal projection (``gate_align="yaw_only"``, level gates) or the tangent itself
+(``"full_tangent"``), falling back to the horizontal tangent and then +x when it is near
+vertical or zero. The frame is roll-free: ``left = normalize(up_world x forward)``,
+``up = forward x left``; the orientation quaternion maps local (x, y, z) to (forward, left,
+up). ``half_size = gate_width / 2`` (the dynamic ``gate_frames.gate_width``) and the bars run
+from ``left = position + half_size * left_axis`` to ``right = position - half_size *
+left_axis``. Only the ``count`` real rows are written: the commit writes the result's NaN
+padding past ``count``.
 """
 
 from __future__ import annotations
@@ -35,11 +37,13 @@ def _gate_frames_kernel(
     active: wp.array(dtype=wp.int32),
     count: wp.array(dtype=wp.int32),
     position: wp.array(dtype=wp.vec3f),
+    given: wp.array(dtype=wp.vec3f),
     # parameters
     gate_width: wp.array(dtype=wp.float32),
     # static
     yaw_only: int,
     max_gates: int,
+    use_given: int,
     # outputs
     tangent_out: wp.array(dtype=wp.vec3f),
     forward_out: wp.array(dtype=wp.vec3f),
@@ -68,7 +72,9 @@ def _gate_frames_kernel(
             i_next = 0
         nxt = position[gb + i_next]
         t = zero3
-        if n == 2:
+        if use_given != 0:
+            t = given[gb + i]
+        elif n == 2:
             t = position[gb + 1] - position[gb]
             if i == 1:
                 t = -t
@@ -124,13 +130,29 @@ class GateFrames(Stage):
     families = ("gates",)
     FIELDS = (GATE_WIDTH, ALIGN)
 
+    def allocate(self, ws: Workspace) -> None:
+        # the directions of a gate sampler that gives them (gate_table), else a placeholder
+        self.given = ws.gate_tangent
+        self.use_given = 0 if ws.gate_tangent is None else 1
+        if ws.gate_tangent is None:
+            self.given = ws.zeros(1, wp.vec3f, f"{self.name} no given directions")
+
     def enqueue(self, ws: Workspace, params: dict) -> None:
         lay, r = ws.layout, ws.result
         yaw_only = 1 if self.values.align == "yaw_only" else 0
         wp.launch(
             _gate_frames_kernel,
             lay.num_envs,
-            inputs=[ws.active, r.count, r.position, params["gate_width"], yaw_only, lay.N_max],
+            inputs=[
+                ws.active,
+                r.count,
+                r.position,
+                self.given,
+                params["gate_width"],
+                yaw_only,
+                lay.N_max,
+                self.use_given,
+            ],
             outputs=[r.tangent, r.forward, r.orientation, r.half_size, r.left, r.right],
             device=lay.device,
         )

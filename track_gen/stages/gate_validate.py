@@ -12,6 +12,8 @@ Per env (one thread):
 * ``CROSSING_BARS``: the bars of two gates properly cross in plan view (touching or collinear
   bars are not flagged). A pair whose centres are farther apart than twice the env's longest
   centre-to-bar-end distance (plus a rounding slop) cannot cross and skips the test;
+  ``check_bars=False`` skips it for every pair (given gates stacked one above another, whose
+  bars cross in plan view only: ``io.gates_spec``);
 * ``GRADE``: consecutive gates (the closing pair included) climb more than
   ``z_valid_grade`` (0 disables).
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import warp as wp
 
 from ..core.extents import COORD_LIMIT
+from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import finite, finite3, segments_cross, xy
 from ..results import FailBit
@@ -40,6 +43,16 @@ _DEGENERATE = wp.constant(int(FailBit.DEGENERATE))
 #: Largest plan-view coordinate the bar crossing test can decide in float32 (its products
 #: are squares of coordinate differences): the tools' COORD_LIMIT.
 TEST_EXTENT = wp.constant(COORD_LIMIT)
+
+
+CHECK_BARS = Tunable(
+    "check_bars",
+    True,
+    kind="bool",
+    config="gate_check_bars",
+    doc="flag gates whose bars cross in plan view (FailBit.CROSSING_BARS); given gates stacked "
+    "one above another (io.gates_spec) turn it off.",
+)
 
 
 @wp.func
@@ -63,6 +76,7 @@ def _gate_validate_kernel(
     max_gates: int,
     radius: float,
     grade: float,
+    check_bars: int,
     # outputs
     fail_mask_out: wp.array(dtype=wp.int32),
     valid_out: wp.array(dtype=wp.int32),
@@ -100,7 +114,7 @@ def _gate_validate_kernel(
         bits = bits | _NONFINITE
     else:
         test_bars = int(0)
-        if hs_max > 0.0 and n >= 2:
+        if hs_max > 0.0 and n >= 2 and check_bars != 0:
             test_bars = 1
             if ext > TEST_EXTENT:
                 # the crossing products would overflow float32: undecidable, so the env is
@@ -143,7 +157,7 @@ class GateValidate(Stage):
 
     families = ("gates",)
     validates = True
-    FIELDS = (MIN_GATES, RADIUS, Z_VALID_GRADE)
+    FIELDS = (MIN_GATES, RADIUS, Z_VALID_GRADE, CHECK_BARS)
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v, lay, r = self.values, ws.layout, ws.result
@@ -163,6 +177,7 @@ class GateValidate(Stage):
                 lay.N_max,
                 float(v.radius),
                 float(v.z_valid_grade),
+                1 if v.check_bars else 0,
             ],
             outputs=[r.fail_mask, r.valid],
             device=lay.device,

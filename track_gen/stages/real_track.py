@@ -13,6 +13,14 @@ the side of the plan-view left normal). A regeneration copies circuit ``k`` into
 
 The widths then follow the beads through resample, inflate and validate
 (:mod:`~track_gen.stages.widths`).
+
+Option ``levels`` (float32 ``[K, num_points, 2]``, from :func:`track_gen.io.tracks_spec`):
+the overpass levels ``(deck, crossings)`` of circuits whose centre line crosses itself on a
+bridge (``engine.stage.Workspace.line_level``); the stage then writes ``ws.line_level`` and
+validity accepts the crossing. Option ``report`` (float32 ``[K, 2]``): what the import
+adjusted per circuit, ``(largest inner-width narrowing at a hairpin in table units,
+overpasses)``, copied to each env as ``diagnostics["real_track.narrowed"]`` (float32 ``[E]``)
+and ``diagnostics["real_track.overpasses"]`` (int32 ``[E]``).
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import warp as wp
 
 from ..engine.stage import Stage, Workspace
 from ..seeds import stage_rng
-from .widths import allocate_widths
+from .widths import allocate_levels, allocate_widths
 
 wp.set_module_options({"enable_backward": False})
 
@@ -38,14 +46,20 @@ def _real_track_kernel(
     active: wp.array(dtype=wp.int32),
     table_xy: wp.array(dtype=wp.vec2f),
     table_width: wp.array(dtype=wp.vec2f),
+    table_level: wp.array(dtype=wp.vec2f),
+    report: wp.array(dtype=wp.vec2f),
     # static
     num_tracks: int,
     num_points: int,
     draw: int,
     env_lo: int,
+    levels: int,
     # outputs
     line_out: wp.array(dtype=wp.vec2f),
     width_out: wp.array(dtype=wp.vec2f),
+    level_out: wp.array(dtype=wp.vec2f),
+    narrowed_out: wp.array(dtype=wp.float32),
+    overpasses_out: wp.array(dtype=wp.int32),
 ):
     e = wp.tid()
     if active[e] == 0:
@@ -59,15 +73,20 @@ def _real_track_kernel(
     for i in range(num_points):
         line_out[dst + i] = table_xy[src + i]
         width_out[dst + i] = table_width[src + i]
+    if levels != 0:
+        for i in range(num_points):
+            level_out[dst + i] = table_level[src + i]
+    narrowed_out[e] = report[k][0]
+    overpasses_out[e] = int(report[k][1])
 
 
 class SamplerRealTrack(Stage):
-    """Sampler of real circuits (``"real_track"``); options ``table`` (see the module) and
-    ``assign`` (``"env"`` or ``"draw"``). Writes ``ws.line`` and ``ws.line_width`` and
-    allocates ``ws.bead_width``."""
+    """Sampler of real circuits (``"real_track"``); options ``table``, ``levels``,
+    ``report`` (see the module) and ``assign`` (``"env"`` or ``"draw"``). Writes ``ws.line``
+    and ``ws.line_width`` (and ``ws.line_level`` with levels) and allocates ``ws.bead_width``."""
 
     role = "sampler"
-    OPTIONS = ("table", "assign")
+    OPTIONS = ("table", "assign", "levels", "report")
 
     def __init__(self, name, config, options=None):
         super().__init__(name, config, options)
@@ -75,6 +94,9 @@ class SamplerRealTrack(Stage):
         # generator is built (io.tracks_spec adds it to the standard pipeline)
         if "table" in self.options:
             self._check_table(self.options["table"], config.num_points)
+            k = self.options["table"].shape[0]
+            self._check_extra("levels", (k, config.num_points, 2))
+            self._check_extra("report", (k, 2))
         assign = self.options.get("assign", "env")
         if not isinstance(assign, str) or assign not in ASSIGN_MODES:
             raise ValueError(
@@ -96,6 +118,14 @@ class SamplerRealTrack(Stage):
                 "track_gen.io.tracks_spec"
             )
 
+    def _check_extra(self, name: str, shape: tuple) -> None:
+        value = self.options.get(name)
+        if value is not None and (not isinstance(value, np.ndarray) or value.shape != shape):
+            raise ValueError(
+                f"StageSpec({self.name!r}): option {name!r} must be a float32 array of shape "
+                f"{list(shape)}; build the spec with track_gen.io.tracks_spec"
+            )
+
     def allocate(self, ws: Workspace) -> None:
         lay = ws.layout
         table = self.options.get("table")
@@ -106,7 +136,30 @@ class SamplerRealTrack(Stage):
         self.draw = int(assign == "draw")
         self.table_xy = ws.budget.array(rows[:, :2], wp.vec2f, f"{self.name} circuits")
         self.table_width = ws.budget.array(rows[:, 2:], wp.vec2f, f"{self.name} widths")
+        K = self.num_tracks
+        levels = self.options.get("levels")
+        report = self.options.get("report")
+        if report is None:
+            report = np.zeros((K, 2), np.float32)
+        self.report = ws.budget.array(
+            np.ascontiguousarray(report, np.float32), wp.vec2f, f"{self.name} import report"
+        )
+        self.levels = int(levels is not None)
         allocate_widths(ws, self.name)
+        if levels is not None:
+            self.table_level = ws.budget.array(
+                np.ascontiguousarray(levels.reshape(-1, 2), np.float32),
+                wp.vec2f,
+                f"{self.name} overpass levels",
+            )
+            allocate_levels(ws, self.name)
+        else:
+            self.table_level = None
+        E = ws.layout.num_envs
+        self.narrowed = ws.zeros(E, wp.float32, f"{self.name} narrowed")
+        self.overpasses = ws.zeros(E, wp.int32, f"{self.name} overpasses")
+        ws.diagnostics[f"{self.name}.narrowed"] = self.narrowed
+        ws.diagnostics[f"{self.name}.overpasses"] = self.overpasses
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         lay = ws.layout
@@ -118,12 +171,15 @@ class SamplerRealTrack(Stage):
                 ws.active,
                 self.table_xy,
                 self.table_width,
+                self.table_level,
+                self.report,
                 self.num_tracks,
                 lay.num_points,
                 self.draw,
                 ws.env_lo,
+                self.levels,
             ],
-            outputs=[ws.line, ws.line_width],
+            outputs=[ws.line, ws.line_width, ws.line_level, self.narrowed, self.overpasses],
             device=lay.device,
         )
 

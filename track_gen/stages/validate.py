@@ -7,6 +7,10 @@ Checks on the final centerline (one thread per env):
 * THICKNESS: the smallest Menger radius, or half the smallest distance between beads
   farther apart in index than the band, is below ``(1 - thickness_tol) * hw``.
 
+With overpass levels (``ws.bead_level``: a real circuit that crosses itself on a bridge)
+two beads on the two decks of one crossing are never too close, and a loop with ``k`` such
+crossings may turn by ``2 pi m`` with ``m = k + 1`` mod 2 (a figure eight by 0).
+
 With per-bead widths (``ws.bead_width``: real circuits, width_variation) the widths must be
 finite too, and THICKNESS is raised when a bead's curvature radius is below ``(1 - tol)``
 times its width on the inside of the bend, or when two beads farther apart in index than the
@@ -88,11 +92,21 @@ def _facing_width(w: wp.vec2f, nrm: wp.vec3f, d: wp.vec2f) -> float:
 
 
 @wp.func
+def _other_deck(level: wp.array(dtype=wp.vec2f), i: int, j: int) -> bool:
+    """Beads ``i`` and ``j`` lie on the two decks of one overpass (levels ``+c`` and ``-c``)."""
+    a = level[i][0]
+    b = level[j][0]
+    return a * b < 0.0 and wp.abs(wp.round(wp.abs(a)) - wp.round(wp.abs(b))) < 0.5
+
+
+@wp.func
 def _has_close_pair(
     beads: wp.array(dtype=wp.vec2f),
     normal: wp.array(dtype=wp.vec3f),
     bead_width: wp.array(dtype=wp.vec2f),
     widths: int,
+    bead_level: wp.array(dtype=wp.vec2f),
+    levels: int,
     base: int,
     n: int,
     band: int,
@@ -104,7 +118,8 @@ def _has_close_pair(
     """True when two beads more than ``band`` apart in (cyclic) index are too close: closer
     than ``dmin`` (``|dx| < dmin and |dy| < dmin and dx^2 + dy^2 < dmin^2``), or with
     ``widths`` closer than ``keep * (w_i + w_j)`` (the widths they turn towards each other;
-    ``dmin`` then bounds every pair's limit).
+    ``dmin`` then bounds every pair's limit). With ``levels``, a pair on the two decks of one
+    overpass (``bead_level``) is never too close.
 
     Beads ``i < j`` are paired when ``band < j - i < n - band``. Pairs of chunks (CHUNK
     beads each, bounding boxes in ``boxes[sb + c]``) whose boxes are at least ``dmin`` apart
@@ -143,8 +158,22 @@ def _has_close_pair(
                             lim = keep * (wi + wj)
                             lim2 = lim * lim
                         if wp.dot(d, d) < lim2:
-                            return True
+                            if levels == 0:
+                                return True
+                            if not _other_deck(bead_level, base + i, base + j):
+                                return True
     return False
+
+
+@wp.func
+def _turning_with_overpasses(turn: float, crossings: float, tol: float) -> bool:
+    """The turning of a loop that crosses itself ``crossings`` times on bridges is
+    ``2 pi m`` within ``tol``, with ``m = crossings + 1`` mod 2 and ``|m| <= crossings + 1``
+    (a figure eight turns by 0)."""
+    k = int(wp.round(crossings))
+    m = int(wp.round(turn / TWO_PI))
+    ok = wp.abs(turn - TWO_PI * float(m)) <= tol
+    return ok and wp.abs(m) <= k + 1 and (m + k + 1) % 2 == 0
 
 
 @wp.kernel
@@ -156,12 +185,14 @@ def _validate_kernel(
     beads: wp.array(dtype=wp.vec2f),
     normal: wp.array(dtype=wp.vec3f),
     bead_width: wp.array(dtype=wp.vec2f),
+    bead_level: wp.array(dtype=wp.vec2f),
     fail: wp.array(dtype=wp.int32),
     # parameters
     turning_tol: wp.array(dtype=wp.float32),
     thickness_tol: wp.array(dtype=wp.float32),
     # static
     widths: int,
+    levels: int,
     hw: float,
     fixed_band: int,
     n_max: int,
@@ -242,7 +273,10 @@ def _validate_kernel(
             bits = bits | _NONFINITE  # a non-finite bead: no turning or thickness bits
         else:
             # written so that a NaN tolerance fails the check instead of passing it
-            if not (wp.abs(wp.abs(turn) - TWO_PI) <= turning_tol[e]):
+            if levels == 0:
+                if not (wp.abs(wp.abs(turn) - TWO_PI) <= turning_tol[e]):
+                    bits = bits | _TURNING
+            elif not _turning_with_overpasses(turn, bead_level[base][1], turning_tol[e]):
                 bits = bits | _TURNING
             # thickness: non-neighbour separation
             if thin == 0:
@@ -253,8 +287,9 @@ def _validate_kernel(
                     dmin = 2.0 * keep * wmax
                 band = band_for(band_hw, length[e] / float(n), fixed_band, n)
                 if _has_close_pair(
-                    beads, normal, bead_width, widths, base, n, band, keep, dmin, boxes, sb
-                ):
+                    beads, normal, bead_width, widths, bead_level, levels, base, n, band, keep,
+                    dmin, boxes, sb,
+                ):  # fmt: skip
                     thin = 1
             if thin != 0:
                 bits = bits | _THICKNESS
@@ -316,10 +351,12 @@ class ValidateTrack(Stage):
                 ws.beads,
                 r.normal,
                 ws.bead_width,
+                ws.bead_level,
                 ws.fail,
                 params["turning_tol"],
                 params["thickness_tol"],
                 int(ws.bead_width is not None),
+                int(ws.bead_level is not None),
                 float(v.half_width),
                 int(v.band or 0),
                 lay.N_max,

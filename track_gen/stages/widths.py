@@ -15,6 +15,10 @@ tracks keep their bytes):
 * ``validate`` checks the thickness against the local widths (its kernel's ``widths``
   switch, in ``validate.py``).
 
+A sampler of real circuits whose centre line crosses itself on a bridge also writes
+``ws.line_level`` (:func:`allocate_levels`): ``resample`` carries it to ``ws.bead_level`` with
+the widths, and ``validate`` reads it (its ``levels`` switch).
+
 :func:`allocate_widths` gives a workspace the two width buffers (once, whichever stage asks
 first). Every kernel is one thread per env (``resample``'s per bead), reads only active envs
 and allocates nothing.
@@ -28,6 +32,19 @@ from ..geometry import cross2
 from .resample_kernels import emit_rows_kernel
 
 wp.set_module_options({"enable_backward": False, "fuse_fp": False})
+
+
+def allocate_levels(ws, owner: str) -> None:
+    """Give ``ws`` its ``line_level`` (zeros) and ``bead_level`` (NaN) buffers: the overpass
+    levels of a sampler whose loops cross themselves on bridges (``engine.stage.Workspace``)."""
+    lay = ws.layout
+    if ws.line_level is None:
+        ws.line_level = ws.zeros(lay.num_envs * lay.num_points, wp.vec2f, f"{owner} line levels")
+    if ws.bead_level is None:
+        nan = float("nan")
+        ws.bead_level = ws.budget.full(
+            lay.num_envs * lay.N_max, wp.vec2f(nan, nan), wp.vec2f, "bead levels"
+        )
 
 
 def allocate_widths(ws, owner: str) -> None:
@@ -57,6 +74,14 @@ def launch_bead_widths(ws, arc: wp.array, edge: wp.array) -> None:
         outputs=[ws.bead_width],
         device=lay.device,
     )
+    if ws.line_level is not None:  # overpass levels, the same way
+        wp.launch(
+            emit_rows_kernel,
+            (lay.num_envs, lay.N_max),
+            inputs=[ws.line_level, ws.active, ws.count, arc, edge, lay.num_points, lay.N_max],
+            outputs=[ws.bead_level],
+            device=lay.device,
+        )
 
 
 # --------------------------------------------------------------------------- inflate
@@ -130,4 +155,4 @@ def launch_width_borders(ws) -> None:
     )
 
 
-__all__ = ["allocate_widths", "launch_bead_widths", "launch_width_borders"]
+__all__ = ["allocate_levels", "allocate_widths", "launch_bead_widths", "launch_width_borders"]

@@ -8,13 +8,14 @@ Components (``Component`` subclasses, used by :class:`track_gen.course.Course`):
   ``Lookahead`` (-> ``LookaheadResult``), ``ConeDetections`` (-> ``ConeDetectionsResult``) and
   ``Lidar`` (-> ``LidarResult``);
 * gate courses: ``GateCheckpoints``, ``CenterlineFromGates``, ``Progress``, ``DiscCollision``
-  or ``FrameCollision``, ``Localizer(source="centerline")``, ``Lidar``, ``NextGates``.
+  or ``FrameCollision``, ``Localizer(source="centerline")``, ``Lidar``, ``NextGates``,
+  ``MinTime`` (the point-mass par of a lap, -> ``MinTimeSet``).
 
 Utilities they wrap: ``CheckpointsUtility`` (-> ``CheckpointsResult``), ``ProgressUtility``
 (-> ``ProgressEvents``), ``BandCollisionUtility`` (-> ``BandCollisionResult``),
-``CourseLineUtility``
-(-> ``CourseLineResult``), ``LocalizerUtility`` (-> ``TrackFrame``), ``DiscCollisionUtility``
-(-> ``DiscContact``), ``FrameCollisionUtility`` (-> ``FrameContact``). The component contract
+``CourseLineUtility`` (-> ``CourseLineResult``), ``LocalizerUtility`` (-> ``TrackFrame``),
+``DiscCollisionUtility`` (-> ``DiscContact``), ``FrameCollisionUtility`` (-> ``FrameContact``),
+``MinTimePlanner`` (-> ``MinTimeSet``; also any batch of waypoint paths). The component contract
 (``Component``, ``ComponentContext``, ``InputSpec``, ``order_components``) lives in
 :mod:`track_gen.course` and is re-exported here, with ``check_component`` (which call of a
 component a conditional regeneration body cannot hold).
@@ -43,6 +44,7 @@ from .cones import (
     ConeDetectionsSettings,
     ConeDetectionsUtility,
 )
+from .cones.term import ConesSettings, ConesTerm
 from .course_line import (
     CenterlineFromGates,
     CourseLineResult,
@@ -70,15 +72,54 @@ from .heightfield import (
     check_grid_resolution,
 )
 from .lidar import Lidar, LidarResult, LidarSettings, LidarUtility
+from .lidar.term import LidarTerm
 from .localizer import Localizer, LocalizerSettings, LocalizerUtility, TrackFrame
 from .lookahead import Lookahead, LookaheadResult, LookaheadSettings, LookaheadUtility
+from .lookahead.term import LookaheadTerm
+from .min_time import MinTime, MinTimePlanner, MinTimeSet, MinTimeSettings, MinTimeStatus
 from .next_gates import NextGates, NextGatesResult, NextGatesSettings, NextGatesUtility
 from .progress import Progress, ProgressEvents, ProgressUtility
 from .props import PropKind, Props, PropSide, PropsResult, PropsSettings, PropsUtility
 from .racing_line import RacingLine, RacingLineResult, RacingLineSettings, RacingLineUtility
 from .raster import EgoRaster, EgoRasterResult, EgoRasterSettings, EgoRasterUtility, RasterCell
+from .raster.term import RasterTerm
+from .terms import (
+    ObservationTerm,
+    TermContext,
+    TermOutputs,
+    final_flag,
+    observation_term,
+    observation_terms,
+    put_column,
+    register_term,
+    settings_class,
+    unit_or_zero,
+    unregister_term,
+)
+
+# the built-in observation terms, in their documented order: one line per term
+register_term(LidarTerm())
+register_term(LookaheadTerm())
+register_term(ConesTerm())
+register_term(RasterTerm())
 
 __all__ = [
+    "unregister_term",
+    "unit_or_zero",
+    "settings_class",
+    "put_column",
+    "final_flag",
+    "register_term",
+    "observation_terms",
+    "observation_term",
+    "TermOutputs",
+    "TermContext",
+    "RasterTerm",
+    "ObservationTerm",
+    "LookaheadTerm",
+    "LidarTerm",
+    "ConesTerm",
+    "ConesSettings",
     "BandCollisionUtility",
     "BandCollision",
     "BandCollisionSettings",
@@ -132,6 +173,11 @@ __all__ = [
     "Lookahead",
     "LookaheadResult",
     "LookaheadUtility",
+    "MinTime",
+    "MinTimePlanner",
+    "MinTimeSet",
+    "MinTimeSettings",
+    "MinTimeStatus",
     "LookaheadSettings",
     "NextGatesResult",
     "NextGatesUtility",

@@ -8,6 +8,7 @@ import warp as wp
 
 from ...core.budget import AllocationBudget
 from ...core.rows import RowBatch
+from ...core.units import TRACK_UNITS
 
 #: The per-env descriptors of a :class:`CourseStatsResult` (float32 ``[E]`` each), in order.
 DESCRIPTORS = (
@@ -31,7 +32,8 @@ class CourseStatsResult(RowBatch):
 
     Every array is float32 and NaN for an env without a usable course (invalid, fewer than
     3 beads, a bead or width non-finite or beyond ``COORD_LIMIT``); values beyond float32's
-    range are clamped to it. Units: track units, radians, seconds.
+    range are clamped to it. Units: the course's length unit (``unit``: metres on a course in
+    metres, ``presets.circuit`` or real circuits; else track units), radians, seconds.
 
     Attributes:
         length: ``[E]`` closed 3D length of the course line (closing chord included).
@@ -67,6 +69,9 @@ class CourseStatsResult(RowBatch):
     elevation_range: wp.array
     par_time: wp.array
 
+    #: The course's length unit (``"m"`` or ``"track units"``), from the measured course.
+    unit = TRACK_UNITS
+    _host_attrs = ("unit",)
     _row_arrays = ("curvature_percentile",)
     _env_arrays = DESCRIPTORS
 

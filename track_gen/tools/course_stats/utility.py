@@ -137,6 +137,7 @@ class CourseStatsUtility(SettingsUtility):
         self._fractions = tuple(fractions)  # a host tuple: never cut by an env range
         self._lap = lap_time
         self._allocate(self, budget, device, self.settings, E, line_rows)
+        self.stats.unit = getattr(course, "unit", self.stats.unit)  # the course's length unit
         self.measure()
 
     @staticmethod

@@ -51,4 +51,5 @@ LookaheadSettings = settings_class(
     doc="The settings of a look-ahead sensor (tools.Lookahead, tools.LookaheadUtility, "
     "RaceConfig.lookahead). Fields without a default are required.",
     module="track_gen.tools.lookahead",
+    deprecated={"source": "along"},
 )

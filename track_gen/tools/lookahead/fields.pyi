@@ -24,4 +24,6 @@ class LookaheadSettings(Settings):
     num_points: int
     spacing: float
     along: str = "center"
+    @property
+    def source(self) -> Any: ...
     def replace(self, **changes: Any) -> LookaheadSettings: ...

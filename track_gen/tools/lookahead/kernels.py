@@ -6,7 +6,16 @@ from __future__ import annotations
 import warp as wp
 
 from ...core.extents import clamp3, scaled_quat
-from ...geometry import finite, finite3, plan_x_axis, unit_heading, xy
+from ...geometry import (
+    arc_ahead,
+    bead_at_arc64,
+    bead_fraction,
+    finite,
+    finite3,
+    plan_x_axis,
+    unit_heading,
+    xy,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -40,21 +49,6 @@ def to_agent_frame(p: wp.vec3f, origin: wp.vec3f, axis: wp.vec3f) -> wp.vec3f:
 
 
 # ------------------------------------------------------------------------ the line
-@wp.func
-def _bead_at(arclen: wp.array(dtype=wp.float32), base: int, n: int, u: wp.float64) -> int:
-    """The last bead ``i`` in ``[0, n - 1]`` with ``arclen[base + i] <= u`` (bead 0 when
-    none), compared in float64."""
-    lo = int(0)
-    hi = n - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if wp.float64(arclen[base + mid]) <= u:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 @wp.func
 def _widths(
     center: wp.array(dtype=wp.vec3f),
@@ -100,18 +94,11 @@ def _point(
 ):
     """Row ``out``: the line at centre-line arc ``u`` (in ``[0, total)``), linear between the
     two beads around it, in the agent's frame."""
-    big = wp.float64(total)
-    i = _bead_at(arclen, row, n, u)
+    i = bead_at_arc64(arclen, row, n, u)
     j = i + 1
-    end = big
-    if j < n:
-        end = wp.float64(arclen[row + j])
-    else:
+    if j >= n:
         j = 0
-    a = wp.float64(arclen[row + i])
-    t = float(0.0)
-    if end - a > wp.float64(0.0):
-        t = float(wp.clamp((u - a) / (end - a), wp.float64(0.0), wp.float64(1.0)))
+    t = bead_fraction(arclen, row, n, total, i, u)
     pi = line_position[row + i]
     pj = line_position[row + j]
     w_i = _widths(center, inner, outer, normal, row + i)
@@ -191,12 +178,8 @@ def _lookahead_kernel(
                 speed_out[out + k] = _NAN
         return
     valid_out[e] = 1
-    big = wp.float64(total)
     for k in range(num_points):
-        u = wp.float64(u0) + wp.float64(k + 1) * spacing
-        u = u - wp.floor(u / big) * big  # into [0, total]
-        if not (u < big) or not (u >= wp.float64(0.0)):
-            u = wp.float64(0.0)  # u == total (rounding): the start line
+        u = arc_ahead(u0, wp.float64(k + 1) * spacing, total)  # into [0, total)
         _point(
             center,
             inner,

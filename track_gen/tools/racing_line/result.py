@@ -8,6 +8,7 @@ import warp as wp
 
 from ...core.budget import AllocationBudget
 from ...core.rows import RowBatch
+from ...core.units import TRACK_UNITS
 
 
 @dataclass
@@ -16,7 +17,9 @@ class RacingLineResult(RowBatch):
     follow (env ``e`` owns rows ``e*N_max .. e*N_max + N_max - 1``, row ``i`` is bead ``i``).
     Rows past the track's ``count`` and every row of an env without a line (an invalid
     track, fewer than 8 beads, a non-finite bead) are NaN, as are its ``lap_time`` and
-    ``length``. Units are the course's: track units and track units per second.
+    ``length``. Units are the course's (``unit``: the track's ``Track.unit``): metres and
+    m/s on a course in metres (``presets.circuit``, real circuits), else track units and
+    track units per second.
 
     Attributes:
         offset: float32 ``[E*N_max]``: signed lateral offset of the line from the centre line
@@ -30,6 +33,8 @@ class RacingLineResult(RowBatch):
         speed: float32 ``[E*N_max]``: target speed at the bead, track units/s.
         lap_time: float32 ``[E]``: par lap time of the speed profile, s.
         length: float32 ``[E]``: length of the closed line (3D chords), track units.
+        unit: the course's length unit (``"m"`` or ``"track units"``); speeds are
+            ``<unit>/s``.
     """
 
     offset: wp.array
@@ -39,6 +44,8 @@ class RacingLineResult(RowBatch):
     lap_time: wp.array
     length: wp.array
 
+    unit = TRACK_UNITS
+    _host_attrs = ("unit",)
     _row_arrays = ("offset", "position", "curvature", "speed")
     _env_arrays = ("lap_time", "length")
 

@@ -75,6 +75,7 @@ class RacingLineUtility(SettingsUtility):
         self.device = device
         self._n_max = n_max
         self._allocate(self, budget, device, self.settings, E, n_max)
+        self.line.unit = getattr(track, "unit", self.line.unit)  # m and m/s on a metre course
         self.plan()
 
     @staticmethod

@@ -1,0 +1,2 @@
+"""Tests of the studies of ``studies/``: smoke runs at a toy size, and their pieces against
+oracles."""
