@@ -150,7 +150,7 @@ def test_the_analyser_sees_every_role():
     assert {"LidarUtility", "CheckpointsUtility", "CourseLineUtility"} <= roles["utility"]
     assert {"LidarResult", "CourseLineResult", "TrackFrame"} <= roles["result"]
     assert {"LidarSettings", "DiscCollisionSettings"} <= roles["settings"]
-    assert len(roles["component"]) == 17 and len(roles["utility"]) == 16
+    assert len(roles["component"]) == 18 and len(roles["utility"]) == 17
 
 
 def test_the_analyser_catches_a_bad_name(tmp_path):

@@ -260,7 +260,7 @@ class Course:
 
     @property
     def min_time(self):
-        """The :class:`~track_gen.tools.MinTimePlanner` of the ``"min_time"`` component
+        """The :class:`~track_gen.tools.MinTimeUtility` of the ``"min_time"`` component
         (``tools.MinTime``), or None; its result is ``course.components["min_time"].result``."""
         return self._utility("min_time")
 

@@ -9,13 +9,13 @@ Components (``Component`` subclasses, used by :class:`track_gen.course.Course`):
   ``Lidar`` (-> ``LidarResult``);
 * gate courses: ``GateCheckpoints``, ``CenterlineFromGates``, ``Progress``, ``DiscCollision``
   or ``FrameCollision``, ``Localizer(source="centerline")``, ``Lidar``, ``NextGates``,
-  ``MinTime`` (the point-mass par of a lap, -> ``MinTimeSet``).
+  ``MinTime`` (the point-mass par of a lap, -> ``MinTimeResult``).
 
 Utilities they wrap: ``CheckpointsUtility`` (-> ``CheckpointsResult``), ``ProgressUtility``
 (-> ``ProgressEvents``), ``BandCollisionUtility`` (-> ``BandCollisionResult``),
 ``CourseLineUtility`` (-> ``CourseLineResult``), ``LocalizerUtility`` (-> ``TrackFrame``),
 ``DiscCollisionUtility`` (-> ``DiscContact``), ``FrameCollisionUtility`` (-> ``FrameContact``),
-``MinTimePlanner`` (-> ``MinTimeSet``; also any batch of waypoint paths). The component contract
+``MinTimeUtility`` (-> ``MinTimeResult``; also any batch of waypoint paths). The component contract
 (``Component``, ``ComponentContext``, ``InputSpec``, ``order_components``) lives in
 :mod:`track_gen.course` and is re-exported here, with ``check_component`` (which call of a
 component a conditional regeneration body cannot hold).
@@ -76,7 +76,7 @@ from .lidar.term import LidarTerm
 from .localizer import Localizer, LocalizerSettings, LocalizerUtility, TrackFrame
 from .lookahead import Lookahead, LookaheadResult, LookaheadSettings, LookaheadUtility
 from .lookahead.term import LookaheadTerm
-from .min_time import MinTime, MinTimePlanner, MinTimeSet, MinTimeSettings, MinTimeStatus
+from .min_time import MinTime, MinTimeResult, MinTimeSettings, MinTimeStatus, MinTimeUtility
 from .next_gates import NextGates, NextGatesResult, NextGatesSettings, NextGatesUtility
 from .progress import Progress, ProgressEvents, ProgressUtility
 from .props import PropKind, Props, PropSide, PropsResult, PropsSettings, PropsUtility
@@ -174,10 +174,10 @@ __all__ = [
     "LookaheadResult",
     "LookaheadUtility",
     "MinTime",
-    "MinTimePlanner",
-    "MinTimeSet",
+    "MinTimeResult",
     "MinTimeSettings",
     "MinTimeStatus",
+    "MinTimeUtility",
     "LookaheadSettings",
     "NextGatesResult",
     "NextGatesUtility",
@@ -227,6 +227,8 @@ RENAMED = {
     "LidarScanner": "LidarUtility",
     "LookaheadPoints": "LookaheadResult",
     "LookaheadSampler": "LookaheadUtility",
+    "MinTimePlanner": "MinTimeUtility",
+    "MinTimeSet": "MinTimeResult",
     "NextGatePoses": "NextGatesResult",
     "NextGateSensor": "NextGatesUtility",
     "ProgressTracker": "ProgressUtility",

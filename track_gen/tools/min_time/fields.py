@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...core.settings import settings_class
 from ...core.tunable import Tunable, config_label
 
-_SURFACES = ("tools.MinTime", "tools.MinTimePlanner")
+_SURFACES = ("tools.MinTime", "tools.MinTimeUtility")
 
 T_MAX = Tunable(
     "t_max",
