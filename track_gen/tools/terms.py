@@ -199,6 +199,18 @@ class ObservationTerm(abc.ABC):
         """Launch the term's kernel: its columns ``[col, col + dim)`` of every env from the
         step's results ``res`` (a :class:`~track_gen.course.StepResult`)."""
 
+    @staticmethod
+    def launch(kernel, inputs: list, out: TermOutputs) -> None:
+        """One launch of a term's ``kernel`` (one thread per env) with ``inputs`` (its
+        parameters before the outputs), writing ``out.obs`` and ``out.final_obs``."""
+        wp.launch(
+            kernel,
+            out.obs.shape[0],
+            inputs=inputs,
+            outputs=[out.obs, out.final_obs],
+            device=out.obs.device,
+        )
+
 
 def settings_kwargs(settings) -> dict[str, Any]:
     """``settings`` (a settings object, or a term's ``config_class`` instance) as keyword

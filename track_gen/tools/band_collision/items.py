@@ -23,7 +23,7 @@ from __future__ import annotations
 import warp as wp
 
 from ..shared import make_box as _make_box
-from .kernels import _corner, _Hit, _write_none
+from .kernels import _corner, _Hit, _query_box
 from .segments import (
     _band,
     _chunk_bounds,
@@ -151,12 +151,19 @@ def _segments_combine_kernel(
     tid = wp.tid()
     e = tid // nbox
     n = beads[e]
-    if n < 3:
-        _write_none(tid, 1, oob_out, distance_out, nearest_out, normal_out, boundary_out)
-        return
-    bx = _make_box(position[tid], orientation[tid], half_extents[tid])
+    bx = _query_box(
+        tid,
+        n,
+        position,
+        orientation,
+        half_extents,
+        oob_out,
+        distance_out,
+        nearest_out,
+        normal_out,
+        boundary_out,
+    )
     if bx.ok == 0:
-        _write_none(tid, 0, oob_out, distance_out, nearest_out, normal_out, boundary_out)
         return
     inside = int(0)
     for k in range(4):

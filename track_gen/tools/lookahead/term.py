@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..terms import ObservationTerm, final_flag, put_column, settings_kwargs, unit_or_zero
+from ..terms import ObservationTerm, final_flag, put_column, unit_or_zero
 from .component import Lookahead
 from .fields import LookaheadSettings
 
@@ -110,7 +110,7 @@ class LookaheadTerm(ObservationTerm):
     env_defaults = {"num_points": 8, "spacing": 0.1}
 
     def components(self, settings, ctx):
-        return [Lookahead(**settings_kwargs(settings))]
+        return [Lookahead(settings)]
 
     def columns_per_point(self, settings) -> int:
         """5, plus the target speed with the racing line."""
@@ -126,10 +126,9 @@ class LookaheadTerm(ObservationTerm):
         look = res[self.name]
         K, h = settings.num_points, settings.spacing
         speed = look.speed if look.speed is not None else look.curvature  # unread without
-        wp.launch(
+        self.launch(
             _lookahead_term_kernel,
-            out.obs.shape[0],
-            inputs=[
+            [
                 mask,
                 out.ok,
                 look.position,
@@ -146,6 +145,5 @@ class LookaheadTerm(ObservationTerm):
                 ctx.speed_scale,
                 write_final,
             ],
-            outputs=[out.obs, out.final_obs],
-            device=out.obs.device,
+            out,
         )
