@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..core.checks import check_array, check_mask
+from ..core.checks import check_array, check_float, check_mask
 from ..core.component import InputSpec
 from ..core.extents import clamp2, clamp_coord, in_range3, scaled_quat
+from ..core.settings import SettingsUtility
 from ..geometry import finite, plan_x_axis, unit_heading, xy  # finite, xy: re-exported
 from ..results import GateSequence, Track
 
@@ -31,6 +32,40 @@ ORIENTATION = InputSpec(
 POSE_INPUTS = (POSITION, ORIENTATION)
 
 wp.set_module_options({"enable_backward": False})
+
+
+class LoopCapacityUtility(SettingsUtility):
+    """A utility whose per-env capacity is a settings field (``CAPACITY_FIELD``) or, when
+    that is None, follows from a bound on a loop's length (``max_loop_length``): the
+    checkpoints' and the props' placers. A subclass states its rule as
+    ``_capacity_for(settings, bound)``: the capacity a loop of at most ``bound`` track units
+    needs."""
+
+    #: The settings field that holds the capacity (None: derive it from the loop bound).
+    CAPACITY_FIELD = ""
+    #: What the refusal asks for when neither is given (after "<Utility> needs a capacity: ").
+    CAPACITY_HINT = ""
+
+    @classmethod
+    def _capacity(cls, settings, max_loop_length: float | None) -> int:
+        """The per-env capacity: the settings' ``CAPACITY_FIELD``, else the one
+        ``max_loop_length`` needs (one of the two is required)."""
+        given = getattr(settings, cls.CAPACITY_FIELD)
+        if given is not None:
+            return given
+        if max_loop_length is None:
+            raise ValueError(f"{cls.__name__} needs a capacity: {cls.CAPACITY_HINT}")
+        bound = check_float("max_loop_length", max_loop_length, lo=1.0e-6, hi=1.0e12)
+        return cls._capacity_for(settings, bound)
+
+    @classmethod
+    def buffers(
+        cls, settings, num_envs: int, *, max_loop_length: float | None = None
+    ) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array an instance with ``settings`` (and
+        ``max_loop_length`` when its capacity field is None) allocates for ``num_envs`` envs:
+        its allocation run through a plan, nothing allocated."""
+        return super().buffers(settings, num_envs, cls._capacity(settings, max_loop_length))
 
 
 _FAMILY = {Track: "track", GateSequence: "gate"}

@@ -7,11 +7,11 @@ import math
 import warp as wp
 
 from ...core.budget import AllocationBudget
-from ...core.checks import check_float, check_mask
+from ...core.checks import check_mask
 from ...core.exec import require_not_capturing
-from ...core.settings import SettingsUtility, resolve_settings
+from ...core.settings import resolve_settings
 from ...results import Track
-from ..shared import optional_input
+from ..shared import LoopCapacityUtility, optional_input
 from .fields import MAX_CHECKPOINTS, CheckpointsSettings
 from .kernels import _sample_kernel
 from .result import CheckpointsResult
@@ -37,7 +37,7 @@ def capacity_for(
 
 
 # ---------------------------------------------------------------------------------- sampler
-class CheckpointsUtility(SettingsUtility):
+class CheckpointsUtility(LoopCapacityUtility):
     """Evenly spaced cross-sections of a road-band :class:`~track_gen.Track`.
 
     Per env, ``n = clamp(round(length / spacing), 3, M)`` checkpoints sit at arc
@@ -105,19 +105,15 @@ class CheckpointsUtility(SettingsUtility):
         self._allocate(self, budget, device, self.settings, E, cap)
         self.sample()
 
-    @staticmethod
-    def _capacity(s: CheckpointsSettings, max_loop_length: float | None) -> int:
-        """The per-env capacity: ``max_checkpoints``, else the one ``max_loop_length``
-        needs (one of the two is required)."""
-        if s.max_checkpoints is not None:
-            return s.max_checkpoints
-        if max_loop_length is None:
-            raise ValueError(
-                "CheckpointsUtility needs a capacity: pass max_checkpoints (an int >= 3, the "
-                "per-env checkpoint capacity) or max_loop_length= (a bound on any track's "
-                "perimeter; capacity max(3, ceil(max_loop_length / spacing)))"
-            )
-        bound = check_float("max_loop_length", max_loop_length, lo=1.0e-6, hi=1.0e12)
+    CAPACITY_FIELD = "max_checkpoints"
+    CAPACITY_HINT = (
+        "pass max_checkpoints (an int >= 3, the per-env checkpoint capacity) or "
+        "max_loop_length= (a bound on any track's perimeter; capacity max(3, "
+        "ceil(max_loop_length / spacing)))"
+    )
+
+    @classmethod
+    def _capacity_for(cls, s: CheckpointsSettings, bound: float) -> int:
         return capacity_for(s.spacing, bound)
 
     @staticmethod
@@ -128,16 +124,6 @@ class CheckpointsUtility(SettingsUtility):
         out.clipped = None if out.checkpoints is None else out.checkpoints.truncated
         out.step = budget.zeros(E, wp.float32, "checkpoint steps")
         out._no_mask = budget.zeros(1, wp.int32, "empty mask")
-
-    @classmethod
-    def buffers(
-        cls, settings: CheckpointsSettings, num_envs: int, *, max_loop_length: float | None = None
-    ) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a placer with ``settings`` (and
-        ``max_loop_length`` when ``max_checkpoints`` is None) allocates for ``num_envs``
-        envs: its allocation run through a plan, nothing allocated."""
-        cap = cls._capacity(settings, max_loop_length)
-        return super().buffers(settings, num_envs, cap)
 
     @property
     def num_envs(self) -> int:

@@ -5,27 +5,22 @@ from __future__ import annotations
 
 from ...core.settings import settings_class
 from ...core.tunable import Tunable, config_label
+from ..fields import count, positive
 
 _SURFACES = ("tools.MinTime", "tools.MinTimeUtility")
 
-T_MAX = Tunable(
+T_MAX = positive(
     "t_max",
     None,
-    kind="float",
-    lo=1.0e-6,
-    hi=1.0e6,
     unit="track units/s^2 (m/s^2 on a metre course)",
     doc="largest thrust acceleration |t| = |a - g| of the point mass (no default); it must "
     "exceed gravity by at least 0.1% (a mass that cannot hover cannot climb).",
     surfaces=_SURFACES,
 )
 
-V_MAX = Tunable(
+V_MAX = positive(
     "v_max",
     None,
-    kind="float",
-    lo=1.0e-6,
-    hi=1.0e6,
     unit="track units/s (m/s on a metre course)",
     doc="largest speed |v| of the point mass (no default).",
     surfaces=_SURFACES,
@@ -42,10 +37,9 @@ GRAVITY = Tunable(
     surfaces=_SURFACES,
 )
 
-SAMPLES = Tunable(
+SAMPLES = count(
     "samples",
     8,
-    kind="int",
     lo=2,
     hi=16,
     unit="intervals per segment",
@@ -54,11 +48,9 @@ SAMPLES = Tunable(
     surfaces=_SURFACES,
 )
 
-ITERATIONS = Tunable(
+ITERATIONS = count(
     "iterations",
     80,
-    kind="int",
-    lo=1,
     hi=400,
     unit="Newton iterations",
     doc="most interior-point iterations per env (an env stops earlier once converged); a "

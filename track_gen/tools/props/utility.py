@@ -7,11 +7,11 @@ import math
 import warp as wp
 
 from ...core.budget import AllocationBudget
-from ...core.checks import check_float, check_mask
+from ...core.checks import check_mask
 from ...core.exec import require_not_capturing
-from ...core.settings import SettingsUtility, resolve_settings
+from ...core.settings import resolve_settings
 from ...results import Track
-from ..shared import optional_input
+from ..shared import LoopCapacityUtility, optional_input
 from .fields import _SIZE_FIELDS, MAX_PROPS, PropsSettings
 from .kernels import PropKind, _place_kernel
 from .result import PropsResult
@@ -45,7 +45,7 @@ def capacity_for(
 
 
 # ---------------------------------------------------------------------------------- placer
-class PropsUtility(SettingsUtility):
+class PropsUtility(LoopCapacityUtility):
     """Props along the borders of a road-band :class:`~track_gen.Track` (the module docs
     give the placement rules and pose conventions).
 
@@ -103,19 +103,14 @@ class PropsUtility(SettingsUtility):
         """``(cone_diameter, cone_height, wall_thickness, wall_height)``, track units."""
         return tuple(self.settings[t.name] for t in _SIZE_FIELDS)
 
-    @staticmethod
-    def _capacity(s: PropsSettings, max_loop_length: float | None) -> int:
-        """The per-env capacity: ``max_props``, else the one ``max_loop_length`` needs (one
-        of the two is required)."""
-        if s.max_props is not None:
-            return s.max_props
-        if max_loop_length is None:
-            raise ValueError(
-                "PropsUtility needs a capacity: pass max_props (an int >= 1, the per-env prop "
-                "capacity) or max_loop_length= (a bound on any border's length; capacity "
-                "sides * max(1, ceil(max_loop_length / spacing)))"
-            )
-        bound = check_float("max_loop_length", max_loop_length, lo=1.0e-6, hi=1.0e12)
+    CAPACITY_FIELD = "max_props"
+    CAPACITY_HINT = (
+        "pass max_props (an int >= 1, the per-env prop capacity) or max_loop_length= (a bound "
+        "on any border's length; capacity sides * max(1, ceil(max_loop_length / spacing)))"
+    )
+
+    @classmethod
+    def _capacity_for(cls, s: PropsSettings, bound: float) -> int:
         return capacity_for(s.spacing, bound, sum(_SIDES_OF[s.side]))
 
     @staticmethod
@@ -124,16 +119,6 @@ class PropsUtility(SettingsUtility):
         ``out`` (the placer, or a stand-in when :meth:`buffers` records a plan)."""
         out.props = PropsResult.allocate(E, capacity, device, budget, kind=s.kind)
         out._no_mask = budget.zeros(1, wp.int32, "empty mask")
-
-    @classmethod
-    def buffers(
-        cls, settings: PropsSettings, num_envs: int, *, max_loop_length: float | None = None
-    ) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a placer with ``settings`` (and
-        ``max_loop_length`` when ``max_props`` is None) allocates for ``num_envs`` envs: its
-        allocation run through a plan, nothing allocated."""
-        cap = cls._capacity(settings, max_loop_length)
-        return super().buffers(settings, num_envs, cap)
 
     @property
     def num_envs(self) -> int:
