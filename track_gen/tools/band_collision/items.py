@@ -149,11 +149,9 @@ def _segments_combine_kernel(
     boundary_out: wp.array(dtype=wp.int32),
 ):
     tid = wp.tid()
-    e = tid // nbox
-    n = beads[e]
     bx = _query_box(
         tid,
-        n,
+        beads[tid // nbox],
         position,
         orientation,
         half_extents,
@@ -165,6 +163,7 @@ def _segments_combine_kernel(
     )
     if bx.ok == 0:
         return
+    e = tid // nbox
     inside = int(0)
     for k in range(4):
         inside = inside | (inside_flags[4 * tid + k] << k)
@@ -183,7 +182,7 @@ def _segments_combine_kernel(
         deep,
         strip,
         e * n_max,
-        n,
+        beads[e],
         oob_out,
         distance_out,
         nearest_out,
