@@ -209,6 +209,22 @@ def test_obs_dim_and_plans():
     assert not RaceConfig(lookahead_along="racing_line").plans_racing_line  # not observed
 
 
+def test_lookahead_source_is_a_deprecated_alias_of_along():
+    """``lookahead_source`` (the flat keyword before ``along``) and ``source=`` of the
+    settings still work for one release, with a DeprecationWarning naming the new name."""
+    with pytest.warns(DeprecationWarning, match="lookahead_along"):
+        c = RaceConfig(observations="lookahead", lookahead_source="racing_line")
+    assert c == RaceConfig(observations="lookahead", lookahead_along="racing_line")
+    with pytest.warns(DeprecationWarning, match="along"):
+        assert c.lookahead_source == "racing_line"
+    with pytest.warns(DeprecationWarning, match="along"):
+        s = tools.LookaheadSettings(num_points=4, spacing=0.1, source="racing_line")
+    assert s.along == "racing_line"
+    with pytest.raises(ValueError, match="RaceConfig.lookahead_source"):
+        with pytest.warns(DeprecationWarning):
+            RaceConfig(lookahead_source="left")
+
+
 # ------------------------------------------------------------------------------ adapters
 def test_gym_spaces_box_and_dict():
     gym = pytest.importorskip("gymnasium")

@@ -828,17 +828,19 @@ def _fold_flat(cls, name: str, kwargs: dict) -> None:
             continue
         sub_cls = t.settings_class
         flat = {}
-        for former, sub in getattr(sub_cls, "__deprecated_fields__", {}).items():
-            if t.flat_prefix + former in kwargs:  # an earlier flat keyword: warn, then fold
+        formers = {
+            sub: former for former, sub in getattr(sub_cls, "__deprecated_fields__", {}).items()
+        }
+        for t_sub, sub in zip(sub_cls.__tunables__, sub_cls.__field_names__, strict=True):
+            key = t.flat_prefix + sub
+            if sub in formers and t.flat_prefix + formers[sub] in kwargs and key not in kwargs:
+                key = t.flat_prefix + formers[sub]  # an earlier flat keyword: warn, then fold
                 warnings.warn(
-                    f"{name}.{t.flat_prefix}{former} is deprecated and will be removed in the "
-                    f"next release: use {t.flat_prefix}{sub} (the same field)",
+                    f"{name}.{key} is deprecated and will be removed in the next release: use "
+                    f"{t.flat_prefix}{sub} (the same field)",
                     DeprecationWarning,
                     stacklevel=4,
                 )
-                kwargs.setdefault(t.flat_prefix + sub, kwargs.pop(t.flat_prefix + former))
-        for t_sub, sub in zip(sub_cls.__tunables__, sub_cls.__field_names__, strict=True):
-            key = t.flat_prefix + sub
             if key in kwargs:
                 flat[sub] = t_sub.check(kwargs.pop(key), f"{name}.{key}")
         if flat:
