@@ -10,6 +10,11 @@ env-steps/s (E * steps / s) with the policy forward pass included, the same for 
 Episodes end and courses regenerate as in early training (random actions crash often: a
 pessimistic regeneration load). No pass/fail.
 
+``--dynamics``: the car(s) to time: ``track-units`` (the default env: the kinematic car on
+normalized courses), ``kinematic`` and ``single_track`` (``RaceConfig.for_vehicle(--vehicle,
+dynamics=...)``: the vehicle in metres on ``presets.circuit`` courses, dt 0.1 s for the GT).
+Run:  PYTHONPATH=. python benchmarks/env_step.py --E 1024 --dynamics kinematic single_track
+
 ``--curriculum``: per E, the env alone (the same random actions) with and without
 ``RaceEnv(curriculum={"buffer_size": ..., "replay_prob": 0.5, "score": "learnability"})``:
 a :class:`~track_gen.curriculum.LevelReplay` at the auto-reset (the env's signal: 1.0 where
@@ -28,7 +33,7 @@ import time
 import torch
 import warp as wp
 
-from track_gen.envs import RaceEnv
+from track_gen.envs import RaceConfig, RaceEnv
 from track_gen.envs.rsl_rl import RslRlRaceEnv, ppo_config
 
 
@@ -102,15 +107,26 @@ def measure_curriculum(E, device, steps, warmup, captured, rounds, buffer_size) 
     }
 
 
-def measure(E: int, device, steps: int, warmup: int, captured: bool) -> dict:
+def config_for(dynamics: str, vehicle: str) -> RaceConfig:
+    """The env's config: the default one (``"track-units"``) or the vehicle's in metres."""
+    if dynamics == "track-units":
+        return RaceConfig()
+    return RaceConfig.for_vehicle(vehicle, dynamics=dynamics)
+
+
+def measure(
+    E: int, device, steps: int, warmup: int, captured: bool, dynamics="track-units", vehicle="gt"
+) -> dict:
     from rsl_rl.runners import OnPolicyRunner
 
     torch.manual_seed(0)
-    env = RaceEnv(E, device, 0, captured=captured)
+    env = RaceEnv(E, device, 0, captured=captured, config=config_for(dynamics, vehicle))
     vec = RslRlRaceEnv(env)
     runner = OnPolicyRunner(vec, ppo_config(), log_dir=None, device=str(vec.device))
     actor = runner.alg.actor
-    out = {"E": E, "device": str(env.device), "captured": captured}
+    out = {"E": E, "device": str(env.device), "captured": captured, "dynamics": dynamics}
+    if dynamics != "track-units":
+        out["vehicle"] = vehicle
     with torch.inference_mode():
         obs = vec.get_observations()
         for _ in range(warmup):
@@ -151,6 +167,14 @@ def main(argv=None) -> int:
     ap.add_argument("--curriculum", action="store_true", help="with and without LevelReplay")
     ap.add_argument("--rounds", type=int, default=3, help="--curriculum: alternated rounds")
     ap.add_argument("--buffer-size", type=int, default=256, help="--curriculum: buffer slots")
+    ap.add_argument(
+        "--dynamics",
+        nargs="+",
+        default=["track-units"],
+        choices=["track-units", "kinematic", "single_track"],
+        help="the car(s): the default track-unit env, or the vehicle in metres on circuits",
+    )
+    ap.add_argument("--vehicle", default="gt", choices=["gt", "f1tenth"], help="metre cars' preset")
     args = ap.parse_args(argv)
     wp.config.quiet = True
     torch.set_num_threads(args.threads)
@@ -175,12 +199,13 @@ def main(argv=None) -> int:
                 flush=True,
             )
         args.E = []
-    for E in args.E:
-        r = measure(E, args.device, args.steps, args.warmup, args.captured)
+    for E, dyn in ((E, d) for E in args.E for d in args.dynamics):
+        r = measure(E, args.device, args.steps, args.warmup, args.captured, dyn, args.vehicle)
         rows.append(r)
+        car = dyn if dyn == "track-units" else f"{args.vehicle} {dyn}"
         print(
-            f"E={E:5d} {r['device']}: {r['steps_per_s_with_policy']:9.0f} env-steps/s with the "
-            f"policy ({r['ms_per_step_with_policy']:.2f} ms/step), "
+            f"E={E:5d} {r['device']} {car}: {r['steps_per_s_with_policy']:9.0f} env-steps/s "
+            f"with the policy ({r['ms_per_step_with_policy']:.2f} ms/step), "
             f"{r['resets_per_step']:.1f} auto-resets/step; env only "
             f"{r['steps_per_s_env_only']:9.0f} ({r['ms_per_step_env_only']:.2f} ms/step, "
             f"{r['resets_per_step_env_only']:.1f} auto-resets/step)",

@@ -201,6 +201,7 @@ def render() -> str:
         sys.path.insert(0, str(ROOT))
     from track_gen import GateGenConfig, SamplerConfig, TrackGenConfig
     from track_gen.envs import RaceConfig
+    from track_gen.envs.vehicles import VehicleSettings
 
     n_shared = len(SamplerConfig.__sections__)
     lines = [INTRO]
@@ -257,6 +258,15 @@ def render() -> str:
     if any(t.dynamic for t in RaceConfig.__tunables__):
         raise RuntimeError("RaceConfig has a dynamic field: give its table the params column")
     lines += _section_tables(RaceConfig, 0, "###", params=False)
+    lines += [
+        "## Vehicle fields: `VehicleSettings`",
+        "",
+        "Declared beside the vehicles (`track_gen/envs/vehicles.py`): the car of a metre "
+        '`RaceEnv` in SI units (`RaceConfig(unit="m", vehicle=...)`, flat keywords '
+        "`vehicle_<field>`); the defaults are the `GT` preset ([Training](../training.md)).",
+        "",
+    ]
+    lines += _section_tables(VehicleSettings, 0, "###", params=False)
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -9,4 +9,6 @@ its sibling studies as packages.
 * :mod:`studies.realism`: generated courses beside real circuits (course descriptors).
 * :mod:`studies.generalization`: one fixed course vs a course regenerated per episode.
 * :mod:`studies.curriculum`: domain randomisation vs prioritized level replay vs learnability.
+* :mod:`studies.full_scale`: the single-track car in metres trained on generated circuits (domain
+  randomisation, learnability) or on real ones, evaluated on real circuits it never saw.
 """

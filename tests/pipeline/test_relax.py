@@ -156,8 +156,8 @@ def test_masked_regeneration_with_relax(device):
 
 # ------------------------------------------------------------------ per_item == per_env
 # Samplers a config alone builds ("mix" needs a weight table, "centerline" user loops,
-# "real_track" a table of circuits).
-NEEDS_MORE = ("mix", "centerline", "real_track")
+# "real_track" a table of circuits, "gate_table" a table of gate courses).
+NEEDS_MORE = ("mix", "centerline", "real_track", "gate_table")
 SAMPLERS = [s for s in default_registry().samplers() if s not in NEEDS_MORE]
 LAYOUT_E = 32
 

@@ -39,13 +39,19 @@ pytestmark = pytest.mark.fuzz  # the fuzz suite: pytest -m fuzz
 
 E = 2
 GATE_STAGES = ("gate_anchors", "gate_frames", "gate_validate")
+#: Samplers of gate pipelines only (``gate_table``): built as the sampler of a gates pipeline
+GATE_ONLY_SAMPLERS = tuple(
+    k
+    for k, c in BUILTIN_STAGES.items()
+    if c.role == "sampler" and "track" not in (c.families or ("track",))
+)
 TRACK_PROCESS = ("resample", "relax", "inflate", "validate", "elevate")
 
 
 def config_for(kind: str, device="cpu"):
     """The config of :func:`pipeline` for a stage ``kind``."""
     base = {"num_envs": E, "device": device, "num_points": 64}
-    if kind in GATE_STAGES:
+    if kind in GATE_STAGES or kind in GATE_ONLY_SAMPLERS:
         return GateGenConfig(**base)
     if kind in TRACK_PROCESS or kind == "road_width":
         return TrackGenConfig(**base)
@@ -61,6 +67,9 @@ def pipeline(kind: str, options: dict, device="cpu") -> PipelineSpec:
         stages = [StageSpec(k) for k in ("bezier", *GATE_STAGES)]
         stages[stages.index(StageSpec(kind))] = StageSpec(kind, options=options)
         return PipelineSpec(cfg, tuple(stages), family="gates")
+    if kind in GATE_ONLY_SAMPLERS:
+        rest = tuple(StageSpec(k) for k in GATE_STAGES)
+        return PipelineSpec(cfg, (StageSpec(kind, options=options), *rest), family="gates")
     if kind in TRACK_PROCESS or kind == "road_width":
         stages = [StageSpec(k) for k in ("bezier", *TRACK_PROCESS)]
         if kind == "road_width":

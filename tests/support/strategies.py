@@ -1064,4 +1064,9 @@ def expected_race_config_error(name: str, t: Tunable, value, observations: str =
     if err is None and least is not None:
         if name == "checkpoint_spacing" or "cones" in observations.split("+"):
             err = ValueError if float(value) < least * (1 - 1e-9) else None
+    # the car's rules on the default (track-unit) config: circuits and the single-track car
+    # are metre-only, and a metre config draws circuits
+    metre_only = {"generator": "circuit", "unit": "m", "dynamics": "single_track"}
+    if err is None and name in metre_only and value == metre_only[name]:
+        err = ValueError
     return err

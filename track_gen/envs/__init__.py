@@ -5,14 +5,18 @@
 auto-reset with regeneration and the curriculum hook, capture, final observations,
 statistics; ``docs/training.md``). The adapters import their trainer's package when
 imported: ``track_gen.envs.gym`` (gymnasium 1.x ``VectorEnv``) and ``track_gen.envs.rsl_rl``
-(rsl-rl-lib 5.x ``VecEnv``).
+(rsl-rl-lib 5.x ``VecEnv``). ``track_gen.envs.vehicles``: the vehicles in SI units of a metre
+env (:class:`VehicleSettings`, the presets ``GT`` and ``F1TENTH``).
 """
 
 from .base import BatchedEnv, EnvStats, EpisodeState, EpisodeStats, StepOutputs
 from .race import CarState, RaceConfig, RaceDone, RaceEnv, RaceStats
+from .race_config import CarLimits
+from .vehicles import VehicleSettings
 
 __all__ = [
     "BatchedEnv",
+    "CarLimits",
     "CarState",
     "EnvStats",
     "EpisodeState",
@@ -22,4 +26,5 @@ __all__ = [
     "RaceEnv",
     "RaceStats",
     "StepOutputs",
+    "VehicleSettings",
 ]

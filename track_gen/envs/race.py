@@ -80,9 +80,11 @@ import warp as wp
 from .. import tools
 from ..core.budget import AllocationBudget
 from ..core.checks import check_bool, check_int
+from ..core.units import METRES
 from ..course import Course
 from ..pipeline import PipelineSpec, presets
 from ..seeds import PerEnvSeededRNG
+from . import vehicles
 from .base import (
     BatchedEnv,
     DeviceArrays,
@@ -93,8 +95,14 @@ from .base import (
     env_seeds,
 )
 from .episode import SIGNAL_LAP_TIME, SIGNAL_NONE, SIGNAL_SUCCESS, RaceDone
-from .race_config import ENV_BUDGET_HINT, RaceConfig, check_capacities
-from .race_kernels import _drive_kernel, _episode_kernel, _respawn_kernel, _state_kernel
+from .race_config import CIRCUIT, ENV_BUDGET_HINT, RaceConfig, check_capacities
+from .race_kernels import (
+    _drive_kernel,
+    _episode_kernel,
+    _respawn_kernel,
+    _single_track_kernel,
+    _state_kernel,
+)
 
 __all__ = ["CarState", "RaceConfig", "RaceDone", "RaceEnv", "RaceStats"]
 
@@ -113,14 +121,22 @@ _SIGNAL_MODE = {
 class CarState(DeviceArrays):
     """The cars (``E`` envs).
 
+    Lengths in the config's unit (track units, or metres with ``RaceConfig(unit="m")``).
+
     Attributes:
-        position: vec3f ``[E]``: the rear axle's position, track units.
+        position: vec3f ``[E]``: the reference point's position: the rear axle of the
+            kinematic car, the centre of gravity of the single-track car.
         orientation: quatf ``[E]``: world from body (the yaw about +z).
-        half_extents: vec2f ``[E]``: the car box's (half length, half width), track units.
-        yaw: float32 ``[E]``: rad. speed: float32 ``[E]``: track units / s (no reverse).
+        half_extents: vec2f ``[E]``: the car box's (half length, half width).
+        yaw: float32 ``[E]``: rad. speed: float32 ``[E]``: length / s, forward (the body
+            frame's ``vx``; no reverse).
         steer: float32 ``[E]``: the front-wheel angle, rad.
-        actions: float32 ``[E, 2]``: throttle and steering command, each clamped to [-1, 1]
-            by the drive kernel; a NaN or infinite component is read as 0.
+        lateral_speed: float32 ``[E]``: length / s, the body frame's ``vy`` (left +) of the
+            single-track car; 0 for the kinematic car.
+        yaw_rate: float32 ``[E]``: rad / s (left +) of the single-track car; 0 for the
+            kinematic car.
+        actions: float32 ``[E, 2]``: throttle (brake below 0) and steering command, each
+            clamped to [-1, 1] by the drive kernel; a NaN or infinite component is read as 0.
     """
 
     position: wp.array = array(wp.vec3f)
@@ -129,28 +145,35 @@ class CarState(DeviceArrays):
     yaw: wp.array = array(wp.float32)
     speed: wp.array = array(wp.float32)
     steer: wp.array = array(wp.float32)
+    lateral_speed: wp.array = array(wp.float32)
+    yaw_rate: wp.array = array(wp.float32)
     actions: wp.array = array(wp.float32, "E,D")
 
 
 def racing_line_for(config: RaceConfig) -> tools.RacingLine:
     """The ``tools.RacingLine`` a :class:`RaceEnv` with ``config`` adds to its course: the
-    car's limits as the point-mass limits of the speed profile (``vehicle_width = 2 *
-    half_extents[1]``, ``a_lat = max_lateral_accel``, ``a_lon = max_accel`` for traction and
-    braking, ``v_max = max_speed``), the planner's default iteration counts and no curvature
-    bound (``kappa_max = None``)."""
+    car's limits (``config.car``: the track-unit car's fields, or the vehicle's with
+    ``unit="m"``) as the point-mass limits of the speed profile (``vehicle_width = 2 *
+    half_extents[1]``, ``a_lat = max_lateral_accel`` (``mu * g`` for a vehicle), ``a_lon =
+    max_accel`` for traction and braking, ``v_max = max_speed``), the planner's default
+    iteration counts and no curvature bound (``kappa_max = None``)."""
+    car = config.car
     return tools.RacingLine(
-        2.0 * config.half_extents[1],
-        a_lat=config.max_lateral_accel,
-        a_lon=config.max_accel,
-        v_max=config.max_speed,
+        2.0 * car.half_extents[1],
+        a_lat=car.max_lateral_accel,
+        a_lon=car.max_accel,
+        v_max=car.max_speed,
     )
 
 
 def _track_spec(spec, E: int, device, config: RaceConfig):
-    """``(spec, device)``: ``presets.track`` with ``config.generator`` when ``spec`` is None,
-    else the checked track spec of ``E`` envs and its device."""
+    """``(spec, device)``: ``presets.track`` with ``config.generator`` (``presets.circuit``
+    for ``"circuit"``) when ``spec`` is None, else the checked track spec of ``E`` envs, in
+    the config's unit, and its device."""
     if spec is None:
         dev = device_of(device)
+        if config.generator == CIRCUIT:
+            return presets.circuit(E, device=str(dev)), dev
         return presets.track(num_envs=E, device=str(dev), generator=config.generator), dev
     if not isinstance(spec, PipelineSpec) or spec.family != "track":
         raise TypeError(
@@ -165,6 +188,19 @@ def _track_spec(spec, E: int, device, config: RaceConfig):
     dev = wp.get_device(spec.config.device)
     if device is not None and device_of(device) != dev:
         raise ValueError(f"device = {device!r} but spec is on {dev}: pass device=None with a spec")
+    unit = spec.config.unit
+    if unit != config.unit:
+        fix = (
+            "build the config in metres, RaceConfig.for_vehicle('gt') (a car in SI units), or "
+            "drive a track-unit spec"
+            if unit == METRES
+            else "pass a spec in metres (presets.circuit, io.tracks_spec(..., units='metres')) "
+            "or a track-unit config"
+        )
+        raise ValueError(
+            f"spec is in {unit!r} and config.unit = {config.unit!r}: a car drives courses in "
+            f"its own unit: {fix}"
+        )
     return spec, dev
 
 
@@ -257,7 +293,8 @@ class RaceEnv(BatchedEnv):
         check_capacities(config, spec.config, "config")
 
         self.config, self.num_envs = config, E
-        self._init_terms(config, 1.0 / config.max_speed, config.state_dim)
+        self.car_limits = car = config.car
+        self._init_terms(config, 1.0 / car.max_speed, config.state_dim)
         self.sensor_dims = {n: d for n, d in self.term_dims.items() if n != self.STATE_TERM}
         extra = [tools.Localizer(warm_window=8)]
         if config.plans_racing_line:
@@ -277,7 +314,7 @@ class RaceEnv(BatchedEnv):
         self.n_max = self.course.generator.layout.N_max
 
         self.car = CarState.allocate(budget, E, 2)
-        self.car.half_extents.fill_(wp.vec2f(*config.half_extents))
+        self.car.half_extents.fill_(wp.vec2f(*car.half_extents))
         for f in dataclasses.fields(CarState):
             setattr(self, f.name, getattr(self.car, f.name))
         self.course.bind(
@@ -304,21 +341,34 @@ class RaceEnv(BatchedEnv):
         self._init_state(budget, new_course, kw, mode, guard)
         self._finish_init(captured)
 
+    def par_percent(self) -> np.ndarray:
+        """float64 ``[E]``: each env's last timed lap as a percentage of its course's par,
+        ``100 * final_lap_time / racing_line.lap_time`` (NaN before a lap is timed, or
+        without a racing line). Reads device memory: call it between rollouts."""
+        lap = self.final_lap_time.numpy().astype(np.float64)
+        par = self._par_time.numpy().astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = 100.0 * lap / par
+        return np.where(np.isfinite(out) & (par > 0), out, np.nan)
+
     # ------------------------------------------------------------------ the car
     def _act(self) -> None:
-        c = self.config
+        c, car = self.config, self.car_limits
+        if c.dynamics == "single_track":
+            self._drive_single_track()
+            return
         wp.launch(
             _drive_kernel,
             self.num_envs,
             inputs=[
                 self.actions,
                 c.dt,
-                c.wheelbase,
-                c.max_speed,
-                c.max_accel,
-                c.max_steer,
-                c.max_steer_rate,
-                c.max_lateral_accel,
+                car.wheelbase,
+                car.max_speed,
+                car.max_accel,
+                car.max_steer,
+                car.max_steer_rate,
+                car.max_lateral_accel,
                 self.position,
                 self.yaw,
                 self.speed,
@@ -328,8 +378,46 @@ class RaceEnv(BatchedEnv):
             device=self.device,
         )
 
+    def _drive_single_track(self) -> None:
+        v, car = self.config.vehicle, self.car_limits
+        wb = v.lf + v.lr
+        weight = v.mass * vehicles.GRAVITY
+        load_front, load_rear = weight * v.lr / wb, weight * v.lf / wb
+        wp.launch(
+            _single_track_kernel,
+            self.num_envs,
+            inputs=[
+                self.actions,
+                self.config.dt,
+                car.substeps,
+                v.mass,
+                v.yaw_inertia,
+                v.lf,
+                v.lr,
+                v.mu * v.cornering_front * load_front,
+                v.mu * v.cornering_rear * load_rear,
+                v.mu * load_front,
+                v.mu * load_rear,
+                min(v.max_accel * v.mass, v.mu * weight),
+                v.max_speed,
+                v.max_steer,
+                v.max_steer_rate,
+                v.drag,
+                vehicles.BLEND_LO * v.max_speed,
+                vehicles.BLEND_HI * v.max_speed,
+                self.position,
+                self.yaw,
+                self.speed,
+                self.lateral_speed,
+                self.yaw_rate,
+                self.steer,
+            ],
+            outputs=[self.orientation],
+            device=self.device,
+        )
+
     def _write_state(self, res, mask: wp.array, masked_only: int, write_final: int) -> None:
-        c, r, frame = self.config, self.course.result, res.frame
+        c, car, r, frame = self.config, self.car_limits, self.course.result, res.frame
         if self._observe_line:
             self.course.racing_line.sample(frame.s, self._line_offset, self._line_speed)
         wp.launch(
@@ -355,10 +443,15 @@ class RaceEnv(BatchedEnv):
                 self.yaw,
                 self.speed,
                 self.steer,
+                self.lateral_speed,
+                self.yaw_rate,
                 self.n_max,
-                c.max_speed,
-                c.max_steer,
+                car.max_speed,
+                car.max_steer,
+                1.0 / car.length_scale,
                 int(self._observe_line),
+                int(c.dynamics == "single_track"),
+                car.max_speed / car.max_lateral_accel,
                 masked_only,
                 write_final,
             ],
@@ -419,6 +512,8 @@ class RaceEnv(BatchedEnv):
                 self.yaw,
                 self.speed,
                 self.steer,
+                self.lateral_speed,
+                self.yaw_rate,
                 self.orientation,
                 ep.length,
                 ep.progress,

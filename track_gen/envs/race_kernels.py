@@ -1,6 +1,7 @@
-"""The Warp kernels of :class:`~track_gen.envs.RaceEnv` (``race.py``): the car's drive, the
-ONE writer of the state columns (a step and a reset alike), the episode kernel (reward, done,
-bookkeeping) and the respawn, with the state columns."""
+"""The Warp kernels of :class:`~track_gen.envs.RaceEnv` (``race.py``): the car's drive (the
+kinematic bicycle and the dynamic single-track model), the ONE writer of the state columns (a
+step and a reset alike), the episode kernel (reward, done, bookkeeping) and the respawn, with
+the state columns."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ wp.set_module_options({"enable_backward": False})
 BASE_OBS = 8
 #: Racing-line columns after the look-ahead points (``racing_line="observe"``).
 LINE_OBS = 2
+#: Single-track columns after those (``dynamics="single_track"``): lateral speed, yaw rate.
+DYN_OBS = 2
 OBS_SPEED = wp.constant(0)
 OBS_STEER = wp.constant(1)
 OBS_LATERAL = wp.constant(2)
@@ -77,6 +80,107 @@ def _drive_kernel(
     orientation_out[e] = wp.quat_from_axis_angle(wp.vec3f(0.0, 0.0, 1.0), yaw)
 
 
+@wp.kernel
+def _single_track_kernel(
+    # inputs
+    actions: wp.array2d(dtype=wp.float32),
+    # static: the step and the vehicle (SI units, race.py derives them from VehicleSettings)
+    dt: float,
+    substeps: int,
+    mass: float,
+    yaw_inertia: float,
+    lf: float,
+    lr: float,
+    stiffness_front: float,
+    stiffness_rear: float,
+    grip_front: float,
+    grip_rear: float,
+    drive_force: float,
+    max_speed: float,
+    max_steer: float,
+    max_steer_rate: float,
+    drag: float,
+    blend_lo: float,
+    blend_hi: float,
+    # outputs
+    pos_inout: wp.array(dtype=wp.vec3f),
+    yaw_inout: wp.array(dtype=wp.float32),
+    speed_inout: wp.array(dtype=wp.float32),
+    lateral_speed_inout: wp.array(dtype=wp.float32),
+    yaw_rate_inout: wp.array(dtype=wp.float32),
+    steer_inout: wp.array(dtype=wp.float32),
+    orientation_out: wp.array(dtype=wp.quatf),
+):
+    """The dynamic single-track model, ``substeps`` explicit Euler substeps of ``h = dt /
+    substeps`` per step (the equations are in ``docs/training.md``, "The single-track car").
+
+    ``actions[e, 0]``: the longitudinal force ``Fx = throttle * drive_force`` (drive and
+    brake), split over the axles by their static loads; ``actions[e, 1]``: the front-wheel
+    angle target ``command * max_steer``, reached at ``max_steer_rate`` (each clamped to
+    [-1, 1], non-finite read as 0). Per substep: the steering moves; each axle's lateral
+    force is ``stiffness * slip angle`` clamped to its friction circle ``sqrt(grip^2 -
+    Fx_axle^2)``; drag ``drag * vx^2``; the body velocities ``vx`` (>= 0, <= max_speed),
+    ``vy`` and the yaw rate ``r`` follow Newton-Euler in the body frame, blended below
+    ``blend_hi`` into the kinematic bicycle (zero slip angles); yaw and position follow the
+    updated velocities (the position's step summed locally, added once)."""
+    e = wp.tid()
+    throttle = wp.clamp(_finite_or_zero(actions[e, 0]), -1.0, 1.0)
+    command = wp.clamp(_finite_or_zero(actions[e, 1]), -1.0, 1.0)
+    h = dt / float(substeps)
+    wb = lf + lr
+    fx = throttle * drive_force
+    fx_front = fx * (lr / wb)
+    fx_rear = fx * (lf / wb)
+    cap_front = wp.sqrt(wp.max(grip_front * grip_front - fx_front * fx_front, 0.0))
+    cap_rear = wp.sqrt(wp.max(grip_rear * grip_rear - fx_rear * fx_rear, 0.0))
+    target = command * max_steer
+    turn = max_steer_rate * h
+    vx = speed_inout[e]
+    vy = lateral_speed_inout[e]
+    r = yaw_rate_inout[e]
+    delta = steer_inout[e]
+    psi = yaw_inout[e]
+    dx = float(0.0)
+    dy = float(0.0)
+    for _k in range(substeps):
+        delta = delta + wp.clamp(target - delta, -turn, turn)
+        lam = wp.clamp((vx - blend_lo) / (blend_hi - blend_lo), 0.0, 1.0)
+        f_drag = drag * vx * vx
+        ax = (fx - f_drag) / mass  # the kinematic bicycle's
+        ay = float(0.0)
+        ar = float(0.0)
+        if lam > 0.0:
+            slip_front = delta - wp.atan2(vy + lf * r, vx)
+            slip_rear = -wp.atan2(vy - lr * r, vx)
+            fy_front = wp.clamp(stiffness_front * slip_front, -cap_front, cap_front)
+            fy_rear = wp.clamp(stiffness_rear * slip_rear, -cap_rear, cap_rear)
+            c = wp.cos(delta)
+            sn = wp.sin(delta)
+            ax_dyn = (fx_rear + fx_front * c - fy_front * sn - f_drag) / mass + vy * r
+            ay = (fy_rear + fy_front * c + fx_front * sn) / mass - vx * r
+            ar = (lf * (fy_front * c + fx_front * sn) - lr * fy_rear) / yaw_inertia
+            ax = lam * ax_dyn + (1.0 - lam) * ax
+        vx_next = wp.clamp(vx + h * ax, 0.0, max_speed)
+        t = wp.tan(delta)
+        vy = lam * (vy + h * ay) + (1.0 - lam) * vx_next * lr * t / wb
+        r = lam * (r + h * ar) + (1.0 - lam) * vx_next * t / wb
+        vx = vx_next
+        psi = psi + h * r
+        cp = wp.cos(psi)
+        sp = wp.sin(psi)
+        dx = dx + h * (vx * cp - vy * sp)
+        dy = dy + h * (vx * sp + vy * cp)
+    yaw = wrap_angle(psi)
+    p = pos_inout[e]
+    pos_inout[e] = wp.vec3f(p[0] + dx, p[1] + dy, p[2])
+    yaw_inout[e] = yaw
+    speed_inout[e] = vx
+    lateral_speed_inout[e] = vy
+    yaw_rate_inout[e] = r
+    steer_inout[e] = delta
+    orientation_out[e] = wp.quat_from_axis_angle(wp.vec3f(0.0, 0.0, 1.0), yaw)
+
+
 @wp.func
 def _write_obs(
     e: int,
@@ -98,22 +202,30 @@ def _write_obs(
     steer: float,
     max_speed: float,
     max_steer: float,
+    inv_length: float,
     observe_line: int,
     line_offset: float,
     line_speed: float,
+    dynamic: int,
+    lateral_speed: float,
+    yaw_rate: float,
+    yaw_scale: float,
     obs_out: wp.array2d(dtype=wp.float32),
 ):
-    """Every column of ``obs_out[e]`` (zeros, cos column 1, when not ``ok``). With
+    """Every column of ``obs_out[e]`` (zeros, cos column 1, when not ``ok``); every length
+    times ``inv_length`` (1 in track units: the columns unchanged bit for bit). With
     ``observe_line`` the two racing-line columns follow the look-ahead points: the line's
     offset minus the car's lateral offset ``n`` and the line's target speed / max_speed at
-    ``s`` (``line_offset``, ``line_speed``: the line sampled at ``s``; 0 where not finite)."""
+    ``s`` (``line_offset``, ``line_speed``: the line sampled at ``s``; 0 where not finite).
+    With ``dynamic`` (the single-track car) two more: the lateral speed / max_speed and the
+    yaw rate * ``yaw_scale`` (max_speed / the grip limit)."""
     obs_out[e, OBS_SPEED] = wp.where(ok, speed / max_speed, 0.0)
     obs_out[e, OBS_STEER] = wp.where(ok, steer / max_steer, 0.0)
-    obs_out[e, OBS_LATERAL] = wp.where(ok, n, 0.0)
+    obs_out[e, OBS_LATERAL] = wp.where(ok, n * inv_length, 0.0)
     obs_out[e, OBS_HEADING_SIN] = wp.where(ok, wp.sin(heading), 0.0)
     obs_out[e, OBS_HEADING_COS] = wp.where(ok, wp.cos(heading), 1.0)
-    obs_out[e, OBS_CLEARANCE] = wp.where(ok, gap, 0.0)
-    obs_out[e, OBS_DIST_NEXT] = wp.where(ok, dist, 0.0)
+    obs_out[e, OBS_CLEARANCE] = wp.where(ok, gap * inv_length, 0.0)
+    obs_out[e, OBS_DIST_NEXT] = wp.where(ok, dist * inv_length, 0.0)
     obs_out[e, OBS_LAP_FRACTION] = wp.where(ok, s / length, 0.0)
     c = wp.cos(yaw)
     sn = wp.sin(yaw)
@@ -128,17 +240,21 @@ def _write_obs(
             q = point_at_arc(center, arclen, base, count, length, u)
             dx = q[0] - pos[0]
             dy = q[1] - pos[1]
-            x = c * dx + sn * dy
-            y = -sn * dx + c * dy
+            x = (c * dx + sn * dy) * inv_length
+            y = (-sn * dx + c * dy) * inv_length
             if not (wp.isfinite(x) and wp.isfinite(y)):
                 x = 0.0
                 y = 0.0
         obs_out[e, OBS_LOOKAHEAD + 2 * k] = x
         obs_out[e, OBS_LOOKAHEAD + 2 * k + 1] = y
+    col = OBS_LOOKAHEAD + 2 * lookahead.shape[0]
     if observe_line != 0:
-        col = OBS_LOOKAHEAD + 2 * lookahead.shape[0]
-        obs_out[e, col] = wp.where(ok, _finite_or_zero(line_offset - n), 0.0)
+        obs_out[e, col] = wp.where(ok, _finite_or_zero((line_offset - n) * inv_length), 0.0)
         obs_out[e, col + 1] = wp.where(ok, _finite_or_zero(line_speed / max_speed), 0.0)
+        col = col + 2
+    if dynamic != 0:
+        obs_out[e, col] = wp.where(ok, _finite_or_zero(lateral_speed / max_speed), 0.0)
+        obs_out[e, col + 1] = wp.where(ok, _finite_or_zero(yaw_rate * yaw_scale), 0.0)
 
 
 @wp.func
@@ -189,11 +305,16 @@ def _state_kernel(
     yaw: wp.array(dtype=wp.float32),
     speed: wp.array(dtype=wp.float32),
     steer: wp.array(dtype=wp.float32),
+    lateral_speed: wp.array(dtype=wp.float32),
+    yaw_rate: wp.array(dtype=wp.float32),
     # static
     n_max: int,
     max_speed: float,
     max_steer: float,
+    inv_length: float,
     observe_line: int,
+    dynamic: int,
+    yaw_scale: float,
     masked_only: int,
     write_final: int,
     # outputs
@@ -218,6 +339,9 @@ def _state_kernel(
     p = pos[e]
     ok = _usable(valid[e], count[e], frame_segment[e], s, n, heading, L, gap, dist)
     ok = ok and wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(yaw[e])
+    if dynamic != 0:  # the single-track car's velocities too
+        ok = ok and wp.isfinite(speed[e]) and wp.isfinite(lateral_speed[e])
+        ok = ok and wp.isfinite(yaw_rate[e])
     ok_out[e] = wp.where(ok, 1, 0)
     _write_obs(
         e,
@@ -239,9 +363,14 @@ def _state_kernel(
         steer[e],
         max_speed,
         max_steer,
+        inv_length,
         observe_line,
         line_offset[e],
         line_speed[e],
+        dynamic,
+        lateral_speed[e],
+        yaw_rate[e],
+        yaw_scale,
         obs_inout,
     )
     if final_flag(write_final, mask[e]) != 0:  # the whole row: terms then overwrite theirs
@@ -371,6 +500,8 @@ def _respawn_kernel(
     yaw_out: wp.array(dtype=wp.float32),
     speed_out: wp.array(dtype=wp.float32),
     steer_out: wp.array(dtype=wp.float32),
+    lateral_speed_out: wp.array(dtype=wp.float32),
+    yaw_rate_out: wp.array(dtype=wp.float32),
     orientation_out: wp.array(dtype=wp.quatf),
     episode_length_out: wp.array(dtype=wp.int32),
     progress_out: wp.array(dtype=wp.float32),
@@ -398,6 +529,8 @@ def _respawn_kernel(
     yaw_out[e] = yaw
     speed_out[e] = 0.0
     steer_out[e] = 0.0
+    lateral_speed_out[e] = 0.0
+    yaw_rate_out[e] = 0.0
     orientation_out[e] = wp.quat_from_axis_angle(wp.vec3f(0.0, 0.0, 1.0), yaw)
     episode_length_out[e] = 0
     progress_out[e] = 0.0
