@@ -173,7 +173,7 @@ emit("race env 200 steps", h.hexdigest()[:16])
 for observed, extra in (
     ("state+lidar+lookahead+cones+raster", {}),
     ("lidar+cones+raster", {"lidar_noise_std": 0.01, "cones_dropout": 0.2}),
-    ("state+lookahead", {"lookahead_source": "racing_line", "racing_line": "observe"}),
+    ("state+lookahead", {"lookahead_along": "racing_line", "racing_line": "observe"}),
 ):
     h = hashlib.sha256()
     for captured in (False, True):

@@ -1,4 +1,4 @@
-"""BandCollider: "segments" vs "sdf" query time, SDF bake time and SDF accuracy.
+"""BandCollisionUtility: "segments" vs "sdf" query time, SDF bake time and SDF accuracy.
 
 Run from the repository root (or with track_gen installed):
 
@@ -30,7 +30,7 @@ import numpy as np
 import warp as wp
 
 from track_gen import TrackGenConfig, TrackGenerator
-from track_gen.tools import BandCollider
+from track_gen.tools import BandCollisionUtility
 from track_gen.tools.band_collision import SDF_BAND_CELLS
 
 
@@ -95,12 +95,14 @@ def main(argv=None) -> None:
     valid = track.valid.numpy() != 0
     boxes = make_boxes(track, args.B, args.offset, args.half_extents, cfg.half_width, args.seed + 1)
 
-    seg = BandCollider(track, method="segments", max_boxes=args.B, kernel_layout=args.layout)
+    seg = BandCollisionUtility(
+        track, method="segments", max_boxes=args.B, kernel_layout=args.layout
+    )
     seg_ms = _median_ms(lambda: seg.query(*boxes), args.calls, device)
     exact = seg.query(*boxes).clone()
 
     t0 = time.perf_counter()
-    sdf = BandCollider(
+    sdf = BandCollisionUtility(
         track, method="sdf", max_boxes=args.B, sdf_resolution=args.res, kernel_layout=args.layout
     )
     wp.synchronize_device(device)

@@ -19,7 +19,7 @@ checkpoints, a 128 x 128 height field, cones) and of a gate course at each ``--c
 value (default ``1 auto``), side by side with the speedup over the first value.
 
 Localizer section (on with --mode gates, off with --mode track; --localizer /
---no-localizer override): TrackLocalizer.locate with a warm window (warm_window=8) against a
+--no-localizer override): LocalizerUtility.locate with a warm window (warm_window=8) against a
 full search, on E tracks with N_max=384 whose lines really have close to 384 segments
 (scale=LOCATE_SCALE; invalid envs are regenerated until every env is valid, and the mean
 count is printed), agents moving smoothly along the line (half a bead per locate, ping-pong,
@@ -45,7 +45,7 @@ from track_gen import TrackGenerator
 from track_gen.course import Course
 from track_gen.engine.threads import cpu_threads_values
 from track_gen.pipeline import presets
-from track_gen.tools import TrackLocalizer
+from track_gen.tools import LocalizerUtility
 
 #: Localizer section: the bead capacity, the track scale that fills it (default spacing), the
 #: warm half-window, and the agents' path (locates per pass, beads per locate).
@@ -136,8 +136,8 @@ def masked_cost_section(device, E: int, calls: int) -> None:
 
 def elevation_section(device, E: int, calls: int) -> None:
     """generate(advance=True) of each z_profile (z in [0, 0.5], random-walk grade 0.3), and
-    the height-field bake (tools.HeightFieldBaker, 128 x 128) of the noise batch."""
-    from track_gen.tools import HeightFieldBaker
+    the height-field bake (tools.HeightFieldUtility, 128 x 128) of the noise batch."""
+    from track_gen.tools import HeightFieldUtility
 
     row = []
     gen = None
@@ -149,7 +149,7 @@ def elevation_section(device, E: int, calls: int) -> None:
         ms = timed(lambda g=gen: g.generate(advance=True), device, max(calls // 2, 1))
         row.append(f"{profile} {ms:7.1f} ms")
     print("generate by z_profile: " + "   ".join(row), flush=True)
-    baker = HeightFieldBaker(gen.result, resolution=128)
+    baker = HeightFieldUtility(gen.result, resolution=128)
     bake = timed(baker.bake, device, max(calls // 2, 1))
     regen = gen.inputs["regen_mask"]
     m = np.zeros(E, np.int32)
@@ -228,8 +228,8 @@ def localizer_section(device, E: int, calls: int) -> None:
     valid = track.valid.numpy() != 0
     count = track.count.numpy()
     path = [wp.array(p, dtype=wp.vec3f, device=device) for p in agent_path(track, E)]
-    warm = TrackLocalizer(track, warm_window=LOCATE_WINDOW)
-    full = TrackLocalizer(track, warm_window=None)
+    warm = LocalizerUtility(track, warm_window=LOCATE_WINDOW)
+    full = LocalizerUtility(track, warm_window=None)
 
     def run(loc):
         for p in path:

@@ -51,7 +51,7 @@ masked regeneration.
 The min_time section (--only min_time) builds a gate course with the minimum-time par
 (Course.gates(presets.gates(scale=20, gate_width=1), min_time={"t_max": 30, "v_max": 15}))
 twice: the course graph's regenerate() equals the twin's eager enqueue_generate(), bitwise
-(every MinTimeSet array), a masked regenerate(advance=True) through the graph equals the
+(every MinTimeResult array), a masked regenerate(advance=True) through the graph equals the
 twin's eager one and leaves the unmasked envs' pars bitwise unchanged, and the planner's plan()
 recorded in a wp.ScopedCapture replays (outputs poisoned first) like its eager call; it prints
 the ms of a full and of a masked re-plan (1 env in 7), the statuses and iterations, and the
@@ -78,7 +78,7 @@ from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerat
 from track_gen.config import TRACK_GENERATORS
 from track_gen.course import Course
 from track_gen.pipeline import presets
-from track_gen.tools import DiscCollider, FrameCollision, MinTimePlanner
+from track_gen.tools import DiscCollisionUtility, FrameCollision, MinTimeUtility
 
 
 def _bytes(res) -> bytes:
@@ -160,7 +160,7 @@ def course_state(course) -> dict:
     """Every per-env array of a gate course: gates, course line, collider-derived data,
     localizer curvature and memory, progress events."""
     col, loc = course.collision, course.localizer
-    if isinstance(col, DiscCollider):
+    if isinstance(col, DiscCollisionUtility):
         derived = {"posts.posts": col.posts, "posts.num_posts": col.num_posts}
     else:
         derived = {"frames.frame": col.frame, "frames.rotation": col.rotation}
@@ -598,7 +598,7 @@ def _published_min_time(E: int, calls: int, device: str) -> bool:
     p0 = paths[0]
     lim = {"t_max": p0.t_max, "v_max": p0.v_max, "gravity": p0.gravity}
     planners = {
-        dev: MinTimePlanner(
+        dev: MinTimeUtility(
             **io.waypoint_arrays(paths, num_envs=n, device=dev), closed=False, **lim
         )
         for dev, n in ((device, E), ("cpu", len(paths)))

@@ -8,7 +8,7 @@ Published paths: every ``*.json`` of ``--data`` (read in place with
 ``io.read_waypoint_path``), each planned from rest to rest with the file's limits and gravity
 in a batch of E envs that all fly it (``io.waypoint_arrays``); our time beside the file's
 reference time (the paper authors' planner), the iterations our solve used, and the ms per
-path of :meth:`MinTimePlanner.plan`, amortized over the batch: on one Warp CPU thread (one
+path of :meth:`MinTimeUtility.plan`, amortized over the batch: on one Warp CPU thread (one
 launch, the median of 3 calls; wall clock and, in brackets, this process's CPU time, which
 other load on a shared machine does not inflate), with ``cpu_threads="auto"`` (the batch
 cut into the env ranges a gate course's ``cpu_threads="auto"`` would use, one thread each, as
@@ -36,7 +36,7 @@ from track_gen import GateGenerator, io
 from track_gen.core.ranges import available_cores, env_ranges, range_view, run_ranges
 from track_gen.engine.threads import resolve_cpu_threads
 from track_gen.pipeline import presets
-from track_gen.tools import MinTimePlanner
+from track_gen.tools import MinTimeUtility
 
 
 def _ms(fn, repeats=3):
@@ -79,7 +79,7 @@ def published(args) -> None:
     )
     for f in files:
         p = io.read_waypoint_path(f)
-        planner = MinTimePlanner(
+        planner = MinTimeUtility(
             **io.waypoint_arrays([p], num_envs=E, device="cpu"),
             closed=False,
             t_max=p.t_max,
@@ -112,7 +112,7 @@ def generated(args) -> None:
         presets.gates(num_envs=E, device="cpu", scale=20.0, gate_width=1.0), seeds=1
     )
     seq = gen.generate()
-    planner = MinTimePlanner(
+    planner = MinTimeUtility(
         seq.position,
         seq.count,
         closed=True,

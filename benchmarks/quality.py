@@ -33,6 +33,7 @@ import warp as wp
 
 from track_gen import FailBit, TrackGenConfig, TrackGenerator
 from track_gen.pipeline import default_registry
+from track_gen.tools import CourseStatsUtility
 
 CPU_E = 512
 CUDA_E = 4096
@@ -78,9 +79,12 @@ def _fmt_row(cols, row: dict) -> str:
 
 def snapshot(track) -> dict:
     """Host copies of the fields the metrics read (``.numpy()`` on the CPU is a view of a
-    buffer the next ``generate()`` overwrites)."""
+    buffer the next ``generate()`` overwrites), with the library's straight fraction
+    (``CourseStats``: the share of the plan-view length outside corners)."""
     E, n_max = track.num_envs, track.N_max
+    stats = CourseStatsUtility(track).stats
     return {
+        "straight": np.array(stats.straight_fraction.numpy(), copy=True).astype(np.float64),
         "center": np.array(track.center.numpy(), copy=True).reshape(E, n_max, 3),
         "count": np.array(track.count.numpy(), copy=True).astype(np.int64),
         "length": np.array(track.length.numpy(), copy=True).astype(np.float64),
@@ -119,7 +123,7 @@ def batch_metrics(relaxed: dict, unrelaxed: dict, half_width: float) -> dict:
     row["compact"] = _mean(comp)
     row["cmp_med"] = float(np.median(comp)) if comp else float("nan")
     row["chicanes"] = _mean([tm.chicane_count(loops[e]) for e in valid])
-    row["straight"] = _mean([tm.straight_fraction(loops[e]) for e in valid])
+    row["straight"] = _mean([relaxed["straight"][e] for e in valid])
     row["peak_k"] = _mean([tm.peak_curvature(loops[e], half_width) for e in valid])
     row["lap_t"] = _mean([tm.lap_time(loops[e]) for e in valid])
     return row

@@ -6,7 +6,7 @@ field's reference (``trajectory-planning-helpers``: ``opt_min_curv`` + ``calc_ve
 
 Generated tracks: ``presets.track(num_envs=E)``, vehicle width 0.04 track units, ``a_lat = 8``,
 ``a_lon = 4`` track units/s^2, ``v_max = 6`` track units/s; the median of 3 calls of
-:meth:`RacingLinePlanner.plan` (one Warp CPU thread, warm kernel cache).
+:meth:`RacingLineUtility.plan` (one Warp CPU thread, warm kernel cache).
 
 Real circuits: every ``*.csv`` of ``--data`` (TUM layout, read with ``io.read_tum`` and
 ``io.tracks_spec(spacing=3.0)``: 3 m beads; the data is read in place, never copied), a 2 m
@@ -100,7 +100,7 @@ def evaluate(xy, limits=REAL):
 def generated_case(num_envs):
     gen = TrackGenerator(presets.track(num_envs=num_envs, device="cpu"), seeds=1)
     gen.generate()
-    planner = tools.RacingLinePlanner(gen.result, 0.04, **GEN)
+    planner = tools.RacingLineUtility(gen.result, 0.04, **GEN)
     ms = _ms(planner.plan)
     ok = np.isfinite(planner.line.host("lap_time")).sum()
     print(
@@ -144,7 +144,7 @@ def real_case(data, reference):
     )
     gen.generate()
     r = gen.result
-    planner = tools.RacingLinePlanner(r, VEHICLE_M, **REAL)
+    planner = tools.RacingLineUtility(r, VEHICLE_M, **REAL)
     ms = _ms(planner.plan)
     valid = r.valid.numpy() != 0
     print(

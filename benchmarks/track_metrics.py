@@ -29,7 +29,6 @@ __all__ = [
     "point_loop_distance",
     "segment_lengths",
     "shoelace_area",
-    "straight_fraction",
     "turn_angles",
 ]
 
@@ -107,14 +106,6 @@ def peak_curvature(loop, half_width: float = 1.0) -> float:
     pinches to a point); the validator flags radii below about ``half_width`` as THICKNESS.
     """
     return float(curvature(loop).max() * half_width)
-
-
-def straight_fraction(loop, ratio: float = 0.5) -> float:
-    """Fraction of beads whose :func:`curvature` is below ``ratio`` times the loop's mean
-    curvature (0 for a circle, whose curvature is constant; near the share of straights for
-    a stadium or rounded rectangle)."""
-    k = curvature(loop)
-    return float(np.mean(k < ratio * k.mean()))
 
 
 def turn_angles(loop) -> np.ndarray:

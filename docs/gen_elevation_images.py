@@ -8,7 +8,7 @@ Run from the repository root::
 Pictures (CPU, fixed seeds, so a rerun writes the same tracks): one per elevated profile,
 ``elevation-<profile>.png`` (:func:`track_gen.viz.plot_tracks` of four envs, coloured by
 height), and ``heightfield.png`` (the baked road height of one env:
-:class:`track_gen.tools.HeightFieldBaker`, off-road texels masked, with the road
+:class:`track_gen.tools.HeightFieldUtility`, off-road texels masked, with the road
 outline; beside it the same grid as baked, off-road texels holding the fill value).
 
 ``--bench`` times ``generate(advance=True)`` per profile and sampler: one generator per
@@ -84,10 +84,10 @@ def _closed(rows: np.ndarray) -> np.ndarray:
 def write_heightfield(out: Path, env: int = 2, resolution: int = 128) -> Path:
     from matplotlib.figure import Figure
 
-    from track_gen.tools import HeightFieldBaker
+    from track_gen.tools import HeightFieldUtility
 
     _, track = _generate("noise", 4, seed=7)
-    field = HeightFieldBaker(track, resolution=resolution).field
+    field = HeightFieldUtility(track, resolution=resolution).field
     res = field.resolution
     height = field.height.numpy().reshape(-1, res, res)[env]  # [j, i]: j along y
     on_road = field.on_road.numpy().reshape(-1, res, res)[env]
@@ -122,7 +122,7 @@ def write_heightfield(out: Path, env: int = 2, resolution: int = 128) -> Path:
         ax.set_xticks([])
         ax.set_yticks([])
     fig.suptitle(
-        f"HeightFieldBaker(track, resolution={res}): env {env} of a noise profile, "
+        f"HeightFieldUtility(track, resolution={res}): env {env} of a noise profile, "
         f"cell {cell:.4f}, {2 * 0.1 / cell:.1f} texels across the road",
         fontsize=10,
     )
@@ -160,7 +160,7 @@ def _stage_ms(gen, name: str, calls: int, timed) -> float | None:
 def bench(num_envs: int, calls: int, generators: list[str], resolution: int) -> None:
     import warp as wp
 
-    from track_gen.tools import HeightFieldBaker
+    from track_gen.tools import HeightFieldUtility
 
     def timed(fn, dev) -> float:
         t0 = time.perf_counter()
@@ -187,7 +187,7 @@ def bench(num_envs: int, calls: int, generators: list[str], resolution: int) -> 
         elevate = {p: _stage_ms(gen, "elevate", calls, timed) for p, gen in gens.items()}
         bakes = {p: [] for p in PROFILES}
         for p, gen in gens.items():
-            baker = HeightFieldBaker(gen.result, resolution=resolution)
+            baker = HeightFieldUtility(gen.result, resolution=resolution)
             bakes[p] = [timed(baker.bake, gen.device) for _ in range(calls)]
             del baker
         flat_ms = statistics.median(times["flat"])

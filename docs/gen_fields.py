@@ -159,12 +159,23 @@ def _components(names=None):
     return out
 
 
+def _takes(target, keyword: str) -> bool:
+    """Whether ``target`` takes ``keyword``: a parameter of its signature, or a field of its
+    settings class (``target.SETTINGS``) that its ``**fields`` take."""
+    params = inspect.signature(target).parameters
+    if keyword in params:
+        return True
+    settings = getattr(target, "SETTINGS", None)
+    var_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return var_keyword and keyword in getattr(settings, "__field_names__", ())
+
+
 def _component_table(names=None) -> list[str]:
     out = [COMPONENT_HEADER, "|---|---|---|---|---|---|---|"]
     for t, uses in _components(names):
         where = []
         for target, label, keyword in uses:
-            if keyword not in inspect.signature(target).parameters:
+            if not _takes(target, keyword):
                 raise RuntimeError(
                     f"{label} takes no keyword {keyword!r}: fix the declaration of {t.name!r} "
                     "(its surfaces or aliases)"

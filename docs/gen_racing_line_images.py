@@ -6,7 +6,7 @@ Run from the repository root::
 
 ``racing_line.png``: four generated tracks (CPU, fixed seed, so a rerun draws the same
 tracks) with their borders, centre lines (grey, dashed) and minimum-curvature racing lines
-(:class:`track_gen.tools.RacingLinePlanner`, vehicle width 0.04 track units, ``a_lat = 8``,
+(:class:`track_gen.tools.RacingLineUtility`, vehicle width 0.04 track units, ``a_lat = 8``,
 ``a_lon = 4`` track units/s^2, ``v_max = 6`` track units/s) coloured by target speed.
 ``racing_line_real.png``: the same for the first valid real circuit of
 ``--data`` (TUM layout, 3 m beads, 2 m vehicle, 10 m/s^2 both ways, 70 m/s), when present.
@@ -51,7 +51,7 @@ def generated(plt):
 
     gen = TrackGenerator(presets.track(num_envs=4, device="cpu"), seeds=11)
     gen.generate()
-    planner = tools.RacingLinePlanner(gen.result, 0.04, a_lat=8.0, a_lon=4.0, v_max=6.0)
+    planner = tools.RacingLineUtility(gen.result, 0.04, a_lat=8.0, a_lon=4.0, v_max=6.0)
     line = planner.line
     speed = line.host("speed")
     vmin, vmax = np.nanmin(speed), np.nanmax(speed)
@@ -77,7 +77,7 @@ def real(plt, data):
     )
     gen.generate()
     e = int(np.flatnonzero(gen.result.valid.numpy())[0])
-    planner = tools.RacingLinePlanner(gen.result, 2.0, a_lat=10.0, a_lon=10.0, v_max=70.0)
+    planner = tools.RacingLineUtility(gen.result, 2.0, a_lat=10.0, a_lon=10.0, v_max=70.0)
     line = planner.line
     speed = line.host("speed")[e]
     fig, ax = plt.subplots(figsize=(8, 7))

@@ -23,7 +23,7 @@ import warp as wp
 from track_gen import io
 from track_gen.course import Course
 from track_gen.pipeline import presets
-from track_gen.tools import MinTimePlanner
+from track_gen.tools import MinTimeUtility
 
 LIMITS = {"t_max": 30.0, "v_max": 15.0, "gravity": 9.81}  # m/s^2, m/s on a ~30 m course
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")
@@ -83,7 +83,7 @@ def main(argv=None) -> int:
     files = sorted(glob.glob(os.path.join(args.data, "*.json")))
     for f in files:
         path = io.read_waypoint_path(f)
-        planner = MinTimePlanner(
+        planner = MinTimeUtility(
             **io.waypoint_arrays([path], num_envs=1, device=device),
             closed=False,
             t_max=path.t_max,

@@ -12,8 +12,8 @@ Run from the repository root (a module of the ``studies`` package):
 ``--seed + e``) against every ``*.csv`` of ``--circuits`` (TUM layout, ``io.read_tum``, built
 at their own widths with ``io.tracks_spec`` at the circuits' bead spacing, ``--spacing`` 4 m;
 a circuit the import cannot make valid is left out and named). Every valid course is measured
-by ``tools.CourseStatsMeter`` (default settings: corners are radii below 20 half widths) and
-gets a racing line (``tools.RacingLinePlanner``: a 2 m wide car, ``a_lat = a_lon = 10`` m/s^2,
+by ``tools.CourseStatsUtility`` (default settings: corners are radii below 20 half widths) and
+gets a racing line (``tools.RacingLineUtility``: a 2 m wide car, ``a_lat = a_lon = 10`` m/s^2,
 ``v_max = 70`` m/s, the settings of ``benchmarks/racing_line.py``), whose lap time is the
 ``par_time`` descriptor, s. The descriptors, absolute (metres, radians, seconds):
 
@@ -109,7 +109,7 @@ def ks_statistic(a, b) -> float:
 
 
 def features(stats) -> dict[str, np.ndarray]:
-    """The dimensionless features of every valid env of a :class:`CourseStatsSet`
+    """The dimensionless features of every valid env of a :class:`CourseStatsResult`
     (``h = width_mean / 2`` of each env), as float64 arrays."""
     g = {k: getattr(stats, k).numpy().astype(np.float64) for k in stats.features()}
     pct = stats.host("curvature_percentile").astype(np.float64)
@@ -133,7 +133,7 @@ def features(stats) -> dict[str, np.ndarray]:
 
 def measure(track) -> dict[str, np.ndarray]:
     """:func:`features` of a generator result (percentiles 50 and 90)."""
-    return features(tools.CourseStatsMeter(track, percentiles=(50.0, 90.0)).stats)
+    return features(tools.CourseStatsUtility(track, percentiles=(50.0, 90.0)).stats)
 
 
 def test_circuits() -> list[RealTrack]:
@@ -173,12 +173,12 @@ def generated_features(spec_or_config, seed: int) -> tuple[dict[str, np.ndarray]
 
 
 def time_meter(num_envs: int, device, calls: int = 20) -> tuple[float, float]:
-    """Median ms per ``CourseStatsMeter.measure`` call on ``num_envs`` default generated
+    """Median ms per ``CourseStatsUtility.measure`` call on ``num_envs`` default generated
     tracks: every env, and a mask of 1% of them (``wp.synchronize_device`` before each timer
     stops)."""
     gen = TrackGenerator(presets.track(num_envs=num_envs, device=device), seeds=0)
     gen.generate()
-    meter = tools.CourseStatsMeter(gen.result)
+    meter = tools.CourseStatsUtility(gen.result)
     few = np.zeros(num_envs, np.int32)
     few[:: max(1, num_envs // max(1, num_envs // 100))] = 1
     few = wp.array(few, dtype=wp.int32, device=device)
@@ -300,11 +300,11 @@ def descriptors(gen: TrackGenerator) -> dict[str, np.ndarray]:
     """Every metre descriptor (:data:`DESCRIPTORS`) of the valid envs of ``gen``'s result,
     after a racing line (:data:`CAR`) on each; float64 arrays."""
     track = gen.result
-    line = tools.RacingLinePlanner(
+    line = tools.RacingLineUtility(
         track, CAR["vehicle_width"], **{k: v for k, v in CAR.items() if k != "vehicle_width"}
     )
     line.plan()
-    stats = tools.CourseStatsMeter(track, lap_time=line.line.lap_time).stats
+    stats = tools.CourseStatsUtility(track, lap_time=line.line.lap_time).stats
     out = {}
     pct = stats.host("curvature_percentile").astype(np.float64)
     for name, _ in DESCRIPTORS:
@@ -438,7 +438,7 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--csv", default=None, help="write the rows to this CSV file")
     p.add_argument(
-        "--meter-ms", action="store_true", help="only time CourseStatsMeter.measure at --E envs"
+        "--meter-ms", action="store_true", help="only time CourseStatsUtility.measure at --E envs"
     )
     args = p.parse_args(argv)
     if args.E is None:
@@ -449,7 +449,7 @@ def main(argv=None):
         wp.init()
         full, masked = time_meter(args.E, args.device)
         print(
-            f"CourseStatsMeter.measure, E={args.E} on {args.device}: {full:.3f} ms every env, "
+            f"CourseStatsUtility.measure, E={args.E} on {args.device}: {full:.3f} ms every env, "
             f"{masked:.3f} ms with 1% of the envs masked"
         )
         return []

@@ -28,7 +28,7 @@ from track_gen import (
 )
 from track_gen.course import Course
 from track_gen.pipeline import build, default_registry, presets
-from track_gen.tools import BandCollider, Checkpoints
+from track_gen.tools import BandCollisionUtility, Checkpoints
 
 from .support.invariants import check_result
 from .support.strategies import (
@@ -321,7 +321,7 @@ _TOO_LARGE = {
     "Course.track(checkpoint_spacing)": lambda: Course.track(
         presets.track(num_envs=E, device="cpu"), checkpoint_spacing=10**400, seeds=1
     ),
-    "BandCollider(sdf_padding)": lambda: BandCollider(
+    "BandCollisionUtility(sdf_padding)": lambda: BandCollisionUtility(
         Track.allocate(E, 8, "cpu"), method="sdf", sdf_resolution=8, sdf_padding=10**400
     ),
     "track_mix weight": lambda: build(

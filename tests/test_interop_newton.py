@@ -4,7 +4,7 @@ Without newton: importing track_gen (and track_gen.interop.newton) does not need
 first method that does raises ImportError naming the extra. With newton (E = 4 worlds, small
 grids, one module-scoped scene): a masked write changes the regenerated world only and moves
 no array; the grid's heights and the props' poses against NumPy oracles of the bake and the
-PropSet; a box resting on the road sits at the baked height; probe boxes get the same in/out
+PropsResult; a box resting on the road sits at the baked height; probe boxes get the same in/out
 verdict from Newton's contacts with the height field as from the band collision, away from
 the border; a recorded write replays like the eager one; every argument is checked.
 """

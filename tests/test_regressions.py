@@ -34,7 +34,7 @@ from track_gen.pipeline import (
     presets,
     register,
 )
-from track_gen.tools import BandCollider, Checkpoints
+from track_gen.tools import BandCollisionUtility, Checkpoints
 
 from .support.invariants import check_gates, check_track, result_bytes
 
@@ -450,4 +450,4 @@ def test_sdf_resolution_beyond_its_range_is_refused(device):
     gen = TrackGenerator(small(device), seeds=1)
     gen.generate()
     with pytest.raises(ValueError, match="sdf_resolution"):
-        BandCollider(gen.result, method="sdf", sdf_resolution=10**6)
+        BandCollisionUtility(gen.result, method="sdf", sdf_resolution=10**6)

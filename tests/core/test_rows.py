@@ -9,8 +9,8 @@ import warp as wp
 
 from track_gen import GateSequence, Track
 from track_gen.core.budget import AllocationBudget
-from track_gen.tools.band_collision import BandContact
-from track_gen.tools.checkpoints import CheckpointSet
+from track_gen.tools.band_collision import BandCollisionResult
+from track_gen.tools.checkpoints import CheckpointsResult
 from track_gen.tools.gate_collision import DiscContact, FrameContact
 from track_gen.tools.localizer import TrackFrame
 from track_gen.tools.progress import ProgressEvents
@@ -42,7 +42,7 @@ def test_gates_and_checkpoints_keep_their_stride_names():
     seq = GateSequence.allocate(E, M, "cpu")
     assert seq.max_gates == seq.rows_per_env == M
     assert seq.host("orientation").shape == (E, M, 4)
-    cs = CheckpointSet.from_gates(seq)
+    cs = CheckpointsResult.from_gates(seq)
     assert (cs.num_envs, cs.max_checkpoints) == (E, M)
     assert cs.host("up_half").shape == (E, M)
 
@@ -56,7 +56,7 @@ def test_per_env_only_batches_have_one_row_per_env():
 
 @pytest.mark.parametrize("height", [False, True])
 def test_box_contacts_know_their_boxes_per_env(height):
-    band = BandContact.allocate(E * M, "cpu", height, max_boxes=M)
+    band = BandCollisionResult.allocate(E * M, "cpu", height, max_boxes=M)
     assert (band.num_envs, band.max_boxes, band.rows_per_env) == (E, M, M)
     assert band.host("nearest").shape == (E, M, 2)
     assert (band.host("height") is None) is (not height)
@@ -89,4 +89,4 @@ def test_result_allocation_refused_past_the_budget_is_a_value_error():
     budget = AllocationBudget("cpu", "lower max_boxes")
     budget.limit = 64  # bytes
     with pytest.raises(ValueError, match=r"box contacts \(E \* max_boxes\).*lower max_boxes"):
-        BandContact.allocate(E * M, "cpu", budget=budget, max_boxes=M)
+        BandCollisionResult.allocate(E * M, "cpu", budget=budget, max_boxes=M)

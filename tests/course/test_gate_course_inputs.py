@@ -1,6 +1,7 @@
 """Gate courses: every input of ``Course.gates``, ``CourseConfig(mode="gates")``, the gate tools
-(``CenterlineFromGates``, ``CourseLineBuilder``, ``Localizer``, ``TrackLocalizer``,
-``DiscCollision`` / ``DiscCollider``, ``FrameCollision`` / ``FrameCollider``) and the per-step,
+(``CenterlineFromGates``, ``CourseLineUtility``, ``Localizer``, ``LocalizerUtility``,
+``DiscCollision`` / ``DiscCollisionUtility``, ``FrameCollision`` / ``FrameCollisionUtility``) and
+the per-step,
 per-query and mask inputs of a built gate course.
 
 A call either succeeds or raises TypeError (wrong kind / dtype) or ValueError (wrong value,
@@ -36,14 +37,14 @@ from track_gen.pipeline import presets
 from track_gen.tools import (
     CenterlineFromGates,
     Component,
-    CourseLineBuilder,
-    DiscCollider,
+    CourseLineUtility,
     DiscCollision,
-    FrameCollider,
+    DiscCollisionUtility,
     FrameCollision,
+    FrameCollisionUtility,
     Localizer,
+    LocalizerUtility,
     Progress,
-    TrackLocalizer,
 )
 from track_gen.tools.band_collision import MAX_BOXES
 from track_gen.tools.course_line import SAMPLES_PER_GATE
@@ -604,7 +605,7 @@ def _replaced(obj, field: str, arr):
 
 def gate_sequences(device):
     """``(label, factory(shared), expected error, words)`` of things passed as ``gates``: the
-    course's GateSequence (three times in four), other objects, a CourseLine."""
+    course's GateSequence (three times in four), other objects, a CourseLineResult."""
     result = st.just(("result", lambda s: s["posts"].result, None, ()))
     others = st.one_of(
         any_scalar.map(lambda o: ("object", lambda s, o=o: o, TypeError, ("gates",))),
@@ -689,9 +690,9 @@ def test_course_line_builder(device, data):
         err, words = kerr, ("samples_per_gate",)
     event(f"{err.__name__ if err else 'accepted'}")
     if err is not None:
-        refused(lambda: CourseLineBuilder(gates, K), err, *words)
+        refused(lambda: CourseLineUtility(gates, K), err, *words)
         return
-    builder = CourseLineBuilder(gates, K)
+    builder = CourseLineUtility(gates, K)
     _check_line(builder.line, gates, int(K))
 
 
@@ -727,16 +728,16 @@ def test_track_localizer(device, data):
         field, err, make = data.draw(st.sampled_from(wrong), label="wrong array")
         arg, words = _replaced(line, field, make()), ("line.",)
     elif how == "gates":
-        arg, err, words = s["posts"].result, TypeError, ("TrackLocalizer(line)",)
+        arg, err, words = s["posts"].result, TypeError, ("LocalizerUtility(line)",)
     else:
         arg, err, words = data.draw(any_scalar, label="line"), TypeError, ("line",)
     if err is None and expected_error(WARM_WINDOW, window) is not None:
         err, words = expected_error(WARM_WINDOW, window), ("warm_window",)
     event(f"{how}: {err.__name__ if err else 'accepted'}")
     if err is not None:
-        refused(lambda: TrackLocalizer(arg, warm_window=window), err, *words)
+        refused(lambda: LocalizerUtility(arg, warm_window=window), err, *words)
         return
-    loc = TrackLocalizer(arg, warm_window=window)
+    loc = LocalizerUtility(arg, warm_window=window)
     pos = wp.array(data.draw(agent_rows(E, 3), label="position"), dtype=wp.vec3f, device=device)
     frame = loc.locate(pos)
     seg = frame.segment.numpy()
@@ -821,9 +822,9 @@ def test_disc_collider(device, data):
     gates = make(s)
     event(f"{err.__name__} {words[:1]}" if err else "accepted")
     if err is not None:
-        refused(lambda: DiscCollider(gates, radius, max_boxes=boxes), err, *words)
+        refused(lambda: DiscCollisionUtility(gates, radius, max_boxes=boxes), err, *words)
         return
-    col = DiscCollider(gates, radius, max_boxes=boxes)
+    col = DiscCollisionUtility(gates, radius, max_boxes=boxes)
     B = int(boxes)
     pos = agent_rows(E * B, 3) if B <= 4 else st.just(np.zeros((E * B, 3), np.float32))
     p = data.draw(pos, label="position")
@@ -885,9 +886,9 @@ def test_frame_collider(device, data):
     gates = make(s)
     event(f"{err.__name__} {words[:1]}" if err else "accepted")
     if err is not None:
-        refused(lambda: FrameCollider(gates, *args), err, *words)
+        refused(lambda: FrameCollisionUtility(gates, *args), err, *words)
         return
-    col = FrameCollider(gates, *args)
+    col = FrameCollisionUtility(gates, *args)
     p = data.draw(agent_rows(E, 3), label="position")
     c = col.query(wp.array(p, dtype=wp.vec3f, device=device))
     gate, member = c.gate.numpy(), c.member.numpy()
@@ -1377,9 +1378,9 @@ def test_gate_colliders_check_the_gate_arrays(collider, field, make):
     bad = _replaced(gates, field, make(gates.position.shape[0]))
     with pytest.raises((TypeError, ValueError)):
         if collider == "disc":
-            DiscCollider(bad, 0.02)
+            DiscCollisionUtility(bad, 0.02)
         else:
-            FrameCollider(bad, 0.02, 0.02, 0.0)
+            FrameCollisionUtility(bad, 0.02, 0.02, 0.0)
 
 
 @pytest.mark.parametrize("kw", [dict(source=""), dict(name="")], ids=["source", "name"])
@@ -1402,7 +1403,7 @@ def test_speed_profile_float32_overflow(a, v):
         count=wp.array([6], dtype=wp.int32, device="cpu"),
         valid=wp.array([1], dtype=wp.int32, device="cpu"),
     )
-    loc = TrackLocalizer(line)
+    loc = LocalizerUtility(line)
     assert (loc.curvature.numpy()[1:3] == 0).all()
     out = wp.empty(6, dtype=wp.float32, device="cpu")
     try:

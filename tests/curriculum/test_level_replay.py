@@ -337,9 +337,11 @@ def test_the_cpu_sort_and_the_cuda_count_give_the_same_ranks():
         w_count, w_sort = wp.zeros(B, dtype=wp.float64), wp.zeros(B, dtype=wp.float64)
         undo = wp.zeros(B, dtype=wp.int64)
         keys, order = wp.zeros(2 * B, dtype=wp.float32), wp.zeros(2 * B, dtype=wp.int32)
-        wp.launch(k.rank_weights, B, inputs=[score, last, filled, 2.0], outputs=[w_count, undo])
-        wp.launch(k.rank_keys, B, inputs=[score, last, filled], outputs=[keys, order, undo])
+        wp.launch(
+            k._rank_weights_kernel, B, inputs=[score, last, filled, 2.0], outputs=[w_count, undo]
+        )
+        wp.launch(k._rank_keys_kernel, B, inputs=[score, last, filled], outputs=[keys, order, undo])
         wp.utils.radix_sort_pairs(keys, order, B)
-        wp.launch(k.order_weights, B, inputs=[order, filled, 2.0], outputs=[w_sort])
+        wp.launch(k._order_weights_kernel, B, inputs=[order, filled, 2.0], outputs=[w_sort])
         assert w_count.numpy().tobytes() == w_sort.numpy().tobytes(), n
         assert (undo.numpy() == last.numpy()).all()

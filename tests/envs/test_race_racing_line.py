@@ -125,7 +125,7 @@ def test_the_line_has_the_cars_limits_and_follows_each_regeneration(device):
         env.step(wp.array(a, device=env.device))
         partial += int(0 < env.done.numpy().sum() < E)
     assert partial > 0
-    fresh = tools.RacingLinePlanner(
+    fresh = tools.RacingLineUtility(
         env.course.result, p.vehicle_width, a_lat=p.a_lat, a_lon=p.a_lon, v_max=p.v_max
     ).line
     for name in ("offset", "speed", "curvature", "lap_time", "length"):
@@ -414,9 +414,9 @@ def test_reward_par_values(value, line):
 def test_a_refused_field_builds_nothing(field, value, monkeypatch):
     """A refused value of a new field stops at RaceConfig: no course, no planner."""
     built = []
-    real = tools.RacingLinePlanner.__init__
+    real = tools.RacingLineUtility.__init__
     monkeypatch.setattr(
-        tools.RacingLinePlanner,
+        tools.RacingLineUtility,
         "__init__",
         lambda obj, *a, **k: built.append(1) or real(obj, *a, **k),
     )

@@ -96,7 +96,7 @@ def _sensor_cols(env) -> np.ndarray:
         (ALL, {}),
         ("lidar", {}),
         ("raster", {"raster_extent": 0.6}),
-        ("lookahead+cones", {"lookahead_source": "racing_line", "cones_dropout": 0.3}),
+        ("lookahead+cones", {"lookahead_along": "racing_line", "cones_dropout": 0.3}),
         ("state+lidar", {"lidar_noise_std": 0.01, "lidar_dropout": 0.1, "lidar_fov": 3.0}),
     ],
 )
@@ -106,7 +106,7 @@ def test_columns_equal_the_sensors_results_while_driving(observations, extra):
     state = RaceEnv(E, "cpu", SEED)  # the state-only twin: the same cars, the same courses
     assert env.obs.shape == (E, config.obs_dim)
     cone_ch = 3 if "cones" in observations else 2
-    look = 3 * (6 if "lookahead_source" in extra else 5)
+    look = 3 * (6 if "lookahead_along" in extra else 5)
     dims = {"lidar": 12, "lookahead": look, "cones": 12, "raster": 64 * cone_ch}
     assert env.sensor_dims == {t: dims[t] for t in observations.split("+") if t != "state"}
     rng = np.random.default_rng(0)
@@ -204,9 +204,25 @@ def test_obs_dim_and_plans():
     assert c.obs_dim == 7 + 8 * 5 + 8 * 3
     assert RaceConfig(observations="raster").obs_dim == 2 * 16 * 16
     assert RaceConfig(observations="cones+raster").obs_dim == 8 * 3 + 3 * 16 * 16
-    c = RaceConfig(observations="lookahead", lookahead_source="racing_line")
+    c = RaceConfig(observations="lookahead", lookahead_along="racing_line")
     assert c.plans_racing_line and c.obs_dim == 8 * 6
-    assert not RaceConfig(lookahead_source="racing_line").plans_racing_line  # not observed
+    assert not RaceConfig(lookahead_along="racing_line").plans_racing_line  # not observed
+
+
+def test_lookahead_source_is_a_deprecated_alias_of_along():
+    """``lookahead_source`` (the flat keyword before ``along``) and ``source=`` of the
+    settings still work for one release, with a DeprecationWarning naming the new name."""
+    with pytest.warns(DeprecationWarning, match="lookahead_along"):
+        c = RaceConfig(observations="lookahead", lookahead_source="racing_line")
+    assert c == RaceConfig(observations="lookahead", lookahead_along="racing_line")
+    with pytest.warns(DeprecationWarning, match="along"):
+        assert c.lookahead_source == "racing_line"
+    with pytest.warns(DeprecationWarning, match="along"):
+        s = tools.LookaheadSettings(num_points=4, spacing=0.1, source="racing_line")
+    assert s.along == "racing_line"
+    with pytest.raises(ValueError, match="RaceConfig.lookahead_source"):
+        with pytest.warns(DeprecationWarning):
+            RaceConfig(lookahead_source="left")
 
 
 # ------------------------------------------------------------------------------ adapters
@@ -267,7 +283,7 @@ def test_rsl_rl_is_flat():
         ({"lidar_dropout": 1.5}, ValueError, "RaceConfig.lidar_dropout"),
         ({"lookahead_num_points": 2.5}, TypeError, "RaceConfig.lookahead_num_points"),
         ({"lookahead_spacing": -1.0}, ValueError, "RaceConfig.lookahead_spacing"),
-        ({"lookahead_source": "left"}, ValueError, "RaceConfig.lookahead_source"),
+        ({"lookahead_along": "left"}, ValueError, "RaceConfig.lookahead_along"),
         ({"cones_max_cones": 0}, ValueError, "RaceConfig.cones_max_cones"),
         ({"cones_fov": 7.0}, ValueError, "RaceConfig.cones_fov"),
         ({"cones_max_range": math.inf}, ValueError, "RaceConfig.cones_max_range"),
@@ -359,7 +375,7 @@ def test_fuzz_valid_observations_build_and_step(observations, beams, points, con
         lidar_num_beams=beams,
         lookahead_num_points=points,
         cones_max_cones=cones,
-        lookahead_source=source,
+        lookahead_along=source,
         raster_resolution=res,
     )
     env = RaceEnv(2, "cpu", 5, config=config)

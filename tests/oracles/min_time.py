@@ -1,4 +1,4 @@
-"""Independent float64 oracles of the minimum-time point mass (``tools.MinTimePlanner``).
+"""Independent float64 oracles of the minimum-time point mass (``tools.MinTimeUtility``).
 
 * :func:`check_trajectory` integrates a planner's returned samples in float64 and measures
   what the docs promise: every interval is the constant-thrust motion from its sample to the
@@ -22,7 +22,7 @@ import numpy as np
 def check_trajectory(
     result, e: int, points, *, closed, t_max, v_max, gravity, v_start=None, v_end=None
 ):
-    """Float64 measurements of env ``e`` of a ``MinTimeSet`` against its ``points`` [n, 3]:
+    """Float64 measurements of env ``e`` of a ``MinTimeResult`` against its ``points`` [n, 3]:
     a dict of the largest relative errors and bound ratios (see the module)."""
     points = np.asarray(points, np.float64)
     n = int(result.sample_count.numpy()[e])

@@ -98,7 +98,7 @@ def test_real_circuit_structure(batch):
     t, cfg = batch.result, batch.config
     from track_gen import tools
 
-    s = tools.CourseStatsMeter(t).stats
+    s = tools.CourseStatsUtility(t).stats
     corners = s.corners.numpy()
     assert np.median(corners) >= 0.5 * cfg.corner_count_min
     assert corners.max() <= cfg.corner_count_max + 12

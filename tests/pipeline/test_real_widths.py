@@ -15,7 +15,7 @@ import warp as wp
 from track_gen import FailBit, TrackGenerator
 from track_gen.course import Course
 from track_gen.io.spec import tracks_spec
-from track_gen.tools import BandCollider
+from track_gen.tools import BandCollisionUtility
 
 from ..oracles.widths import env_rows, local_widths, thickness_ratio
 
@@ -156,7 +156,7 @@ def source_borders(src):
 def test_collision_at_real_widths(device, method):
     src = oval()
     tr = TrackGenerator(tracks_spec([src], num_envs=1, device=device)).generate()
-    col = BandCollider(tr, method=method, max_boxes=256, sdf_resolution=256)
+    col = BandCollisionUtility(tr, method=method, max_boxes=256, sdf_resolution=256)
     col.refresh()
     rng = np.random.default_rng(0)
     pts = rng.uniform([-215.0, -115.0], [215.0, 115.0], size=(256, 2))

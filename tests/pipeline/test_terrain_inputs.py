@@ -1,8 +1,8 @@
 """Elevation and terrain inputs: the elevation fields of an elevated generator (``z_profile``,
 ``z_base``, ``z_min``, ``z_max``, ``z_max_step``, ``z_knots``, ``z_valid_grade``), their
 per-env ``params["elevate.*"]`` writes and randomizers, ``GateGenConfig.z_knots``, and every
-constructor argument of ``HeightFieldBake`` / ``HeightFieldBaker``, ``Props`` /
-``PropPlacer``, ``BandCollider`` / ``BandCollision`` (``clearance``, ``size_hi``),
+constructor argument of ``HeightFieldBake`` / ``HeightFieldUtility``, ``Props`` /
+``PropsUtility``, ``BandCollisionUtility`` / ``BandCollision`` (``clearance``, ``size_hi``),
 ``CourseConfig(heightfield_resolution=...)``, and the accepted arguments of
 ``check_grid_resolution``.
 
@@ -51,13 +51,13 @@ from track_gen.stages.elevate import (
     Z_VALID_GRADE,
 )
 from track_gen.tools import (
-    BandCollider,
     BandCollision,
+    BandCollisionUtility,
     GridResolutionWarning,
     HeightFieldBake,
-    HeightFieldBaker,
-    PropPlacer,
+    HeightFieldUtility,
     Props,
+    PropsUtility,
     check_grid_resolution,
 )
 from track_gen.tools.band_collision import (
@@ -109,7 +109,7 @@ GEN_E = 4
 PROFILES = ("uniform", "random_walk", "noise")
 #: Largest grid side baked per example (an accepted larger one is checked without a bake).
 CHEAP_RES = 256
-#: PropPlacer's ``max_loop_length`` (checked by ``check_float``, not a Tunable).
+#: PropsUtility's ``max_loop_length`` (checked by ``check_float``, not a Tunable).
 MAX_LOOP = Tunable("max_loop_length", 1.0, kind="float", lo=1e-6, hi=1.0e12)
 #: Component names: None (the default), accepted strs, and refused values.
 NAMES = [None, "acme.terrain", "collision", "x", np.str_("acme.np"), "", 3, b"name", ["a"]]
@@ -178,9 +178,9 @@ def shared(device) -> dict:
             "track": track,
             "attach": attach,
             "one": one,
-            "baker": HeightFieldBaker(track, resolution=32),
+            "baker": HeightFieldUtility(track, resolution=32),
             "placers": {
-                k: PropPlacer(track, k, 0.15, "both", max_props=96) for k in ("cone", "wall")
+                k: PropsUtility(track, k, 0.15, "both", max_props=96) for k in ("cone", "wall")
             },
         }
     return _CACHE[key]
@@ -333,7 +333,7 @@ def _demand(length: float, spacing: float) -> tuple[int, bool]:
 
 
 def check_props(ps, track, kind: str, spacing: float, side: str, sizes) -> None:
-    """A PropSet of ``track``: counts within the capacity, rows past ``count`` NaN with side
+    """A PropsResult of ``track``: counts within the capacity, rows past ``count`` NaN with side
     -1; an invalid env has none; a valid env's rows are finite, inner rows first, sizes as
     given, unit quaternions, and its count the documented demand (or the capacity, with
     ``truncated``)."""
@@ -579,7 +579,7 @@ RES_ARGS = Arg(
 )
 SIZE_HI_ARG = fuzzed(SIZE_HI, st.floats(0.1, 4.0))
 BAKER_ORDER = [("resolution", RESOLUTION), ("margin", MARGIN), ("fill", FILL)]
-BAKE_ORDER = [("name", None), ("resolution", RESOLUTION), ("size_hi", SIZE_HI)] + BAKER_ORDER[1:]
+BAKE_ORDER = [("name", None), *BAKER_ORDER, ("size_hi", SIZE_HI)]  # the settings, then size_hi
 BAKER_FIELDS = {
     "resolution": RES_ARGS,
     "margin": fuzzed(MARGIN, st.floats(0.0, 1.0)),
@@ -619,13 +619,13 @@ def test_heightfield_baker_arguments(device, data):
     track = track_sources(s)[kind]
     if err is not None:
         with pytest.raises(err) as info:
-            HeightFieldBaker(track, **kw)
+            HeightFieldUtility(track, **kw)
         names(info.value, culprit)
         return
     if int(kw.get("resolution", 128)) > CHEAP_RES:
         event("accepted, too large to bake here")
         return
-    baker = HeightFieldBaker(track, **kw)
+    baker = HeightFieldUtility(track, **kw)
     for name, t in BAKER_ORDER:
         stored(t, kw.get(name, t.default), getattr(baker, name))
     assert baker.track is track and baker.num_envs == E
@@ -709,7 +709,7 @@ def test_check_grid_resolution_accepted_arguments(device, data):
 def test_heightfield_at_the_largest_resolution(device):
     """RESOLUTION.hi (4096) bakes a one-env elevated track without overflow (the lowest fill)."""
     one = shared(device)["one"]
-    baker = HeightFieldBaker(one, resolution=RESOLUTION.hi, margin=0.0, fill=-1.0e6)
+    baker = HeightFieldUtility(one, resolution=RESOLUTION.hi, margin=0.0, fill=-1.0e6)
     check_field(baker.field, one, RESOLUTION.hi, -1.0e6, 0.0)
     assert (baker.field.on_road.numpy() == 1).any()
 
@@ -776,16 +776,16 @@ def _sizes(kw) -> tuple:
 
 
 def _placer_error(kw) -> tuple[type | None, tuple]:
-    """PropPlacer's checks in order: kind, spacing, side, the sizes, then max_props, else
-    max_loop_length (its capacity refused above MAX_PROPS.hi, naming the spacing), else the
-    missing capacity."""
-    err, culprit = first_refusal(kw, PLACER_ORDER)
+    """PropsUtility's checks in order: its settings (kind, spacing, side, max_props, the
+    sizes), then without max_props, max_loop_length (its capacity refused above
+    MAX_PROPS.hi, naming the spacing), else the missing capacity."""
+    order = PLACER_ORDER[:3] + [("max_props", MAX_PROPS)] + _SIZES_ORDER
+    err, culprit = first_refusal(kw, order)
     if err is not None:
         return err, (culprit,)
     mp, mll = kw.get("max_props"), kw.get("max_loop_length")
     if mp is not None:
-        err = expected_error(MAX_PROPS, mp)
-        return err, ("max_props",)
+        return None, ()
     if mll is not None:
         err = expected_error(MAX_LOOP, mll)
         if err is not None:
@@ -820,10 +820,10 @@ def test_prop_placer_arguments(device, data):
     track = track_sources(s)[kind]
     if err is not None:
         with pytest.raises(err) as info:
-            PropPlacer(track, **kw)
+            PropsUtility(track, **kw)
         names(info.value, *words)
         return
-    placer = PropPlacer(track, **kw)
+    placer = PropsUtility(track, **kw)
     for name, t in PLACER_ORDER[:3]:
         stored(t, kw.get(name, t.default), getattr(placer, name))
     assert placer.sizes == _sizes(kw)
@@ -881,12 +881,13 @@ def test_props_component_arguments(device, data):
 
 
 # ------------------------------------------------------------------------------ collision
+#: The check order: BandCollisionSettings' fields (then the component's size_hi).
 COLLIDER_ORDER = [
     ("method", METHOD),
-    ("clearance", CLEARANCE),
     ("max_boxes", MAX_BOXES),
     ("sdf_resolution", SDF_RESOLUTION),
     ("sdf_padding", SDF_PADDING),
+    ("clearance", CLEARANCE),
 ]
 COLLISION_ORDER = [
     ("method", METHOD),
@@ -942,7 +943,7 @@ def query(collider, pos, ori, half):
 @settings(max_examples=examples(40))
 @given(data=st.data())
 def test_band_collider_arguments_and_queries(device, data):
-    """BandCollider(track, *, method, max_boxes, sdf_resolution, sdf_padding, clearance):
+    """BandCollisionUtility(track, *, method, max_boxes, sdf_resolution, sdf_padding, clearance):
     refused naming the argument, or a collider whose queries of the elevated track answer
     any box state."""
     s = shared(device)
@@ -953,13 +954,13 @@ def test_band_collider_arguments_and_queries(device, data):
     track = track_sources(s)[kind]
     if err is not None:
         with pytest.raises(err) as info:
-            BandCollider(track, **kw)
+            BandCollisionUtility(track, **kw)
         names(info.value, culprit)
         return
     if kw.get("method") == "sdf" and int(kw.get("sdf_resolution", 128)) > CHEAP_RES:
         event("accepted, too large to bake here")
         return
-    collider = BandCollider(track, **kw)
+    collider = BandCollisionUtility(track, **kw)
     for name, t in COLLIDER_ORDER:
         stored(t, kw.get(name, t.default), getattr(collider, name))
     boxes = collider.max_boxes
@@ -985,7 +986,7 @@ def test_queries_of_the_elevated_track_with_any_clearance(device, data):
     )
     method = data.draw(st.sampled_from(METHOD.choices), label="method")
     boxes = data.draw(st.integers(1, 3), label="max_boxes")
-    collider = BandCollider(
+    collider = BandCollisionUtility(
         track, method=method, max_boxes=boxes, sdf_resolution=HF_RES, clearance=clearance
     )
     pos, ori, half = box_rows(data, track, boxes)
@@ -1174,7 +1175,7 @@ def test_refused_masks_change_nothing(device):
 def test_inactive_slot_with_clearance_answers_no_contact(device, method):
     s = shared(device)
     track = s["track"]
-    collider = BandCollider(track, method=method, sdf_resolution=HF_RES, clearance=CLEAR)
+    collider = BandCollisionUtility(track, method=method, sdf_resolution=HF_RES, clearance=CLEAR)
     e = int(np.flatnonzero(usable(track))[0])
     pos = np.zeros((E, 3), np.float32)
     pos[:] = track_rows(track, "center")[e, 0] + np.array([0.0, 0.0, 5.0], np.float32)
@@ -1188,7 +1189,7 @@ def test_inactive_slot_with_clearance_answers_no_contact(device, method):
 def test_far_box_height_is_finite(device):
     s = shared(device)
     track = s["track"]
-    collider = BandCollider(track, clearance=CLEAR)
+    collider = BandCollisionUtility(track, clearance=CLEAR)
     pos = np.tile(np.array([1.0e20, 0.0, 0.0], np.float32), (E, 1))
     ori = np.tile(np.array([0.0, 0.0, 0.0, 1.0], np.float32), (E, 1))
     half = np.full((E, 2), 0.01, np.float32)

@@ -84,7 +84,7 @@ def arrays_bytes(*arrays) -> bytes:
 
 
 def result_bytes(result) -> bytes:
-    """Every field of a Track / GateSequence / CheckpointSet / ProgressEvents as bytes."""
+    """Every field of a Track / GateSequence / CheckpointsResult / ProgressEvents as bytes."""
     return arrays_bytes(*(getattr(result, f.name) for f in dataclasses.fields(result)))
 
 

@@ -42,8 +42,8 @@ def batch():
     track.length.assign(length)
     track.count.assign(np.full(E, N, np.int32))
     track.valid.assign(np.array([1, 1, 0], np.int32))
-    loc = tools.TrackLocalizer(track)
-    props = tools.PropPlacer(track, "cone", 0.15, max_props=128).props
+    loc = tools.LocalizerUtility(track)
+    props = tools.PropsUtility(track, "cone", 0.15, max_props=128).props
     seeds = wp.array(np.array([3, 4, 5], np.int32), dtype=wp.int32)
     return track, loc, props, seeds
 

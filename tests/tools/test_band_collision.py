@@ -1,4 +1,4 @@
-"""BandCollider against an independent NumPy oracle of the road band.
+"""BandCollisionUtility against an independent NumPy oracle of the road band.
 
 The tracks are hand-made loops (circle, ellipse, stadium, clockwise circle) written into the
 "centerline" sampler's input; the band of each is the union of the quads between its
@@ -16,7 +16,7 @@ import pytest
 import warp as wp
 
 from track_gen import CaptureError, TrackGenConfig, TrackGenerator
-from track_gen.tools import BandCollider, BandCollision, BandContact
+from track_gen.tools import BandCollision, BandCollisionResult, BandCollisionUtility
 
 E, P, HW = 4, 128, 0.1
 TOL = 2e-5  # float32 kernels vs float64 oracle, coordinates of order 1
@@ -248,7 +248,7 @@ def yaw_of(q):
     )
 
 
-def host(contact: BandContact):
+def host(contact: BandCollisionResult):
     return {
         "oob": contact.oob.numpy().copy(),
         "distance": contact.distance.numpy().copy(),
@@ -304,7 +304,7 @@ def test_segments_matches_oracle(device):
     B = 64
     pos, yaw, he = random_boxes(track, B, seed=1)
     P_, Q_, H_ = as_warp(device, pos, yaw, he)
-    col = BandCollider(track, method="segments", max_boxes=B)
+    col = BandCollisionUtility(track, method="segments", max_boxes=B)
     got = host(col.query(P_, Q_, H_))
     counts = check_exact(track, B, pos, Q_.numpy(), he, got)
     # both main branches of the definition are exercised (crossings: the next test)
@@ -324,7 +324,7 @@ def test_segments_crossing_with_every_corner_inside(device):
         pos[0, k, :2] = (0.3 + (r_in + 0.015) * math.cos(a), -0.2 + (r_in + 0.015) * math.sin(a))
         yaw[0, k] = a + np.pi / 2
     P_, Q_, H_ = as_warp(device, pos.reshape(-1, 3), yaw.reshape(-1), he.reshape(-1, 2))
-    col = BandCollider(track, max_boxes=8)
+    col = BandCollisionUtility(track, max_boxes=8)
     got = host(col.query(P_, Q_, H_))
     np.testing.assert_array_equal(got["oob"][:8], 1)
     np.testing.assert_array_equal(got["distance"][:8], 0.0)
@@ -352,7 +352,7 @@ def test_boxes_on_radial_edges_are_inside(device):
     for size in (0.0, 0.02):
         he = np.full((E * B, 2), size)
         for method in ("segments", "sdf"):
-            col = BandCollider(track, method=method, max_boxes=B)
+            col = BandCollisionUtility(track, method=method, max_boxes=B)
             got = host(col.query(*as_warp(device, pos, yaw, he)))
             np.testing.assert_array_equal(got["oob"], 0, err_msg=f"{method} {size}")
             # chords of the borders, box corners against the curved borders (ellipse ends)
@@ -368,7 +368,7 @@ def test_boxes_on_radial_edges_are_inside(device):
 def test_sdf_texels_are_exact_in_the_narrow_band(device):
     _, track = make_track(device)
     res = 64
-    col = BandCollider(track, method="sdf", sdf_resolution=res)
+    col = BandCollisionUtility(track, method="sdf", sdf_resolution=res)
     phi = col.sdf.numpy().reshape(E, res, res)
     frame = col.sdf_frame.numpy()
     for e in range(E):
@@ -399,8 +399,8 @@ def test_sdf_approximates_segments(device):
     pos, yaw, he = random_boxes(track, B, seed=2)
     he = np.minimum(he, 0.06)  # sagitta of an edge against the borders' curvature < 1 cell
     P_, Q_, H_ = as_warp(device, pos, yaw, he)
-    exact = host(BandCollider(track, method="segments", max_boxes=B).query(P_, Q_, H_))
-    col = BandCollider(track, method="sdf", max_boxes=B, sdf_resolution=128)
+    exact = host(BandCollisionUtility(track, method="segments", max_boxes=B).query(P_, Q_, H_))
+    col = BandCollisionUtility(track, method="sdf", max_boxes=B, sdf_resolution=128)
     got = host(col.query(P_, Q_, H_))
     cell = np.repeat(col.sdf_frame.numpy()[:, 2], B)
     far = exact["distance"] < -3 * cell  # clamped far field
@@ -420,12 +420,12 @@ def test_sdf_approximates_segments(device):
 
 def test_sdf_padding_and_resolution(device):
     _, track = make_track(device)
-    col = BandCollider(track, method="sdf", sdf_resolution=16, sdf_padding=0.0)
+    col = BandCollisionUtility(track, method="sdf", sdf_resolution=16, sdf_padding=0.0)
     frame, aabb = col.sdf_frame.numpy(), col.sdf_aabb.numpy()
     for e in range(E):
         ext = max(aabb[e, 2] - aabb[e, 0], aabb[e, 3] - aabb[e, 1])
         assert frame[e, 2] == pytest.approx(ext / 16, rel=1e-5)
-    auto = BandCollider(track, method="sdf", sdf_resolution=16).sdf_frame.numpy()
+    auto = BandCollisionUtility(track, method="sdf", sdf_resolution=16).sdf_frame.numpy()
     np.testing.assert_allclose(auto[:, 2], frame[:, 2] * 1.2, rtol=1e-5)
     # a box far outside the grid is still off the road (the grid clamps, the AABB caps)
     pos = np.tile([50.0, 50.0, 0.0], (E, 1))
@@ -449,7 +449,7 @@ def test_invalid_envs_and_inactive_slots(device, method):
     pos[0 * B + 1] = np.nan  # inactive slot of a valid env
     pos[1 * B + 2] = np.nan  # inactive slot of an invalid env: the env rule wins
     pos[3 * B + 0, 2] = np.inf  # any non-finite coordinate
-    col = BandCollider(track, method=method, max_boxes=B)
+    col = BandCollisionUtility(track, method=method, max_boxes=B)
     got = host(col.query(*as_warp(device, pos, yaw, he)))
     bad = np.zeros(E * B, bool)
     bad[B : 3 * B] = True
@@ -469,8 +469,8 @@ def test_max_boxes_rows_are_independent(device):
     _, track = make_track(device)
     B = 5
     pos, yaw, he = random_boxes(track, B, seed=4)
-    many = host(BandCollider(track, max_boxes=B).query(*as_warp(device, pos, yaw, he)))
-    one = BandCollider(track, max_boxes=1)
+    many = host(BandCollisionUtility(track, max_boxes=B).query(*as_warp(device, pos, yaw, he)))
+    one = BandCollisionUtility(track, max_boxes=1)
     for b in range(B):
         rows = np.arange(E) * B + b
         got = host(one.query(*as_warp(device, pos[rows], yaw[rows], he[rows])))
@@ -482,7 +482,7 @@ def test_max_boxes_rows_are_independent(device):
 def test_same_instance_and_clone(device, method):
     _, track = make_track(device)
     pos, yaw, he = random_boxes(track, 2, seed=5)
-    col = BandCollider(track, method=method, max_boxes=2)
+    col = BandCollisionUtility(track, method=method, max_boxes=2)
     P_, Q_, H_ = as_warp(device, pos, yaw, he)
     first = col.query(P_, Q_, H_)
     assert first is col.contact
@@ -503,7 +503,7 @@ def test_same_instance_and_clone(device, method):
 @pytest.mark.parametrize("method", ["segments", "sdf"])
 def test_refresh_mask_leaves_unmasked_envs_bitwise(device, method):
     gen, track = make_track(device)
-    col = BandCollider(track, method=method)
+    col = BandCollisionUtility(track, method=method)
 
     def derived(c):
         if method == "sdf":
@@ -525,7 +525,7 @@ def test_refresh_mask_leaves_unmasked_envs_bitwise(device, method):
         assert stale[k].tobytes() == answers[k].tobytes()
     col.refresh(mask)
     after = [a.numpy().reshape(E, -1) for a in derived(col)]
-    fresh = BandCollider(track, method=method)
+    fresh = BandCollisionUtility(track, method=method)
     for b, a, f in zip(before, after, derived(fresh), strict=True):
         for e in (0, 1, 3):
             assert a[e].tobytes() == b[e].tobytes()
@@ -545,7 +545,7 @@ def test_recorded_query_replays_like_eager(device, method):
     B = 4
     pos, yaw, he = random_boxes(track, B, seed=6)
     P_, Q_, H_ = as_warp(device, pos, yaw, he)
-    col = BandCollider(track, method=method, max_boxes=B)
+    col = BandCollisionUtility(track, method=method, max_boxes=B)
     col.query(P_, Q_, H_)  # load the module before recording
     mask = wp.ones(E, dtype=wp.int32, device=device)
     with wp.ScopedCapture(device=device) as cap:
@@ -555,7 +555,7 @@ def test_recorded_query_replays_like_eager(device, method):
         moved = pos.copy()
         moved[:, 0] += shift
         P_.assign(moved.astype(np.float32))
-        eager = host(BandCollider(track, method=method, max_boxes=B).query(P_, Q_, H_))
+        eager = host(BandCollisionUtility(track, method=method, max_boxes=B).query(P_, Q_, H_))
         c = col.contact
         c.oob.fill_(7)
         c.distance.fill_(7.0)
@@ -611,7 +611,7 @@ def test_kernel_layouts_are_bitwise_identical(device, method):
     B = 6
     boxes = layout_boxes(device, track, B, seed=11)
     cols = {
-        lay: BandCollider(
+        lay: BandCollisionUtility(
             track, method=method, max_boxes=B, sdf_resolution=40, clearance=0.5, kernel_layout=lay
         )
         for lay in LAYOUTS
@@ -662,7 +662,7 @@ def test_kernel_layouts_agree_on_generated_tracks(device):
         for method in ("segments", "sdf"):
             out = []
             for lay in LAYOUTS:
-                col = BandCollider(
+                col = BandCollisionUtility(
                     track, method=method, max_boxes=3, sdf_resolution=64, kernel_layout=lay
                 )
                 out.append((derived(col), host(col.query(*boxes))))
@@ -672,42 +672,42 @@ def test_kernel_layouts_agree_on_generated_tracks(device):
 
 def test_kernel_layout_argument(device):
     _, track = make_track(device)
-    auto = BandCollider(track, method="sdf", sdf_resolution=16)
+    auto = BandCollisionUtility(track, method="sdf", sdf_resolution=16)
     assert auto.kernel_layout == ("per_item" if wp.get_device(device).is_cuda else "per_env")
     for bad, err in (("gpu", ValueError), ("PER_ITEM", ValueError), (1, TypeError)):
         with pytest.raises(err, match="kernel_layout.*'auto', 'per_env', 'per_item'"):
-            BandCollider(track, kernel_layout=bad)
-        with pytest.raises(err, match="BandCollision kernel_layout"):
+            BandCollisionUtility(track, kernel_layout=bad)
+        with pytest.raises(err, match=r"BandCollision\.kernel_layout"):
             BandCollision("sdf", kernel_layout=bad)
     assert BandCollision("segments", kernel_layout="per_item").kernel_layout == "per_item"
 
 
 def test_construction_inside_capture_raises(device):
     _, track = make_track(device)
-    BandCollider(track)
+    BandCollisionUtility(track)
     with wp.ScopedCapture(device=device):
         with pytest.raises(CaptureError, match="capture"):
-            BandCollider(track)
+            BandCollisionUtility(track)
 
 
 def test_argument_validation(device):
     _, track = make_track(device)
     with pytest.raises(ValueError, match="method.*'segments', 'sdf'"):
-        BandCollider(track, method="bvh")
+        BandCollisionUtility(track, method="bvh")
     # one rule: a wrong kind is a TypeError, a wrong value a ValueError
     for bad, err in ((0, ValueError), (1025, ValueError), (1.5, TypeError), (True, TypeError)):
         with pytest.raises(err, match="max_boxes"):
-            BandCollider(track, max_boxes=bad)
+            BandCollisionUtility(track, max_boxes=bad)
     for bad, err in ((4, ValueError), (8192, ValueError), (64.0, TypeError)):
         with pytest.raises(err, match="sdf_resolution"):
-            BandCollider(track, sdf_resolution=bad)
+            BandCollisionUtility(track, sdf_resolution=bad)
     for bad, err in ((-0.1, ValueError), (float("nan"), ValueError), ("1", TypeError)):
         with pytest.raises(err, match="sdf_padding"):
-            BandCollider(track, sdf_padding=bad)
+            BandCollisionUtility(track, sdf_padding=bad)
     with pytest.raises(TypeError, match="track"):
-        BandCollider(track.center)
+        BandCollisionUtility(track.center)
 
-    col = BandCollider(track, max_boxes=2)
+    col = BandCollisionUtility(track, max_boxes=2)
     pos, yaw, he = random_boxes(track, 2, seed=7)
     P_, Q_, H_ = as_warp(device, pos, yaw, he)
     col.query(P_, Q_, H_)
@@ -756,8 +756,8 @@ def test_height_clearance_on_an_elevated_track(device):
     boxes[:, 2] += lift
     quat = wp.full(E2, wp.quat_identity(), dtype=wp.quatf, device=device)
     he = wp.full(E2, wp.vec2f(0.01, 0.01), dtype=wp.vec2f, device=device)
-    plain = BandCollider(track)
-    checked = BandCollider(track, clearance=0.2)
+    plain = BandCollisionUtility(track)
+    checked = BandCollisionUtility(track, clearance=0.2)
     pos = wp.array(np.nan_to_num(boxes), dtype=wp.vec3f, device=device)
     a = plain.query(pos, quat, he)
     assert a.height is None  # no clearance: heights not checked
@@ -769,6 +769,6 @@ def test_height_clearance_on_an_elevated_track(device):
     assert not oob_plain[valid].any()  # in plan view they are on the road
     assert np.isnan(h[~valid]).all()
     with pytest.raises(ValueError, match="clearance"):
-        BandCollider(track, clearance=-1.0)
+        BandCollisionUtility(track, clearance=-1.0)
     with pytest.raises(TypeError, match="clearance"):
-        BandCollider(track, clearance="high")
+        BandCollisionUtility(track, clearance="high")

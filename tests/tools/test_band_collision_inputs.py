@@ -1,5 +1,5 @@
-"""``kernel_layout=`` of ``BandCollider`` and ``BandCollision``: the thread layout of the SDF
-bake and of the segments refresh and query.
+"""``kernel_layout=`` of ``BandCollisionUtility`` and ``BandCollision``: the thread layout of the
+SDF bake and of the segments refresh and query.
 
 The value is ``"auto"``, ``"per_env"`` or ``"per_item"``; any other object is refused at
 construction, before anything is allocated or launched: a non-str a TypeError, another str a
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from track_gen import TrackGenConfig, TrackGenerator
 from track_gen.core.layout import KERNEL_LAYOUT
-from track_gen.tools import BandCollider, BandCollision
+from track_gen.tools import BandCollision, BandCollisionUtility
 
 from ..support.strategies import (
     agent_rows,
@@ -52,17 +52,17 @@ LAYOUT_VALUES = st.one_of(
 @pytest.fixture(scope="module")
 def shared():
     """One generator (its result regenerated under masks by the examples) and a cache of
-    colliders, ``(method, boxes, layout) -> BandCollider``, every one refreshed with the
+    colliders, ``(method, boxes, layout) -> BandCollisionUtility``, every one refreshed with the
     mask of every regeneration (so each holds the data of the current result)."""
     gen = TrackGenerator(TrackGenConfig(generator="bezier", num_envs=E, device="cpu"), seeds=9)
     gen.generate()
     return {"gen": gen, "colliders": {}}
 
 
-def collider(s, method: str, boxes: int, layout: str) -> BandCollider:
+def collider(s, method: str, boxes: int, layout: str) -> BandCollisionUtility:
     key = (method, boxes, layout)
     if key not in s["colliders"]:
-        s["colliders"][key] = BandCollider(
+        s["colliders"][key] = BandCollisionUtility(
             s["gen"].result,
             method=method,
             max_boxes=boxes,
@@ -72,7 +72,7 @@ def collider(s, method: str, boxes: int, layout: str) -> BandCollider:
     return s["colliders"][key]
 
 
-def derived(col: BandCollider) -> dict:
+def derived(col: BandCollisionUtility) -> dict:
     names = ("sdf", "sdf_border", "sdf_frame", "sdf_aabb") if col.method == "sdf" else ()
     names += ("strip", "chunk_box") if col.method == "segments" else ()
     return {k: getattr(col, k).numpy().tobytes() for k in ("beads", *names)}
@@ -92,13 +92,13 @@ def test_kernel_layout_is_checked_before_anything_runs(shared, value, method):
     err = expected_error(KERNEL_LAYOUT, value)
     event(f"{err.__name__}" if err else "accepted")
     if err is None:
-        col = BandCollider(track, method=method, sdf_resolution=RES, kernel_layout=value)
+        col = BandCollisionUtility(track, method=method, sdf_resolution=RES, kernel_layout=value)
         assert col.kernel_layout == ("per_env" if value == "auto" else value)
         assert BandCollision(method, kernel_layout=value).kernel_layout == value
         return
     before = track.center.numpy().tobytes()
     for make in (
-        lambda: BandCollider(track, method=method, sdf_resolution=RES, kernel_layout=value),
+        lambda: BandCollisionUtility(track, method=method, sdf_resolution=RES, kernel_layout=value),
         lambda: BandCollision(method, kernel_layout=value),
     ):
         with pytest.raises(err) as info:

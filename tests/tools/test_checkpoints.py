@@ -1,4 +1,4 @@
-"""CheckpointSet / CheckpointPlacer against a NumPy oracle on crafted loops."""
+"""CheckpointsResult / CheckpointsUtility against a NumPy oracle on crafted loops."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import warp as wp
 
 from track_gen import FailBit, GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
-from track_gen.tools.checkpoints import CheckpointPlacer, CheckpointSet
+from track_gen.tools.checkpoints import CheckpointsResult, CheckpointsUtility
 
 E, P = 3, 128
 HALF_WIDTH = 0.1  # TrackGenConfig default
@@ -85,7 +85,7 @@ def oracle(track, spacing: float, cap: int, envs=None):
     return count, clipped, step, rows
 
 
-def assert_matches_oracle(sampler: CheckpointPlacer, envs=range(E)):
+def assert_matches_oracle(sampler: CheckpointsUtility, envs=range(E)):
     cs, cap = sampler.checkpoints, sampler.max_checkpoints
     count, clipped, step, rows = oracle(sampler.track, sampler.spacing, cap)
     envs = list(envs)
@@ -107,10 +107,10 @@ def test_crafted_batch_is_as_expected(device):
 
 def test_placement_matches_oracle(device):
     track = shared_track(device)
-    sampler = CheckpointPlacer(track, 0.6, max_loop_length=8.0)
+    sampler = CheckpointsUtility(track, 0.6, max_loop_length=8.0)
     assert sampler.max_checkpoints == math.ceil(8.0 / 0.6)
     cs = sampler.checkpoints
-    assert isinstance(cs, CheckpointSet) and cs.max_checkpoints == sampler.max_checkpoints
+    assert isinstance(cs, CheckpointsResult) and cs.max_checkpoints == sampler.max_checkpoints
     assert_matches_oracle(sampler)
     count = cs.count.numpy()
     # circle: 2*pi / 0.6 -> 10; ellipse 5.57 / 0.6 -> 9; the invalid env has none
@@ -140,14 +140,14 @@ def test_placement_matches_oracle(device):
 def test_capacity_rule_min_count_and_clipping(device):
     track = shared_track(device)
     # ceil rule with the floor of 3
-    assert CheckpointPlacer(track, 10.0, max_loop_length=1.0).max_checkpoints == 3
-    small = CheckpointPlacer(track, 10.0, max_checkpoints=4)
+    assert CheckpointsUtility(track, 10.0, max_loop_length=1.0).max_checkpoints == 3
+    small = CheckpointsUtility(track, 10.0, max_checkpoints=4)
     assert small.max_checkpoints == 4
     np.testing.assert_array_equal(small.checkpoints.count.numpy(), [3, 3, 0])  # round -> 1
     np.testing.assert_array_equal(small.clipped.numpy(), 0)
     assert_matches_oracle(small)
     # max_checkpoints wins over max_loop_length; rounding past it clips
-    clip = CheckpointPlacer(track, 0.3, max_checkpoints=20, max_loop_length=100.0)
+    clip = CheckpointsUtility(track, 0.3, max_checkpoints=20, max_loop_length=100.0)
     assert clip.max_checkpoints == 20
     np.testing.assert_array_equal(clip.checkpoints.count.numpy(), [20, 19, 0])  # 20.9, 18.6
     np.testing.assert_array_equal(clip.clipped.numpy(), [1, 0, 0])
@@ -157,7 +157,7 @@ def test_capacity_rule_min_count_and_clipping(device):
 
 def test_masked_sample_changes_only_masked_envs(device):
     gen = make_generator(device, loops())
-    sampler = CheckpointPlacer(gen.result, 0.6, max_checkpoints=20)
+    sampler = CheckpointsUtility(gen.result, 0.6, max_checkpoints=20)
     cs = sampler.checkpoints
     before = {k: v.numpy().copy() for k, v in vars(cs).items()}
     before["clipped"] = sampler.clipped.numpy().copy()
@@ -188,8 +188,8 @@ def test_masked_sample_changes_only_masked_envs(device):
 
 def test_sample_is_deterministic_and_clone_detaches(device):
     track = shared_track(device)
-    a = CheckpointPlacer(track, 0.45, max_loop_length=8.0)
-    b = CheckpointPlacer(track, 0.45, max_loop_length=8.0)
+    a = CheckpointsUtility(track, 0.45, max_loop_length=8.0)
+    b = CheckpointsUtility(track, 0.45, max_loop_length=8.0)
     snap = a.checkpoints.clone()
     a.sample()
     for name in ("position", "left", "right", "tangent", "up_half", "count"):
@@ -201,7 +201,7 @@ def test_sample_is_deterministic_and_clone_detaches(device):
 
 def test_sample_replays_in_a_graph(device):
     gen = make_generator(device, loops())
-    sampler = CheckpointPlacer(gen.result, 0.6, max_checkpoints=20)
+    sampler = CheckpointsUtility(gen.result, 0.6, max_checkpoints=20)
     mask = wp.array(np.array([1, 1, 1], np.int32), device=device)
     with wp.ScopedCapture(device=device) as cap:
         sampler.sample(mask)
@@ -221,7 +221,7 @@ def test_sample_replays_in_a_graph(device):
 def test_from_gates_aliases_the_gate_arrays(device):
     gen = GateGenerator(GateGenConfig(num_envs=E, device=device, gate_width=0.2), seeds=0)
     seq = gen.generate()
-    cs = CheckpointSet.from_gates(seq)
+    cs = CheckpointsResult.from_gates(seq)
     pairs = {
         "position": seq.position,
         "left": seq.left,
@@ -239,7 +239,7 @@ def test_from_gates_aliases_the_gate_arrays(device):
     assert cs.position.numpy().tobytes() != first.tobytes()
     np.testing.assert_allclose(cs.up_half.numpy()[: seq.count.numpy()[0]], 0.1)
     with pytest.raises(TypeError, match="GateSequence"):
-        CheckpointSet.from_gates(object())
+        CheckpointsResult.from_gates(object())
 
 
 def test_argument_validation(device):
@@ -247,28 +247,28 @@ def test_argument_validation(device):
     # one rule: a wrong kind is a TypeError, a wrong value a ValueError
     for bad in (0, -1.0, float("nan"), float("inf"), 1e-9, 1e9):
         with pytest.raises(ValueError, match="spacing"):
-            CheckpointPlacer(track, bad, max_checkpoints=10)
+            CheckpointsUtility(track, bad, max_checkpoints=10)
     for bad in (True, "0.6", None):
         with pytest.raises(TypeError, match="spacing"):
-            CheckpointPlacer(track, bad, max_checkpoints=10)
+            CheckpointsUtility(track, bad, max_checkpoints=10)
     for bad in (2, 0, 10**6):
         with pytest.raises(ValueError, match="max_checkpoints"):
-            CheckpointPlacer(track, 0.6, bad)
+            CheckpointsUtility(track, 0.6, bad)
     for bad in (3.0, True, "10"):
         with pytest.raises(TypeError, match="max_checkpoints"):
-            CheckpointPlacer(track, 0.6, bad)
+            CheckpointsUtility(track, 0.6, bad)
     for bad in (0.0, -2.0, float("nan")):
         with pytest.raises(ValueError, match="max_loop_length"):
-            CheckpointPlacer(track, 0.6, max_loop_length=bad)
+            CheckpointsUtility(track, 0.6, max_loop_length=bad)
     with pytest.raises(TypeError, match="max_loop_length"):
-        CheckpointPlacer(track, 0.6, max_loop_length=False)
+        CheckpointsUtility(track, 0.6, max_loop_length=False)
     with pytest.raises(ValueError, match="65536"):
-        CheckpointPlacer(track, 1e-5, max_loop_length=100.0)
+        CheckpointsUtility(track, 1e-5, max_loop_length=100.0)
     with pytest.raises(ValueError, match="max_checkpoints.*max_loop_length"):
-        CheckpointPlacer(track, 0.6)
+        CheckpointsUtility(track, 0.6)
     with pytest.raises(TypeError, match="Track"):
-        CheckpointPlacer(object(), 0.6, max_checkpoints=10)
-    sampler = CheckpointPlacer(track, 0.6, max_checkpoints=10)
+        CheckpointsUtility(object(), 0.6, max_checkpoints=10)
+    sampler = CheckpointsUtility(track, 0.6, max_checkpoints=10)
     before = sampler.checkpoints.position.numpy().tobytes()
     with pytest.raises(TypeError, match="mask"):
         sampler.sample(np.ones(E, np.int32))
@@ -336,5 +336,5 @@ def test_a_course_chosen_capacity_that_clips_warns_once(device, monkeypatch):
 
 def test_gate_checkpoints_are_never_truncated(device):
     gen = GateGenerator(GateGenConfig(num_envs=4, device=device, gate_width=0.1), seeds=1)
-    cs = CheckpointSet.from_gates(gen.generate())
+    cs = CheckpointsResult.from_gates(gen.generate())
     np.testing.assert_array_equal(cs.truncated.numpy(), 0)

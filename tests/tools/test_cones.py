@@ -1,4 +1,4 @@
-"""tools.ConeDetections / ConeDetector against an independent float64 NumPy oracle: which
+"""tools.ConeDetections / ConeDetectionsUtility against an independent float64 NumPy oracle: which
 cones are seen (range, field of view), their order, positions in the agent's frame and
 colours; invalid envs; the random stream of dropout and noise (determinism, replay, masked
 regeneration, reset, statistics)."""

@@ -1,4 +1,4 @@
-"""Fuzz of every input of ``tools.ConeDetections`` / ``ConeDetector``.
+"""Fuzz of every input of ``tools.ConeDetections`` / ``ConeDetectionsUtility``.
 
 Settings (``max_cones``, ``fov``, ``max_range``, ``dropout``, ``noise``) take the shared
 strategies of their Tunable declarations: each value is accepted exactly when the one error
@@ -56,7 +56,7 @@ def test_cone_settings(field):
         s = dict(comp.settings)
         assert s[field] == normalized(tunable, value)
         track, _, props, seeds = batch()
-        det = tools.ConeDetector(track, props, seeds, s.pop("max_cones"), **s).detect(
+        det = tools.ConeDetectionsUtility(track, props, seeds, s.pop("max_cones"), **s).detect(
             *arrays(ON_THE_LOOP, HEADING)
         )
         check_detections(det, comp.settings, [True, True, False])
@@ -93,7 +93,7 @@ def check_detections(det, s, usable) -> None:
 @functools.cache
 def _detector(dropout, noise):
     track, _, props, seeds = batch()
-    return tools.ConeDetector(
+    return tools.ConeDetectionsUtility(
         track, props, seeds, 16, fov=4.0, max_range=2.5, dropout=dropout, noise=noise
     )
 
@@ -119,8 +119,8 @@ def test_cone_streams_are_a_function_of_the_step_counter(steps, mask):
     fresh detector's first step and an unmasked one those of its step ``steps + 1``."""
     track, _, props, seeds = batch()
     kw = {"fov": 4.0, "max_range": 2.5, "dropout": 0.3, "noise": 0.05}
-    a = tools.ConeDetector(track, props, seeds, 16, **kw)
-    b = tools.ConeDetector(track, props, seeds, 16, **kw)
+    a = tools.ConeDetectionsUtility(track, props, seeds, 16, **kw)
+    b = tools.ConeDetectionsUtility(track, props, seeds, 16, **kw)
     p, q = arrays(ON_THE_LOOP, HEADING)
     names = ("position", "distance", "colour", "prop", "count")
     fresh = []

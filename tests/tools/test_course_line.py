@@ -1,4 +1,4 @@
-"""CourseLineBuilder / CenterlineFromGates: the closed Hermite line through the gates, against
+"""CourseLineUtility / CenterlineFromGates: the closed Hermite line through the gates, against
 a float64 NumPy oracle, on generated gate courses and hand-written ones."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from track_gen.tools.course_line import (
     SAMPLES_PER_GATE,
     VERTICAL_EPS,
     CenterlineFromGates,
-    CourseLine,
-    CourseLineBuilder,
+    CourseLineResult,
+    CourseLineUtility,
 )
 
 E = 8
@@ -40,7 +40,7 @@ def shared_gates(device) -> GateSequence:
     return seq
 
 
-def host(line: CourseLine) -> dict:
+def host(line: CourseLineResult) -> dict:
     return {f: getattr(line, f).numpy().copy() for f in FIELDS}
 
 
@@ -97,7 +97,7 @@ def hermite_oracle(P: np.ndarray, T: np.ndarray, K: int) -> dict:
     return {"center": c, "tangent": t, "normal": nrm, "arclen": arclen, "length": chords.sum()}
 
 
-def env_rows(line: CourseLine, e: int) -> dict:
+def env_rows(line: CourseLineResult, e: int) -> dict:
     L, n = line.N_max, int(line.count.numpy()[e])
     E_ = line.num_envs
     return {
@@ -131,7 +131,7 @@ def angle_deg(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("K", [8, 3])
 def test_passes_through_every_gate_centre_in_order(device, K):
     seq = shared_gates(device)
-    b = CourseLineBuilder(seq, K)
+    b = CourseLineUtility(seq, K)
     line = b.line
     G = seq.max_gates
     assert b.samples_per_gate == K
@@ -146,14 +146,14 @@ def test_passes_through_every_gate_centre_in_order(device, K):
         # bead g*K is gate g's position, bitwise, for g = 0 .. n-1 in order
         assert center[e, : n * K : K].tobytes() == pos[e, :n].tobytes()
     # deterministic: a second builder gives the same bytes
-    again = host(CourseLineBuilder(seq, K).line)
+    again = host(CourseLineUtility(seq, K).line)
     assert all(again[f].tobytes() == host(line)[f].tobytes() for f in FIELDS)
 
 
 @pytest.mark.parametrize("K", [8, 3])
 def test_matches_float64_oracle(device, K):
     seq = shared_gates(device)
-    line = CourseLineBuilder(seq, K).line
+    line = CourseLineUtility(seq, K).line
     for e in range(E):
         want = hermite_oracle(*gates_of(seq, e), K)
         got = env_rows(line, e)
@@ -183,7 +183,7 @@ def test_direction_at_each_gate_is_its_tangent(device):
     up to 5.8 on 256 default courses), 1.5 at K = 64."""
     seq = shared_gates(device)
     for K, bound in ((8, 8.0), (64, 1.5)):
-        line = CourseLineBuilder(seq, K).line
+        line = CourseLineUtility(seq, K).line
         for e in range(E):
             _, T = gates_of(seq, e)
             t = env_rows(line, e)["tangent"][::K]
@@ -217,8 +217,8 @@ def test_smooth(device):
     ~8x), and the largest turning anywhere by >= 3.5x (measured >= 5.2x).
     """
     seq = shared_gates(device)
-    l8 = CourseLineBuilder(seq, 8).line
-    l64 = CourseLineBuilder(seq, 64).line
+    l8 = CourseLineUtility(seq, 8).line
+    l64 = CourseLineUtility(seq, 64).line
     for e in range(E):
         t8 = turning_deg(env_rows(l8, e)["center"])
         t64 = turning_deg(env_rows(l64, e)["center"])
@@ -232,7 +232,7 @@ def test_smooth(device):
 def test_nan_padding_past_count(device):
     seq = shared_gates(device)
     K = 8
-    line = CourseLineBuilder(seq, K).line
+    line = CourseLineUtility(seq, K).line
     L = line.N_max
     cnt = line.count.numpy()
     assert (cnt < L).all()  # these courses leave padding
@@ -249,7 +249,7 @@ def test_nan_padding_past_count(device):
 
 def test_invalid_generated_env_has_no_line(device):
     gen = make_gates(device, num_envs=3, seed=5)
-    b = CourseLineBuilder(gen.result, 4)
+    b = CourseLineUtility(gen.result, 4)
     valid = gen.result.valid.numpy()
     valid[1] = 0
     gen.result.valid.assign(valid)
@@ -303,7 +303,7 @@ def hand_written(device) -> GateSequence:
 def test_hand_written_gates(device):
     seq = hand_written(device)
     K = 8
-    line = CourseLineBuilder(seq, K).line
+    line = CourseLineUtility(seq, K).line
     L = line.N_max
     assert L == 6 * K
     cnt, length = line.count.numpy(), line.length.numpy()
@@ -346,7 +346,7 @@ def test_hand_written_gates(device):
 def test_masked_build(device):
     gen = make_gates(device, num_envs=4, seed=11)
     K = 4
-    b = CourseLineBuilder(gen.result, K)
+    b = CourseLineUtility(gen.result, K)
     L = b.line.N_max
     before = host(b.line)
     mask = wp.array(np.array([0, 1, 0, 1], np.int32), dtype=wp.int32, device=device)
@@ -354,7 +354,7 @@ def test_masked_build(device):
     b.build(mask)
     after = host(b.line)
     assert_rows_equal(after, before, [0, 2], L)
-    fresh = host(CourseLineBuilder(gen.result, K).line)
+    fresh = host(CourseLineUtility(gen.result, K).line)
     assert_rows_equal(after, fresh, [0, 1, 2, 3], L)
     for e in (1, 3):  # a new course each
         assert after["length"][e] != before["length"][e]
@@ -372,20 +372,20 @@ def test_component_in_course(device):
     course = Course(gen, [CenterlineFromGates(4)])
     comp = course.components["centerline"]
     assert isinstance(comp, CenterlineFromGates) and comp.name == "centerline"
-    assert isinstance(course.course_line, CourseLineBuilder)
+    assert isinstance(course.course_line, CourseLineUtility)
     assert comp.utility is course.course_line
     assert comp.result is course.course_line.line
     line = comp.result
     assert line.N_max == gen.layout.N_max * 4
     L = line.N_max
-    fresh = host(CourseLineBuilder(gen.result, 4).line)
+    fresh = host(CourseLineUtility(gen.result, 4).line)
     assert_rows_equal(host(line), fresh, range(4), L)
     before = host(line)
     mask = wp.array(np.array([1, 0, 0, 1], np.int32), dtype=wp.int32, device=device)
     course.regenerate(mask=mask, advance=True)
     after = host(line)
     assert_rows_equal(after, before, [1, 2], L)
-    assert_rows_equal(after, host(CourseLineBuilder(gen.result, 4).line), range(4), L)
+    assert_rows_equal(after, host(CourseLineUtility(gen.result, 4).line), range(4), L)
     assert after["length"][0] != before["length"][0]
     named = CenterlineFromGates(name="line2")
     assert named.name == "line2" and named.samples_per_gate == 8
@@ -397,9 +397,9 @@ def test_track_generator_refused(device):
         Course(gen, [CenterlineFromGates()])
     gen.generate()
     with pytest.raises(TypeError, match="GateSequence"):
-        CourseLineBuilder(gen.result)
+        CourseLineUtility(gen.result)
     with pytest.raises(TypeError, match="GateSequence"):
-        CourseLineBuilder(None)
+        CourseLineUtility(None)
 
 
 @pytest.mark.parametrize(
@@ -417,7 +417,7 @@ def test_samples_per_gate_checked(device, value, error):
     with pytest.raises(error, match="samples_per_gate"):
         CenterlineFromGates(value)
     with pytest.raises(error, match="samples_per_gate"):
-        CourseLineBuilder(shared_gates(device), value)
+        CourseLineUtility(shared_gates(device), value)
 
 
 def test_tunable_and_clone(device):
@@ -426,14 +426,14 @@ def test_tunable_and_clone(device):
     assert (SAMPLES_PER_GATE.lo, SAMPLES_PER_GATE.hi) == (2, 256)
     assert SAMPLES_PER_GATE.unit == "beads per gate"
     seq = shared_gates(device)
-    assert CourseLineBuilder(seq, 2).line.N_max == 2 * seq.max_gates
-    line = CourseLineBuilder(seq).line
+    assert CourseLineUtility(seq, 2).line.N_max == 2 * seq.max_gates
+    line = CourseLineUtility(seq).line
     snap = line.clone()
-    assert isinstance(snap, CourseLine)
+    assert isinstance(snap, CourseLineResult)
     for f in (*FIELDS, "valid"):
         assert getattr(snap, f) is not getattr(line, f)
         assert getattr(snap, f).numpy().tobytes() == getattr(line, f).numpy().tobytes()
     assert snap.num_envs == E and snap.N_max == line.N_max
-    fresh = CourseLine.allocate(2, 5, device)
+    fresh = CourseLineResult.allocate(2, 5, device)
     assert fresh.count.numpy().tolist() == [0, 0] and fresh.valid.numpy().tolist() == [0, 0]
     assert np.isnan(fresh.center.numpy()).all() and fresh.N_max == 5

@@ -1,4 +1,4 @@
-"""tools.CourseStats / CourseStatsMeter against an independent float64 NumPy oracle.
+"""tools.CourseStats / CourseStatsUtility against an independent float64 NumPy oracle.
 
 The oracle (:func:`oracle`) recomputes every descriptor of ``docs/course-stats.md`` from the
 host copies of the beads: turning angles with ``np.arctan2`` of the chords, curvature
@@ -173,7 +173,7 @@ def generated(device, num_envs=6, seed=5, **fields):
 def test_circle_descriptors_are_the_analytic_ones(device):
     n, r = 64, 1.0
     inside = make_track([circle(n, r, 0.1)], device)  # radius 1 < 20 * 0.1: one corner
-    meter = tools.CourseStatsMeter(inside)
+    meter = tools.CourseStatsUtility(inside)
     st = meter.stats
     chord = 2 * r * math.sin(math.pi / n)
     kappa = (2 * math.pi / n) / chord
@@ -189,7 +189,7 @@ def test_circle_descriptors_are_the_analytic_ones(device):
     assert st.elevation_range.numpy()[0] == 0.0 and np.isnan(st.par_time.numpy()[0])
     assert_track_matches(meter, inside)
     # a radius above corner_radius half widths: no corner, all straight
-    wide = tools.CourseStatsMeter(inside, corner_radius=5.0).stats  # 1 > 5 * 0.1
+    wide = tools.CourseStatsUtility(inside, corner_radius=5.0).stats  # 1 > 5 * 0.1
     assert wide.corners.numpy()[0] == 0 and wide.straight_fraction.numpy()[0] == 1.0
     assert wide.corner_curvature.numpy()[0] == 0.0 and wide.corner_angle.numpy()[0] == 0.0
 
@@ -197,7 +197,7 @@ def test_circle_descriptors_are_the_analytic_ones(device):
 def test_oval_has_two_half_turn_corners_and_its_straights(device):
     xy, wr, wl = CIRCUITS["oval"]()
     track = make_track([(xy, wl, wr)], device)
-    meter = tools.CourseStatsMeter(track)  # radius 60 m < 20 * 5.5 m
+    meter = tools.CourseStatsUtility(track)  # radius 60 m < 20 * 5.5 m
     st = meter.stats
     assert st.corners.numpy()[0] == 2
     np.testing.assert_allclose(st.corner_angle.numpy()[0], math.pi, rtol=0.03)
@@ -219,7 +219,7 @@ def test_test_circuits_and_an_elevated_loop_match_the_oracle(device, settings):
     loops = [(xy, wl, wr) for xy, wr, wl in (f() for f in CIRCUITS.values())]
     loops += [hilly(), circle(40, 2.0, 0.05)]
     track = make_track(loops, device)
-    meter = tools.CourseStatsMeter(track, **settings)
+    meter = tools.CourseStatsUtility(track, **settings)
     assert_track_matches(meter, track, settings)
     np.testing.assert_allclose(meter.stats.elevation_range.numpy()[4], 0.6, rtol=1e-3)
     # widths that vary per bead: the narrowest and the mean
@@ -236,7 +236,7 @@ def test_test_circuits_and_an_elevated_loop_match_the_oracle(device, settings):
 )
 def test_generated_tracks_match_the_oracle(device, fields):
     track = generated(device, **fields)
-    meter = tools.CourseStatsMeter(track)
+    meter = tools.CourseStatsUtility(track)
     assert_track_matches(meter, track)
     if fields.get("z_max"):
         assert (meter.stats.elevation_range.numpy()[track.valid.numpy() == 1] > 0).all()
@@ -248,7 +248,7 @@ def test_real_circuits_through_io_match_the_oracle():
     gen.generate()
     valid = gen.result.valid.numpy()
     assert valid[[0, 2, 3]].all()  # the hairpin is too tight for its widths: NaN
-    meter = tools.CourseStatsMeter(gen.result)
+    meter = tools.CourseStatsUtility(gen.result)
     assert_track_matches(meter, gen.result)
     w = meter.stats.width_mean.numpy()
     assert 10.9 < w[0] < 11.1 and 7 < w[2] < 13  # the oval's 11 m, the variable widths
@@ -266,13 +266,13 @@ def test_invalid_envs_are_nan_and_masked_envs_only_are_written(device):
         (xy * 1e-30, 1e-31, 1e-31),
     ]
     track = make_track(loops, device, n_max=40, valid=[1, 0, 1, 1, 1])
-    st = tools.CourseStatsMeter(track).stats
+    st = tools.CourseStatsUtility(track).stats
     for e in (1, 2, 3):
         assert all(np.isnan(getattr(st, k).numpy()[e]) for k in DESCRIPTORS)
         assert np.isnan(st.host("curvature_percentile")[e]).all()
     for e in (0, 4):  # a tiny loop is still a loop: finite answers, clamped to float32
         assert all(np.isfinite(getattr(st, k).numpy()[e]) for k in DESCRIPTORS if k != "par_time")
-    meter = tools.CourseStatsMeter(track)
+    meter = tools.CourseStatsUtility(track)
     before = {k: getattr(meter.stats, k).numpy().copy() for k in DESCRIPTORS}
     track.valid.assign(np.array([0, 1, 1, 1, 1], np.int32))
     meter.measure(wp.array(np.array([0, 1, 0, 0, 0], np.int32), dtype=wp.int32, device=device))
@@ -302,7 +302,7 @@ def test_course_component_contract(device):
     assert names.index("racing_line") < names.index("stats")  # ordered after it
     comp = course.components["stats"]
     st = comp.result
-    assert isinstance(st, tools.CourseStatsSet) and st is comp.utility.stats
+    assert isinstance(st, tools.CourseStatsResult) and st is comp.utility.stats
     assert comp.planned_bytes(course.generator.layout, None) == sum(
         a.capacity
         for a in [
@@ -330,7 +330,7 @@ def test_course_component_contract(device):
 
 def test_measure_replays_in_a_graph(device):
     track = generated(device)
-    meter = tools.CourseStatsMeter(track)
+    meter = tools.CourseStatsUtility(track)
     eager = _bytes(meter.stats)
     mask = wp.ones(track.num_envs, dtype=wp.int32, device=device)
     with wp.ScopedCapture(device=device) as cap:
@@ -413,16 +413,16 @@ def test_bad_settings_refused(kwargs, error, match):
 def test_bad_courses_refused_before_anything_is_built():
     track = generated("cpu")
     with pytest.raises(TypeError, match="must be a Track or a GateSequence"):
-        tools.CourseStatsMeter(object())
+        tools.CourseStatsUtility(object())
     with pytest.raises(ValueError, match="leave line=None"):
-        tools.CourseStatsMeter(track, line=track)
+        tools.CourseStatsUtility(track, line=track)
     with pytest.raises(TypeError, match="lap_time"):
-        tools.CourseStatsMeter(track, lap_time=wp.zeros(6, dtype=wp.float64, device="cpu"))
+        tools.CourseStatsUtility(track, lap_time=wp.zeros(6, dtype=wp.float64, device="cpu"))
     with pytest.raises(ValueError, match="lap_time"):
-        tools.CourseStatsMeter(track, lap_time=wp.zeros(5, dtype=wp.float32, device="cpu"))
-    with pytest.raises(TypeError, match="CourseStatsMeter.corner_angle"):
-        tools.CourseStatsMeter(track, corner_angle=None)
-    meter = tools.CourseStatsMeter(track)
+        tools.CourseStatsUtility(track, lap_time=wp.zeros(5, dtype=wp.float32, device="cpu"))
+    with pytest.raises(TypeError, match="CourseStatsUtility.corner_angle"):
+        tools.CourseStatsUtility(track, corner_angle=None)
+    meter = tools.CourseStatsUtility(track)
     snap = _bytes(meter.stats)
     with pytest.raises(TypeError, match="mask"):
         meter.measure(wp.zeros(6, dtype=wp.float32, device="cpu"))

@@ -1,4 +1,5 @@
-"""DiscCollider / FrameCollider against an independent NumPy oracle of the gate geometry.
+"""DiscCollisionUtility / FrameCollisionUtility against an independent NumPy oracle of the gate
+geometry.
 
 The courses are real gate courses (``presets.gates``, gate width 0.1; one level, one with
 altitudes and tilted gates). The oracle is written from the documented definitions in
@@ -24,11 +25,11 @@ from track_gen.tools.gate_collision import (
     FRAME_DEPTH,
     FRAME_THICKNESS,
     POST_RADIUS,
-    DiscCollider,
     DiscCollision,
+    DiscCollisionUtility,
     DiscContact,
-    FrameCollider,
     FrameCollision,
+    FrameCollisionUtility,
     FrameContact,
 )
 
@@ -297,7 +298,7 @@ def test_disc_matches_oracle(device, tilted):
     assert gd["valid"].all()
     B = 48
     pos, quat, he = random_boxes(gd, B, seed=1 + tilted)
-    col = DiscCollider(gen.result, R, max_boxes=B)
+    col = DiscCollisionUtility(gen.result, R, max_boxes=B)
     got = disc_host(col.query(*warp_boxes(device, pos, quat, he)))
     hits = check_disc(gd, B, pos, quat, he, got)
     assert 10 < hits < E * B - 10, hits  # both answers exercised
@@ -306,7 +307,7 @@ def test_disc_matches_oracle(device, tilted):
 def test_disc_posts_are_the_bar_ends(device):
     gen = shared_gen(device)
     gd = gate_data(gen)
-    col = DiscCollider(gen.result, R)
+    col = DiscCollisionUtility(gen.result, R)
     G = gen.result.max_gates
     posts, num = col.posts.numpy().reshape(E, 2 * G, 2), col.num_posts.numpy()
     np.testing.assert_array_equal(num, 2 * gd["count"])
@@ -353,7 +354,7 @@ def test_disc_crafted_cases(device):
     pos[1:] = pos[e]  # other envs: the same boxes, on their own courses
     pos, quat, he = pos.reshape(-1, 3), yaw_quat(yaw.reshape(-1)), he.reshape(-1, 2)
     got = disc_host(
-        DiscCollider(gen.result, R, max_boxes=n).query(*warp_boxes(device, pos, quat, he))
+        DiscCollisionUtility(gen.result, R, max_boxes=n).query(*warp_boxes(device, pos, quat, he))
     )
     for k, (_, _, _, d, post) in enumerate(cases):
         assert got["post"][k] == post, k
@@ -370,7 +371,7 @@ def test_disc_crafted_cases(device):
 def test_frame_matches_oracle(device, tilted):
     gen = shared_gen(device, tilted)
     gd = gate_data(gen)
-    col = FrameCollider(gen.result, TH, DP, AR)
+    col = FrameCollisionUtility(gen.result, TH, DP, AR)
     counts = {"hit": 0, "inside": 0}
     P_ = wp.zeros(E, dtype=wp.vec3f, device=device)
     for seed in range(40):
@@ -386,7 +387,7 @@ def test_frame_matches_oracle(device, tilted):
 def test_frame_rotation_is_world_to_gate(device):
     gen = shared_gen(device, True)
     gd = gate_data(gen)
-    col = FrameCollider(gen.result, TH, DP, AR)
+    col = FrameCollisionUtility(gen.result, TH, DP, AR)
     G = gen.result.max_gates
     rot = col.rotation.numpy().reshape(E, G, 3, 3)
     frame = col.frame.numpy().reshape(E, G, 4)
@@ -405,7 +406,7 @@ def test_frame_rotation_is_world_to_gate(device):
 def test_frame_crafted_cases(device):
     gen = shared_gen(device, True)
     gd = gate_data(gen)
-    col = FrameCollider(gen.result, TH, DP, AR)
+    col = FrameCollisionUtility(gen.result, TH, DP, AR)
     P_ = wp.zeros(E, dtype=wp.vec3f, device=device)
     e = 1
     g = isolated_gate(gd, e)
@@ -464,7 +465,7 @@ def test_invalid_envs_and_inactive_inputs(device):
     he[3 * B + 0, 1] = -np.inf
     pos[3 * B + 1, 2] = np.nan  # a NaN z marks an inactive slot too (z plays no other part)
     pos[3 * B + 2] = 1e30  # huge but finite: no crash
-    disc = DiscCollider(r, R, max_boxes=B)
+    disc = DiscCollisionUtility(r, R, max_boxes=B)
     np.testing.assert_array_equal(disc.num_posts.numpy(), [2 * count[0], 0, 0, 2 * count[3]])
     got = disc_host(disc.query(*warp_boxes(device, pos, quat, he)))
     none = np.zeros(E * B, bool)
@@ -481,7 +482,7 @@ def test_invalid_envs_and_inactive_inputs(device):
         d = disc_oracle(env_posts(gd, row // B), f32(pos[row]), f32(quat[row]), f32(he[row]), R)
         assert abs(got["distance"][row] - d.min()) < tol(d.min()), row
 
-    frame = FrameCollider(r, TH, DP, AR)
+    frame = FrameCollisionUtility(r, TH, DP, AR)
     np.testing.assert_array_equal(frame.num_gates.numpy(), [count[0], 0, 0, count[3]])
     agents = random_agents(gate_data(shared_gen(device)), seed=4)
     agents[3] = (np.inf, 0.0, 0.0)
@@ -503,9 +504,9 @@ def test_max_boxes_rows_are_independent(device):
     B = 3
     pos, quat, he = random_boxes(gd, B, seed=5)
     many = disc_host(
-        DiscCollider(gen.result, R, max_boxes=B).query(*warp_boxes(device, pos, quat, he))
+        DiscCollisionUtility(gen.result, R, max_boxes=B).query(*warp_boxes(device, pos, quat, he))
     )
-    one = DiscCollider(gen.result, R)
+    one = DiscCollisionUtility(gen.result, R)
     for b in range(B):
         rows = np.arange(E) * B + b
         got = disc_host(one.query(*warp_boxes(device, pos[rows], quat[rows], he[rows])))
@@ -517,28 +518,28 @@ def test_same_instance_clone_and_determinism(device):
     gen = shared_gen(device)
     gd = gate_data(gen)
     boxes = warp_boxes(device, *random_boxes(gd, 2, seed=6))
-    disc = DiscCollider(gen.result, R, max_boxes=2)
+    disc = DiscCollisionUtility(gen.result, R, max_boxes=2)
     first = disc.query(*boxes)
     assert first is disc.contact
     snap = first.clone()
     assert snap.hit.ptr != first.hit.ptr
-    again = DiscCollider(gen.result, R, max_boxes=2).query(*boxes)
+    again = DiscCollisionUtility(gen.result, R, max_boxes=2).query(*boxes)
     for k, v in disc_host(snap).items():
         assert v.tobytes() == disc_host(again)[k].tobytes(), k
     P_ = wp.array(random_agents(gd, 7).astype(np.float32), dtype=wp.vec3f, device=device)
-    frame = FrameCollider(gen.result, TH, DP, AR)
+    frame = FrameCollisionUtility(gen.result, TH, DP, AR)
     a = frame.query(P_)
     assert a is frame.contact
     fsnap = frame_host(a.clone())
-    b = frame_host(FrameCollider(gen.result, TH, DP, AR).query(P_))
+    b = frame_host(FrameCollisionUtility(gen.result, TH, DP, AR).query(P_))
     for k in fsnap:
         assert fsnap[k].tobytes() == b[k].tobytes(), k
 
 
 def test_refresh_mask(device):
     gen = make_gen(device, seeds=11)
-    disc = DiscCollider(gen.result, R)
-    frame = FrameCollider(gen.result, TH, DP, AR)
+    disc = DiscCollisionUtility(gen.result, R)
+    frame = FrameCollisionUtility(gen.result, TH, DP, AR)
 
     def derived():
         arrays = (disc.posts, disc.num_posts, frame.frame, frame.rotation, frame.num_gates)
@@ -562,7 +563,7 @@ def test_refresh_mask(device):
     after = derived()
 
     def fresh():
-        d, f = DiscCollider(gen.result, R), FrameCollider(gen.result, TH, DP, AR)
+        d, f = DiscCollisionUtility(gen.result, R), FrameCollisionUtility(gen.result, TH, DP, AR)
         arrays = (d.posts, d.num_posts, f.frame, f.rotation, f.num_gates)
         return [a.numpy().reshape(E, -1) for a in arrays]
 
@@ -602,8 +603,8 @@ def test_recorded_query_replays_like_eager(device):
     pos, quat, he = random_boxes(gd, B, seed=10)
     P_, Q_, H_ = warp_boxes(device, pos, quat, he)
     A_ = wp.array(random_agents(gd, 10).astype(np.float32), dtype=wp.vec3f, device=device)
-    disc = DiscCollider(gen.result, R, max_boxes=B)
-    frame = FrameCollider(gen.result, TH, DP, AR)
+    disc = DiscCollisionUtility(gen.result, R, max_boxes=B)
+    frame = FrameCollisionUtility(gen.result, TH, DP, AR)
     disc.query(P_, Q_, H_)
     frame.query(A_)  # load the modules before recording
     mask = wp.ones(E, dtype=wp.int32, device=device)
@@ -616,8 +617,8 @@ def test_recorded_query_replays_like_eager(device):
     moved[:, 0] += 0.02
     P_.assign(moved.astype(np.float32))
     A_.assign((random_agents(gd, 11)).astype(np.float32))
-    eager_d = disc_host(DiscCollider(gen.result, R, max_boxes=B).query(P_, Q_, H_))
-    eager_f = frame_host(FrameCollider(gen.result, TH, DP, AR).query(A_))
+    eager_d = disc_host(DiscCollisionUtility(gen.result, R, max_boxes=B).query(P_, Q_, H_))
+    eager_f = frame_host(FrameCollisionUtility(gen.result, TH, DP, AR).query(A_))
     for c in (disc.contact, frame.contact):
         for f in c.__dataclass_fields__:
             poison(getattr(c, f))
@@ -629,12 +630,12 @@ def test_recorded_query_replays_like_eager(device):
 
 def test_construction_inside_capture_raises(device):
     gen = shared_gen(device)
-    DiscCollider(gen.result, R)
+    DiscCollisionUtility(gen.result, R)
     with wp.ScopedCapture(device=device):
         with pytest.raises(CaptureError, match="capture"):
-            DiscCollider(gen.result, R)
+            DiscCollisionUtility(gen.result, R)
         with pytest.raises(CaptureError, match="capture"):
-            FrameCollider(gen.result, TH, DP, AR)
+            FrameCollisionUtility(gen.result, TH, DP, AR)
 
 
 def test_argument_validation(device):
@@ -651,12 +652,12 @@ def test_argument_validation(device):
         (None, TypeError),
     ):
         with pytest.raises(err, match="radius"):
-            DiscCollider(gates, bad)
+            DiscCollisionUtility(gates, bad)
         with pytest.raises(err, match="radius"):
             DiscCollision(bad)
     for bad, err in ((0, ValueError), (1025, ValueError), (1.5, TypeError), (True, TypeError)):
         with pytest.raises(err, match="max_boxes"):
-            DiscCollider(gates, R, max_boxes=bad)
+            DiscCollisionUtility(gates, R, max_boxes=bad)
         with pytest.raises(err, match="max_boxes"):
             DiscCollision(R, max_boxes=bad)
     good = dict(thickness=TH, depth=DP, agent_radius=AR)
@@ -669,21 +670,21 @@ def test_argument_validation(device):
         for bad, err in cases:
             kw = {**good, arg: bad}
             with pytest.raises(err, match=arg):
-                FrameCollider(gates, **kw)
+                FrameCollisionUtility(gates, **kw)
             with pytest.raises(err, match=arg):
                 FrameCollision(**kw)
-    FrameCollider(gates, TH, 0.0, 0.0)  # flat members, a point agent: fine
+    FrameCollisionUtility(gates, TH, 0.0, 0.0)  # flat members, a point agent: fine
     assert POST_RADIUS.default is None and FRAME_DEPTH.lo == 0.0
     assert FRAME_THICKNESS.lo == 1e-6 and not FRAME_THICKNESS.lo_open and AGENT_RADIUS.lo == 0.0
-    for cls, args in ((DiscCollider, (R,)), (FrameCollider, (TH, DP, AR))):
+    for cls, args in ((DiscCollisionUtility, (R,)), (FrameCollisionUtility, (TH, DP, AR))):
         with pytest.raises(TypeError, match="gates.*GateSequence"):
             cls(gates.position, *args)
 
     B = 2
-    disc = DiscCollider(gates, R, max_boxes=B)
+    disc = DiscCollisionUtility(gates, R, max_boxes=B)
     P_, Q_, H_ = warp_boxes(device, *random_boxes(gate_data(gen), B, seed=12))
     disc.query(P_, Q_, H_)
-    frame = FrameCollider(gates, TH, DP, AR)
+    frame = FrameCollisionUtility(gates, TH, DP, AR)
     A_ = wp.zeros(E, dtype=wp.vec3f, device=device)
     frame.query(A_)
     before = disc_host(disc.contact), frame_host(frame.contact)
@@ -721,7 +722,7 @@ def test_disc_collision_through_a_course(device):
     gen = make_gen(device, seeds=21)
     course = Course(gen, [DiscCollision(R)])
     col = course.components["collision"]
-    assert col.name == "collision" and isinstance(col.utility, DiscCollider)
+    assert col.name == "collision" and isinstance(col.utility, DiscCollisionUtility)
     gd = gate_data(gen)
     pos, quat, he = random_boxes(gd, 1, seed=13)
     P_, Q_, H_ = warp_boxes(device, pos, quat, he)
@@ -747,7 +748,7 @@ def test_frame_collision_through_a_course(device):
     gen = make_gen(device, seeds=23, **TILTED)
     course = Course(gen, [FrameCollision(0.02, 0.02, 0.05)])
     col = course.components["collision"]
-    assert isinstance(col.utility, FrameCollider)
+    assert isinstance(col.utility, FrameCollisionUtility)
     gd = gate_data(gen)
     pts = random_agents(gd, 15)
     course.bind(position=wp.array(pts.astype(np.float32), dtype=wp.vec3f, device=device))

@@ -1,4 +1,4 @@
-"""HeightFieldBaker / HeightFieldBake against an independent float64 NumPy oracle.
+"""HeightFieldUtility / HeightFieldBake against an independent float64 NumPy oracle.
 
 The tracks get a z written per bead (inner, centre and outer alike: a level road), the shape
 an elevated generator's result has. The oracle is written from the documented surface: a
@@ -20,12 +20,12 @@ import warp as wp
 from track_gen import GateGenerator, TrackGenConfig, TrackGenerator
 from track_gen.course import Course
 from track_gen.pipeline import presets
-from track_gen.tools import BandCollider, BandCollision, check_component
+from track_gen.tools import BandCollision, BandCollisionUtility, check_component
 from track_gen.tools.heightfield import (
     GridResolutionWarning,
-    HeightField,
     HeightFieldBake,
-    HeightFieldBaker,
+    HeightFieldResult,
+    HeightFieldUtility,
     check_grid_resolution,
 )
 
@@ -221,7 +221,7 @@ def texel_centres(frame, res):
     return np.stack([gx.ravel(), gy.ravel()], -1)
 
 
-def env_grid(field: HeightField, e: int):
+def env_grid(field: HeightFieldResult, e: int):
     res = field.resolution
     h = field.height.numpy().reshape(-1, res, res)[e]
     road = field.on_road.numpy().reshape(-1, res, res)[e]
@@ -283,7 +283,7 @@ def check_against_oracle(track, field, e):
 
 def test_heights_match_the_oracle(device):
     track = generated_track(device)
-    field = HeightFieldBaker(track, resolution=RES).field
+    field = HeightFieldUtility(track, resolution=RES).field
     for e in range(track.num_envs):
         oracle, _, h, road = check_against_oracle(track, field, e)
         frame = field.frame.numpy()[e]
@@ -304,7 +304,7 @@ def test_field_is_continuous_on_the_road(device):
     surface (the centerline grade on the centerline, more inside a bend); globally by at most
     the largest grade times the cell."""
     track = generated_track(device)
-    field = HeightFieldBaker(track, resolution=RES).field
+    field = HeightFieldUtility(track, resolution=RES).field
     for e in range(track.num_envs):
         h, road, frame = env_grid(field, e)
         oracle = Oracle(track, e)
@@ -332,7 +332,7 @@ def test_no_cliff_at_the_medial_axis(device):
     quads into linear triangles fails it too (a sawtooth along the fan's rungs)."""
     res = 160
     track = hairpin_track(device)
-    field = HeightFieldBaker(track, resolution=res).field
+    field = HeightFieldUtility(track, resolution=res).field
     oracle, centres, h, road = check_against_oracle(track, field, 0)
     cell = float(field.frame.numpy()[0][2])
     pairs, jump = neighbour_jumps(h, road)
@@ -390,16 +390,16 @@ def triangle_split_heights(oracle, pts):
 def test_on_road_is_the_band_colliders_inside(device):
     """``on_road`` is the SDF collider's inside test at the same texel centres (same frame)."""
     track = generated_track(device, num_envs=3)
-    field = HeightFieldBaker(track, resolution=RES).field
-    sdf = BandCollider(track, method="sdf", sdf_resolution=RES)
+    field = HeightFieldUtility(track, resolution=RES).field
+    sdf = BandCollisionUtility(track, method="sdf", sdf_resolution=RES)
     assert np.array_equal(field.frame.numpy()[:, :3], sdf.sdf_frame.numpy()[:, :3])
     np.testing.assert_array_equal(field.on_road.numpy() == 1, sdf.sdf.numpy() > 0)
 
 
 def test_fill_margin_and_invalid_envs(device):
     track = generated_track(device, num_envs=3)
-    field = HeightFieldBaker(track, resolution=32, margin=0.5, fill=-7.0).field
-    auto = HeightFieldBaker(track, resolution=32).field
+    field = HeightFieldUtility(track, resolution=32, margin=0.5, fill=-7.0).field
+    auto = HeightFieldUtility(track, resolution=32).field
     h = field.height.numpy().reshape(3, 32, 32)
     road = field.on_road.numpy().reshape(3, 32, 32)
     frame, auto_frame = field.frame.numpy(), auto.frame.numpy()
@@ -409,7 +409,7 @@ def test_fill_margin_and_invalid_envs(device):
     # an invalid env: NaN frame and heights, nothing on the road; the others unchanged
     valid = track.valid.numpy()
     track.valid.assign(np.array([1, 0, 1], np.int32))
-    baker = HeightFieldBaker(track, resolution=32)
+    baker = HeightFieldUtility(track, resolution=32)
     track.valid.assign(valid)
     h, road, frame = env_grid(baker.field, 1)
     assert np.isnan(frame).all() and np.isnan(h).all() and not road.any()
@@ -419,7 +419,7 @@ def test_fill_margin_and_invalid_envs(device):
 
 def test_masked_bake_leaves_unmasked_envs_bitwise(device):
     track = generated_track(device)
-    baker = HeightFieldBaker(track, resolution=32)
+    baker = HeightFieldUtility(track, resolution=32)
     before = baker.field.clone()
     set_level_z(track, sine_z(amp=0.5, phase=1.0))  # every env's course changes
     baker.bake(wp.zeros(4, dtype=wp.int32, device=device))  # an all-zero mask: a no-op
@@ -428,7 +428,7 @@ def test_masked_bake_leaves_unmasked_envs_bitwise(device):
             getattr(baker.field, name).numpy().tobytes() == getattr(before, name).numpy().tobytes()
         )
     baker.bake(wp.array([0, 1, 0, 1], dtype=wp.int32, device=device))
-    fresh = HeightFieldBaker(track, resolution=32).field
+    fresh = HeightFieldUtility(track, resolution=32).field
     for name in ("height", "on_road", "frame"):
         got = getattr(baker.field, name).numpy()
         old, new = getattr(before, name).numpy(), getattr(fresh, name).numpy()
@@ -442,7 +442,7 @@ def test_masked_bake_leaves_unmasked_envs_bitwise(device):
 
 def test_bake_replays_in_a_graph_like_eager(device):
     track = generated_track(device, num_envs=2)
-    baker = HeightFieldBaker(track, resolution=32)
+    baker = HeightFieldUtility(track, resolution=32)
     eager = baker.field.clone()
     mask = wp.array([1, 1], dtype=wp.int32, device=device)
     with wp.ScopedCapture(device=device) as cap:
@@ -468,16 +468,16 @@ def test_component_in_a_course_and_masked_regenerate(device):
         seeds=11,
     )
     baker = course.heightfield
-    assert isinstance(baker, HeightFieldBaker) and baker.resolution == RES
+    assert isinstance(baker, HeightFieldUtility) and baker.resolution == RES
     assert course.components["heightfield"].result is baker.field
     assert check_component("heightfield", course) == []  # a regeneration body can hold it
     track = course.generator.result
-    fresh = HeightFieldBaker(track, resolution=RES).field
+    fresh = HeightFieldUtility(track, resolution=RES).field
     assert baker.field.height.numpy().tobytes() == fresh.height.numpy().tobytes()
     before = baker.field.clone()
     m = np.array([0, 1, 1, 0], np.int32)
     course.regenerate(mask=wp.array(m, dtype=wp.int32, device=device), advance=True)
-    after = HeightFieldBaker(track, resolution=RES).field  # the new courses, baked afresh
+    after = HeightFieldUtility(track, resolution=RES).field  # the new courses, baked afresh
     for name in ("height", "on_road", "frame"):
         got = getattr(baker.field, name).numpy()
         old, new = getattr(before, name).numpy(), getattr(after, name).numpy()
@@ -557,20 +557,20 @@ def test_components_warn_by_the_same_rule(device):
 def test_argument_checks(device):
     track = generated_track(device, num_envs=2)
     with pytest.raises(TypeError, match="track must be a Track"):
-        HeightFieldBaker("track")
+        HeightFieldUtility("track")
     with pytest.raises(ValueError, match="resolution"):
-        HeightFieldBaker(track, resolution=7)
+        HeightFieldUtility(track, resolution=7)
     with pytest.raises(TypeError, match="resolution"):
-        HeightFieldBaker(track, resolution=64.0)
+        HeightFieldUtility(track, resolution=64.0)
     with pytest.raises(ValueError, match="margin"):
-        HeightFieldBaker(track, margin=-1.0)
+        HeightFieldUtility(track, margin=-1.0)
     with pytest.raises(ValueError, match="fill"):
-        HeightFieldBaker(track, fill=float("nan"))
+        HeightFieldUtility(track, fill=float("nan"))
     with pytest.raises(ValueError, match="size_hi"):
         HeightFieldBake(64, size_hi=0.0)
     with pytest.raises(ValueError, match="resolution"):
         HeightFieldBake(5000)
-    baker = HeightFieldBaker(track, resolution=16)
+    baker = HeightFieldUtility(track, resolution=16)
     with pytest.raises(ValueError, match="mask"):
         baker.bake(wp.zeros(3, dtype=wp.int32, device=device))
     with pytest.raises(TypeError, match="mask"):
@@ -597,7 +597,7 @@ def test_overlapping_quads_take_the_highest_height(device):
     assert track.valid.numpy().tolist() == [0]  # TURNING: the loop crosses itself
     track.valid.assign(np.array([1], np.int32))
     set_level_z(track, sine_z(amp=0.3, phase=np.pi / 2))  # passes of (0, 0): z = +-0.3
-    field = HeightFieldBaker(track, resolution=RES).field
+    field = HeightFieldUtility(track, resolution=RES).field
     oracle, centres, h, road = check_against_oracle(track, field, 0)
     crossing = (road.ravel() == 1) & (oracle.inside(centres).sum(1) >= 2)
     near = np.linalg.norm(centres, axis=1) < 0.05

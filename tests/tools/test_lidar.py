@@ -1,4 +1,4 @@
-"""tools.Lidar / LidarScanner against a float64 NumPy ray-cast oracle on generated tracks
+"""tools.Lidar / LidarUtility against a float64 NumPy ray-cast oracle on generated tracks
 (with cone and wall props) and gate courses (posts and frames); invalid envs, the noise
 stream, masked regeneration, capture, CPU thread counts, memory and refusals."""
 
@@ -13,7 +13,7 @@ import warp as wp
 from track_gen import TrackGenConfig, TrackGenerator
 from track_gen.course import Course
 from track_gen.pipeline import presets
-from track_gen.tools import Lidar, LidarScan, LidarScanner, Props, check_component
+from track_gen.tools import Lidar, LidarResult, LidarUtility, Props, check_component
 from track_gen.tools.lidar import ScanStatus, beam_angles
 
 TOL = 1.0e-4  # track units
@@ -125,7 +125,7 @@ def hit_frames(o3, d, pos, quat, hs, th, dp) -> np.ndarray:
     return best
 
 
-def oracle(scanner: LidarScanner, course, props, position, orientation) -> np.ndarray:
+def oracle(scanner: LidarUtility, course, props, position, orientation) -> np.ndarray:
     """float64 [E, B]: the exact first-hit distance of every beam (inf: nothing), NaN for an
     env without a course or a non-finite pose."""
     E, B = scanner.num_envs, scanner.num_beams
@@ -183,7 +183,7 @@ def oracle(scanner: LidarScanner, course, props, position, orientation) -> np.nd
     return out
 
 
-def assert_matches(scan: LidarScan, expect: np.ndarray, max_range: float) -> None:
+def assert_matches(scan: LidarResult, expect: np.ndarray, max_range: float) -> None:
     """Every beam of ``scan`` against the oracle: NaN where it is NaN, else the first hit
     within ``max_range`` to TOL (a beam whose exact hit lies within TOL of max_range may
     read either)."""
@@ -303,7 +303,7 @@ def test_a_tiny_grid_and_brute_force_agree_with_the_oracle(device):
             assert (got[course.result.valid.numpy() != 0] == int(status)).all()
         check_course(course, np.random.default_rng(3), trials=2)
     gen = course.generator
-    scanner = LidarScanner(gen.result, 40, cell_entries=1, grid_cells=256, max_range=2.0)
+    scanner = LidarUtility(gen.result, 40, cell_entries=1, grid_cells=256, max_range=2.0)
     assert (scanner.status.numpy()[gen.result.valid.numpy() != 0] == int(ScanStatus.BRUTE)).all()
     pos, quat = poses(course, np.random.default_rng(4))
     p = wp.array(pos, dtype=wp.vec3f, device=device)
@@ -363,7 +363,7 @@ def test_invalid_envs_and_bad_poses_answer_nan(device):
     gen = crafted(device)
     valid = gen.result.valid.numpy()
     assert valid.tolist() == [1, 1, 0]
-    scanner = LidarScanner(gen.result, 24, max_range=3.0)
+    scanner = LidarUtility(gen.result, 24, max_range=3.0)
     assert scanner.status.numpy().tolist() == [1, 1, 0]
     pos = np.array([[0.0, 0.0, 0.0], [np.nan, 0.0, 0.0], [0.0, 0.0, 0.0]], np.float32)
     quat = np.array([[0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 1]], np.float32)
@@ -386,7 +386,7 @@ def test_invalid_envs_and_bad_poses_answer_nan(device):
     assert np.isnan(d[0]).all()
     np.testing.assert_array_equal(d[1], 3.0)  # beyond every border: nothing within range
     # nothing within range: max_range, hit 0
-    short = LidarScanner(gen.result, 8, max_range=0.5)
+    short = LidarUtility(gen.result, 8, max_range=0.5)
     pos[0] = 0
     quat[0] = [0, 0, 0, 1]
     p.assign(pos)
@@ -609,4 +609,4 @@ def test_bad_bindings_are_refused_and_change_nothing(device):
         u.scan(p, wp.zeros(2, dtype=wp.quatf, device=device))
     assert u.scan_result.distance.numpy().tobytes() == before.tobytes()
     with pytest.raises(TypeError, match="Track or a GateSequence"):
-        LidarScanner(object(), 8)
+        LidarUtility(object(), 8)

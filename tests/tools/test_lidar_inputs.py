@@ -1,4 +1,4 @@
-"""Fuzz cases of the lidar's public inputs: every option of ``Lidar`` / ``LidarScanner``
+"""Fuzz cases of the lidar's public inputs: every option of ``Lidar`` / ``LidarUtility``
 (checked before anything is built, TypeError vs ValueError), and scans of any beam count,
 field of view, range, noise and grid size from any float32 pose (NaN, inf, huge, tiny
 quaternions) on a crafted track with an invalid env and on gate courses: answers stay in
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from track_gen import GateGenerator
 from track_gen.pipeline import presets
-from track_gen.tools import HeightFieldBaker, Lidar, LidarScanner, PropPlacer
+from track_gen.tools import HeightFieldUtility, Lidar, LidarUtility, PropsUtility
 from track_gen.tools.lidar import (
     CELL_ENTRIES,
     DROPOUT,
@@ -60,14 +60,14 @@ def test_every_option_is_checked_before_construction(data):
     if err is None:
         lidar = Lidar(args.pop("num_beams"), **args)
         assert lidar.utility is None  # nothing built before a course attaches it
-        scanner = LidarScanner(crafted("cpu").result, **{t.name: value})
+        scanner = LidarUtility(crafted("cpu").result, **{t.name: value})
         beams = int(value) if t is NUM_BEAMS else NUM_BEAMS.default
         assert scanner.scan_result.num_beams == beams
     else:
         with pytest.raises(err, match=t.name):
             Lidar(args.pop("num_beams"), **args)
         with pytest.raises(err, match=t.name):
-            LidarScanner(crafted("cpu").result, **{t.name: value})
+            LidarUtility(crafted("cpu").result, **{t.name: value})
 
 
 @functools.cache
@@ -134,7 +134,7 @@ OPTIONS = st.fixed_dictionaries(
 @given(data=st.data(), options=OPTIONS)
 def test_track_scans_for_any_pose_and_options(data, options):
     gen = crafted("cpu")  # a circle, an ellipse and an invalid env
-    scanner = LidarScanner(gen.result, **options)
+    scanner = LidarUtility(gen.result, **options)
     pos, quat = _poses(data, 3)
     noisy = options["noise_std"] > 0 or options["dropout"] > 0
     _check(scanner, gen.result, pos, quat, noisy)
@@ -145,7 +145,7 @@ def test_track_scans_for_any_pose_and_options(data, options):
 def test_gate_scans_for_any_pose_and_options(data, options, model):
     options = {k: v for k, v in options.items() if k not in ("grid_cells", "cell_entries")}
     source = gates()
-    scanner = LidarScanner(source, gate_model=model, post_radius=0.03, **options)
+    scanner = LidarUtility(source, gate_model=model, post_radius=0.03, **options)
     pos, quat = _poses(data, 3)
     noisy = options["noise_std"] > 0 or options["dropout"] > 0
     _check(scanner, source, pos, quat, noisy)
@@ -169,20 +169,22 @@ def _track_and_props():
     """A crafted track, its cones and its height field (the objects of other kinds a props
     argument may be given by mistake)."""
     track = crafted("cpu").result
-    placer = PropPlacer(track, "cone", 0.1, max_props=256)
-    return track, placer, HeightFieldBaker(track, resolution=16)
+    placer = PropsUtility(track, "cone", 0.1, max_props=256)
+    return track, placer, HeightFieldUtility(track, resolution=16)
 
 
 @pytest.mark.fuzz
 @settings(max_examples=examples(40))
 @given(props=st.one_of(st.sampled_from(other_objects(3)), st.sampled_from(range(4))))
 def test_scanner_props_of_another_kind_is_a_type_error(props):
-    """``LidarScanner(track, props=3)`` was ``AttributeError: 'int' object has no attribute
-    'position'``: any object but a PropSet or None is a TypeError naming props and what it
+    """``LidarUtility(track, props=3)`` was ``AttributeError: 'int' object has no attribute
+    'position'``: any object but a PropsResult or None is a TypeError naming props and what it
     takes (the track, the placer instead of its ``.props``, a height field included)."""
     track, placer, baker = _track_and_props()
     if isinstance(props, int) and not isinstance(props, bool) and props in range(4):
         props = (3, track, placer, baker.field)[props]
-    with pytest.raises(TypeError, match=r"LidarScanner props must be a PropSet .* or None, got"):
-        LidarScanner(track, props=props)
-    assert LidarScanner(track, 8, props=placer.props).props is placer.props  # the right kind
+    with pytest.raises(
+        TypeError, match=r"LidarUtility props must be a PropsResult .* or None, got"
+    ):
+        LidarUtility(track, props=props)
+    assert LidarUtility(track, 8, props=placer.props).props is placer.props  # the right kind

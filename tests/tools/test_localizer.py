@@ -1,8 +1,8 @@
-"""TrackLocalizer and the Localizer component against a float64 NumPy brute-force projection.
+"""LocalizerUtility and the Localizer component against a float64 NumPy brute-force projection.
 
 Lines: Tracks built by the "centerline" sampler over crafted loops, hand-made lines (a plain
 object with the five arrays a line needs: exact circles, a 3D loop, a hairpin, broken envs)
-and the CourseLine of a real gate course.
+and the CourseLineResult of a real gate course.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import warp as wp
 from track_gen import CaptureError, GateGenerator, TrackGenConfig, TrackGenerator
 from track_gen.course import Course
 from track_gen.pipeline import presets
-from track_gen.tools.localizer import WARM_WINDOW, Localizer, TrackFrame, TrackLocalizer
+from track_gen.tools.localizer import WARM_WINDOW, Localizer, LocalizerUtility, TrackFrame
 
 E, P = 3, 128
 FIELDS = ("s", "n", "n_up", "distance", "segment", "closest", "tangent")
@@ -29,7 +29,7 @@ TOL = 3e-5  # float32 kernel vs float64 oracle, coordinates of order 1
 
 @dataclass
 class Line:
-    """The least a TrackLocalizer reads (a CourseLine-like object)."""
+    """The least a LocalizerUtility reads (a CourseLineResult-like object)."""
 
     center: wp.array
     arclen: wp.array
@@ -269,7 +269,7 @@ def random_points(line, seed, near=24, far=16):
 @pytest.mark.parametrize("which", ["track", "shapes"])
 def test_full_search_matches_brute_force(device, which):
     line = track(device) if which == "track" else shapes(device)
-    loc = TrackLocalizer(line)
+    loc = LocalizerUtility(line)
     pos_w = wp.zeros(line.count.shape[0], dtype=wp.vec3f, device=device)
     for k, pts in enumerate(random_points(line, seed=1)):
         pos_w.assign(pts.astype(np.float32))
@@ -280,7 +280,7 @@ def test_full_search_matches_brute_force(device, which):
 
 def test_n_up_is_height_above_a_level_line(device):
     tr = track(device)
-    loc = TrackLocalizer(tr)
+    loc = LocalizerUtility(tr)
     pts = np.array([[0.9, 0.1, 0.5], [0.1, 0.55, 1.25], [0.0, 0.0, 0.3]], np.float32)
     f = host(loc.locate(vec3(device, pts)))
     np.testing.assert_allclose(f["n_up"][:2], pts[:2, 2], atol=1e-6)
@@ -305,7 +305,7 @@ def test_gate_course_line(device):
         assert res["localizer"] is res.frame is course.localizer.frame
         check(line, res.frame, pts.astype(np.float32), f"point set {k}")
     # an agent flying along the line: warm answers equal the full search's
-    full = TrackLocalizer(line)
+    full = LocalizerUtility(line)
     course.reset()
     for k, pts in enumerate(trajectory(line, 120, 0.05, 0.03)):
         pos_w.assign(pts.astype(np.float32))
@@ -339,8 +339,8 @@ def trajectory(line, steps, ds, wobble, seed=0):
 def test_warm_agrees_with_full_along_a_smooth_trajectory(device, which):
     line = track(device) if which == "track" else shapes(device)
     env = line.count.shape[0]
-    warm = TrackLocalizer(line, warm_window=4)
-    full = TrackLocalizer(line)
+    warm = LocalizerUtility(line, warm_window=4)
+    full = LocalizerUtility(line)
     pos_w = wp.zeros(env, dtype=wp.vec3f, device=device)
     wobble = 0.1 if which == "track" else 0.03  # within the hairpin's gap
     for k, pts in enumerate(trajectory(line, 260, 0.031, wobble)):
@@ -356,8 +356,8 @@ def test_warm_agrees_with_full_along_a_smooth_trajectory(device, which):
 
 def test_teleport_falls_back_to_a_full_search(device):
     tr = track(device)
-    warm = TrackLocalizer(tr, warm_window=4)
-    full = TrackLocalizer(tr)
+    warm = LocalizerUtility(tr, warm_window=4)
+    full = LocalizerUtility(tr)
     pos_w = wp.zeros(E, dtype=wp.vec3f, device=device)
     lengths = tr.length.numpy()
     for jump in (0.5, 0.37):  # the other side of the loop; about 2 windows ahead
@@ -379,7 +379,7 @@ def hairpin_setup(device):
     """A warm localizer (W = 8) on two hairpins whose memory sits on the upper straight at
     x = 0 (env 0) / x = 0.5 (env 1), and the bound ``W * length / count``."""
     line = make_line(device, [hairpin(), hairpin()], n_max=192)
-    loc = TrackLocalizer(line, warm_window=8)
+    loc = LocalizerUtility(line, warm_window=8)
     loc.locate(vec3(device, [[0.0, 0.12, 0.0], [0.5, 0.12, 0.0]]))
     bound = 8 * line.length.numpy() / line.count.numpy()
     return line, loc, bound
@@ -391,7 +391,7 @@ def upper(frame) -> np.ndarray:
 
 def test_warm_answer_stays_on_the_travelled_branch_within_the_bound(device):
     line, loc, bound = hairpin_setup(device)
-    full = TrackLocalizer(line)
+    full = LocalizerUtility(line)
     # below the lower straight (y = -0.1), closer to it than to the upper one (y = +0.1)
     inside = np.array([[0.0, 0.1 - 0.9 * bound[0], 0.0], [0.5, 0.1 - 0.9 * bound[1], 0.0]])
     pos = vec3(device, inside)
@@ -411,7 +411,7 @@ def test_warm_answer_stays_on_the_travelled_branch_within_the_bound(device):
 @pytest.mark.parametrize("how", ["reset", "refresh"])
 def test_reset_and_refresh_force_a_full_search(device, how):
     line, loc, bound = hairpin_setup(device)
-    full = TrackLocalizer(line)
+    full = LocalizerUtility(line)
     pos = vec3(device, [[0.0, 0.1 - 0.9 * bound[0], 0.0], [0.5, 0.1 - 0.9 * bound[1], 0.0]])
     mask = wp.array(np.array([1, 0], np.int32), device=device)
     mem = loc.memory.numpy().copy()
@@ -430,8 +430,8 @@ def test_reset_and_refresh_force_a_full_search(device, how):
 
 def test_window_covering_the_loop_is_a_full_search(device):
     line = make_line(device, [circle(1.0, 12), hairpin()], n_max=192)
-    loc = TrackLocalizer(line, warm_window=6)  # 2W+1 = 13 >= 12 beads: full for env 0
-    full = TrackLocalizer(line)
+    loc = LocalizerUtility(line, warm_window=6)  # 2W+1 = 13 >= 12 beads: full for env 0
+    full = LocalizerUtility(line)
     pos = vec3(device, [[1.0, 0.0, 0.0], [0.0, 0.12, 0.0]])
     loc.locate(pos)
     far = vec3(device, [[-1.0, 0.05, 0.0], [0.0, 0.12, 0.0]])
@@ -460,7 +460,7 @@ def test_invalid_envs_and_non_finite_positions(device):
     arclen[7] = arclen[0]
     line.length.assign(length)
     line.arclen.assign(arclen.reshape(-1))
-    loc = TrackLocalizer(line, warm_window=2)
+    loc = LocalizerUtility(line, warm_window=2)
     inf, nan = float("inf"), float("nan")
     good = [1.0, 0.1, 0.0]
     for p6 in ([nan, 0.0, 0.0], [inf, 0.0, 0.0], [0.0, -inf, nan], good):
@@ -515,19 +515,19 @@ def ring(r, n) -> float:
 
 def test_curvature_of_circles_and_the_formula(device):
     line = shapes(device)
-    loc = TrackLocalizer(line)
+    loc = LocalizerUtility(line)
     k = loc.curvature.numpy()
     np.testing.assert_allclose(k, curvature_oracle(line), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(k[:64], ring(2.0, 64), rtol=1e-4)  # CCW circle: about +1/R
     assert abs(ring(2.0, 64) - 0.5) < 3e-4
     assert (k[192 : 192 + 48] < 0).all()  # clockwise (3D) circle: negative
     flat = make_line(device, [circle(1.5, 48, clockwise=True), circle(0.5, 40)], n_max=48)
-    kf = TrackLocalizer(flat).curvature.numpy()
+    kf = LocalizerUtility(flat).curvature.numpy()
     np.testing.assert_allclose(kf[:48], -ring(1.5, 48), rtol=1e-4)  # clockwise: about -1/R
     np.testing.assert_allclose(kf[48:88], ring(0.5, 40), rtol=1e-4)
     assert np.isnan(kf[88:]).all()  # past count
     # the Track's resampled unit circle: about +1/R
-    kt = TrackLocalizer(track(device)).curvature.numpy()
+    kt = LocalizerUtility(track(device)).curvature.numpy()
     n0 = int(track(device).count.numpy()[0])
     assert abs(np.median(kt[:n0]) - 1.0) < 0.05
     assert np.isnan(kt[2 * 384 :]).all()  # the invalid env
@@ -535,7 +535,7 @@ def test_curvature_of_circles_and_the_formula(device):
 
 def test_curvature_at_interpolates_and_wraps(device):
     line = shapes(device)
-    loc = TrackLocalizer(line)
+    loc = LocalizerUtility(line)
     env, n_max = 4, 192
     _, arclen, length, count, _ = line_host(line)
     kk = loc.curvature.numpy().reshape(env, n_max)
@@ -572,7 +572,7 @@ def test_curvature_at_interpolates_and_wraps(device):
         np.testing.assert_allclose(got[e, 2], 0.5 * (kk[e, n - 1] + kk[e, 0]), rtol=1e-4)
     # invalid env: NaN
     bad = make_line(device, [circle(1.0, 8), circle(1.0, 8)], n_max=8, valid=[1, 0])
-    b = TrackLocalizer(bad).curvature_at(
+    b = LocalizerUtility(bad).curvature_at(
         wp.array(np.ones(4, np.float32), device=device),
         wp.zeros(4, dtype=wp.float32, device=device),
     )
@@ -584,7 +584,7 @@ def test_speed_profile(device):
     square = [(x, 0) for x in range(4)] + [(4, y) for y in range(4)]
     square += [(4 - x, 4) for x in range(4)] + [(0, 4 - y) for y in range(4)]
     line = make_line(device, [square, circle(0.5, 40), circle(1.0, 8)], n_max=40, valid=[1, 1, 0])
-    loc = TrackLocalizer(line)
+    loc = LocalizerUtility(line)
     out = wp.zeros(3 * 40, dtype=wp.float32, device=device)
     assert loc.speed_profile(2.0, 1.5, out) is out
     got = out.numpy()
@@ -604,7 +604,7 @@ def test_speed_profile(device):
 
 def test_masked_refresh_leaves_unmasked_envs_bitwise(device):
     line = make_line(device, [circle(1.0, 32), circle(2.0, 40), hairpin()], n_max=192)
-    loc = TrackLocalizer(line, warm_window=3)
+    loc = LocalizerUtility(line, warm_window=3)
     loc.locate(vec3(device, [[1.0, 0.1, 0.0], [2.0, 0.1, 0.0], [0.0, 0.12, 0.0]]))
     before_k, before_m = loc.curvature.numpy().copy(), loc.memory.numpy().copy()
     assert (before_m >= 0).all()
@@ -674,7 +674,7 @@ def test_component_masked_regenerate(device):
         assert k[rows].tobytes() == k0[rows].tobytes()
     # masked envs: a full search on the new course
     res = course.step()
-    want = host(TrackLocalizer(tr).locate(pos))
+    want = host(LocalizerUtility(tr).locate(pos))
     for key in FIELDS:
         np.testing.assert_array_equal(host(res.frame)[key][[0, 2]], want[key][[0, 2]])
     check(tr, res.frame, pos.numpy(), "after regenerate")
@@ -687,7 +687,7 @@ def test_gate_course_without_source_raises(device):
     with pytest.raises(ValueError, match="CenterlineFromGates.*source='centerline'"):
         Course(gen, [Localizer()])
     with pytest.raises(TypeError, match="CenterlineFromGates"):
-        TrackLocalizer(gen.result)
+        LocalizerUtility(gen.result)
 
 
 # ----------------------------------------------------------------------------- arguments
@@ -697,21 +697,21 @@ def test_argument_checks(device):
     tr = track(device)
     for bad, err in ((0, ValueError), (16385, ValueError), (1.5, TypeError), (True, TypeError)):
         with pytest.raises(err, match="warm_window"):
-            TrackLocalizer(tr, warm_window=bad)
+            LocalizerUtility(tr, warm_window=bad)
         with pytest.raises(err, match="warm_window"):
             Localizer(warm_window=bad)
     with pytest.raises(TypeError, match="warm_window"):
-        TrackLocalizer(tr, warm_window="8")
+        LocalizerUtility(tr, warm_window="8")
     assert WARM_WINDOW.check(None, "w") is None and WARM_WINDOW.check(16384, "w") == 16384
     with pytest.raises(TypeError, match="source"):
         Localizer(source=3)
     with pytest.raises(TypeError, match="line"):
-        TrackLocalizer(tr.center)
+        LocalizerUtility(tr.center)
     bad_line = Line(
         tr.center, wp.zeros(tr.center.shape[0], dtype=wp.float64, device=device), *[None] * 3
     )
     with pytest.raises(TypeError, match="'length'"):
-        TrackLocalizer(bad_line)
+        LocalizerUtility(bad_line)
     bad_line = Line(
         tr.center,
         wp.zeros(tr.center.shape[0], dtype=wp.float64, device=device),
@@ -720,12 +720,12 @@ def test_argument_checks(device):
         tr.valid,
     )
     with pytest.raises(TypeError, match="line.arclen"):
-        TrackLocalizer(bad_line)
+        LocalizerUtility(bad_line)
     short = Line(tr.center, tr.arclen[:10], tr.length, tr.count, tr.valid)
     with pytest.raises(ValueError, match="line.arclen"):
-        TrackLocalizer(short)
+        LocalizerUtility(short)
 
-    loc = TrackLocalizer(tr, warm_window=2)
+    loc = LocalizerUtility(tr, warm_window=2)
     with pytest.raises(TypeError, match="position"):
         loc.locate(wp.zeros(E, dtype=wp.vec3d, device=device))
     with pytest.raises(ValueError, match="position"):
@@ -771,7 +771,7 @@ def test_argument_checks(device):
 
 def test_clone_is_a_snapshot(device):
     tr = track(device)
-    loc = TrackLocalizer(tr, warm_window=2)
+    loc = LocalizerUtility(tr, warm_window=2)
     pos = vec3(device, [[1.1, 0.0, 0.0], [0.0, 0.4, 0.2], [0.0, 0.0, 0.0]])
     snap = loc.locate(pos).clone()
     assert isinstance(snap, TrackFrame)
@@ -783,7 +783,7 @@ def test_clone_is_a_snapshot(device):
 
 def test_recorded_locate_replays_like_eager(device):
     line = shapes(device)
-    loc = TrackLocalizer(line, warm_window=4)
+    loc = LocalizerUtility(line, warm_window=4)
     pts = trajectory(line, 3, 0.05, 0.02)
     pos = vec3(device, pts[0])
     loc.locate(pos)  # load the module before recording
@@ -793,7 +793,7 @@ def test_recorded_locate_replays_like_eager(device):
         loc.locate(pos)
     for p in pts[1:]:
         pos.assign(p.astype(np.float32))
-        want = host(TrackLocalizer(line).locate(pos))
+        want = host(LocalizerUtility(line).locate(pos))
         for key in ("s", "n", "n_up", "distance", "closest", "tangent"):
             getattr(loc.frame, key).fill_(7)
         loc.frame.segment.fill_(7)
@@ -803,4 +803,4 @@ def test_recorded_locate_replays_like_eager(device):
             assert got[key].tobytes() == want[key].tobytes(), key
     with wp.ScopedCapture(device=device):
         with pytest.raises(CaptureError, match="capture"):
-            TrackLocalizer(line)
+            LocalizerUtility(line)

@@ -1,4 +1,4 @@
-"""tools.Lookahead / LookaheadSampler against an independent float64 NumPy arc walk.
+"""tools.Lookahead / LookaheadUtility against an independent float64 NumPy arc walk.
 
 The oracle walks each env's closed centre line from the localizer's arc position in float64
 (its own chord lengths, not ``Track.arclen``), interpolates the line, the widths (the
@@ -30,7 +30,7 @@ RACING = {"a_lat": 8.0, "a_lon": 4.0, "v_max": 6.0}
 
 # ------------------------------------------------------------------------------- courses
 def make_course(device, source="center", cpu_threads=None, num_points=K, spacing=SPACING):
-    extra = [tools.Localizer(), tools.Lookahead(num_points, spacing, source=source)]
+    extra = [tools.Localizer(), tools.Lookahead(num_points, spacing, along=source)]
     if source == "racing_line":
         extra.insert(0, tools.RacingLine(0.05, **RACING))
     kw = {} if cpu_threads is None else {"cpu_threads": cpu_threads}
@@ -218,8 +218,8 @@ def test_hand_made_circle_points_lie_on_the_circle():
     track.length.assign(np.array([n * chord], np.float32))
     track.count.assign(np.array([n], np.int32))
     track.valid.assign(np.array([1], np.int32))
-    loc = tools.TrackLocalizer(track)
-    sampler = tools.LookaheadSampler(track, loc.curvature, 40, 0.2)
+    loc = tools.LocalizerUtility(track)
+    sampler = tools.LookaheadUtility(track, loc.curvature, 40, 0.2)
     pos = wp.array(np.array([[1.0, 0.0, 0.0]], np.float32), dtype=wp.vec3f)
     q = wp.array(quats([np.pi / 2]), dtype=wp.quatf)  # heading +y: along the circle
     pts = sampler.sample(loc.locate(pos).s, pos, q)
@@ -305,8 +305,8 @@ def test_masked_regeneration_and_memory(device):
 
 
 def test_component_order_names_and_families():
-    comp = tools.Lookahead(4, 0.1, source="racing_line", after=("acme.x",))
-    assert comp.name == "lookahead" and comp.line_source == "racing_line"
+    comp = tools.Lookahead(4, 0.1, along="racing_line", after=("acme.x",))
+    assert comp.name == "lookahead" and comp.along == "racing_line"
     assert comp.after == ("acme.x", "localizer", "racing_line") and comp.source is None
     assert comp.requires == ("localizer", "racing_line")
     assert tools.Lookahead(4, 0.1, name="la2").after == ("localizer",)
@@ -320,7 +320,7 @@ def test_component_order_names_and_families():
         Course.track(
             presets.track(num_envs=2, device="cpu"),
             checkpoint_spacing=0.6,
-            extra=[tools.Localizer(), tools.Lookahead(4, 0.1, source="racing_line")],
+            extra=[tools.Localizer(), tools.Lookahead(4, 0.1, along="racing_line")],
         )
     with pytest.raises(TypeError, match="track"):
         Course.gates(
@@ -347,9 +347,9 @@ def test_bind_and_settings_are_refused_before_anything_runs(device):
         ({"num_points": None}, TypeError, "num_points is required"),
         ({"spacing": -1.0}, ValueError, "spacing"),
         ({"spacing": float("nan")}, ValueError, "spacing"),
-        ({"source": "left"}, ValueError, "source"),
+        ({"along": "left"}, ValueError, "along"),
     ):
-        args = {"num_points": 4, "spacing": 0.1, "source": "center"} | kwargs
+        args = {"num_points": 4, "spacing": 0.1, "along": "center"} | kwargs
         with pytest.raises(error, match=match):
             tools.Lookahead(args.pop("num_points"), args.pop("spacing"), **args)
 
@@ -369,3 +369,11 @@ def test_course_bind_refuses_a_bad_orientation_and_keeps_the_binding(device):
     got = host(course.step()["lookahead"])
     for k in want:
         assert got[k].tobytes() == want[k].tobytes(), k
+
+
+def test_source_is_the_deprecated_name_of_along():
+    with pytest.warns(DeprecationWarning, match="along"):
+        comp = tools.Lookahead(4, 0.1, source="racing_line")
+    assert comp.along == "racing_line" and comp.settings == tools.LookaheadSettings(
+        num_points=4, spacing=0.1, along="racing_line"
+    )

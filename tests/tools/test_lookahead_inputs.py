@@ -1,6 +1,6 @@
-"""Fuzz of every input of ``tools.Lookahead`` / ``LookaheadSampler``.
+"""Fuzz of every input of ``tools.Lookahead`` / ``LookaheadUtility``.
 
-Settings (``num_points``, ``spacing``, ``source``) take the shared strategies of their Tunable
+Settings (``num_points``, ``spacing``, ``along``) take the shared strategies of their Tunable
 declarations: each value is accepted exactly when the one error rule says so (else the
 TypeError / ValueError names the argument), and an accepted value runs on a hand-made batch
 with finite answers for the valid envs. Poses and arc positions take any float32: NaN, inf,
@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from track_gen import tools
-from track_gen.tools.lookahead import NUM_POINTS, SOURCE, SPACING
+from track_gen.tools.lookahead import ALONG, NUM_POINTS, SPACING
 
 from ..support.sensor_batch import HEADING, ON_THE_LOOP, E, arrays, batch, usable_pose
 from ..support.strategies import examples, expected_error, normalized, pose_rows, values
@@ -31,7 +31,7 @@ def finite_rows(points, envs, names) -> bool:
     return all(np.isfinite(points.host(k)[envs]).all() for k in names)
 
 
-LA = {"num_points": (NUM_POINTS, 4), "spacing": (SPACING, 0.1), "source": (SOURCE, "center")}
+LA = {"num_points": (NUM_POINTS, 4), "spacing": (SPACING, 0.1), "along": (ALONG, "center")}
 
 
 @pytest.mark.parametrize("field", sorted(LA))
@@ -44,18 +44,17 @@ def test_lookahead_settings(field):
         args = {k: v for k, (_, v) in LA.items()} | {field: value}
         error = expected_error(tunable, value)
         if value is None:
-            error = TypeError  # num_points and spacing are required, source has a default
+            error = TypeError  # num_points and spacing are required, along has a default
         if error is not None:
             with pytest.raises(error, match=field):
                 tools.Lookahead(args.pop("num_points"), args.pop("spacing"), **args)
             return
         comp = tools.Lookahead(args.pop("num_points"), args.pop("spacing"), **args)
-        stored = comp.line_source if field == "source" else getattr(comp, field)
-        assert stored == normalized(tunable, value)
-        if field == "source" or (field == "num_points" and int(value) > 512):
+        assert getattr(comp, field) == normalized(tunable, value)
+        if field == "along" or (field == "num_points" and int(value) > 512):
             return
         track, loc, _, _ = batch()
-        sampler = tools.LookaheadSampler(track, loc.curvature, comp.num_points, comp.spacing)
+        sampler = tools.LookaheadUtility(track, loc.curvature, comp.num_points, comp.spacing)
         pos, q = arrays(ON_THE_LOOP, HEADING)
         pts = sampler.sample(loc.locate(pos).s, pos, q)
         assert pts.host("valid").tolist() == [1, 1, 0]
@@ -95,4 +94,4 @@ def test_lookahead_any_pose_and_arc(pos, quat, s):
 @functools.cache
 def _sampler(num_points, spacing):
     track, loc, _, _ = batch()
-    return tools.LookaheadSampler(track, loc.curvature, num_points, spacing)
+    return tools.LookaheadUtility(track, loc.curvature, num_points, spacing)

@@ -1,4 +1,4 @@
-"""tools.MinTime / MinTimePlanner against independent float64 oracles.
+"""tools.MinTime / MinTimeUtility against independent float64 oracles.
 
 * Every returned trajectory is integrated in float64 (``tests/oracles/min_time.py``,
   ``check_trajectory``): each interval is the constant-thrust motion from its sample to the
@@ -24,7 +24,7 @@ import warp as wp
 from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, io, tools
 from track_gen.course import Course, CourseConfig
 from track_gen.pipeline import presets
-from track_gen.tools import MinTimePlanner, MinTimeStatus
+from track_gen.tools import MinTimeStatus, MinTimeUtility
 
 from ..oracles.min_time import check_trajectory, solve_min_time, solve_min_time_continued
 
@@ -57,7 +57,7 @@ def plan_open(points, device, v_start=None, v_end=None, **settings):
         kw["v_start"] = wp.array(np.asarray(v_start, np.float32), dtype=wp.vec3f, device=device)
     if v_end is not None:
         kw["v_end"] = wp.array(np.asarray(v_end, np.float32), dtype=wp.vec3f, device=device)
-    return MinTimePlanner(
+    return MinTimeUtility(
         wp.array(rows.reshape(-1, 3), dtype=wp.vec3f, device=device),
         wp.array([len(p) for p in points], dtype=wp.int32, device=device),
         closed=False,
@@ -94,7 +94,7 @@ def assert_feasible(result, e, points, *, closed, t_max, v_max, gravity, v_start
 # ------------------------------------------------------------------------------ published paths
 def test_published_paths_beat_the_reference_heuristic():
     paths = [published(n) for n in PATHS]
-    planner = MinTimePlanner(
+    planner = MinTimeUtility(
         **io.waypoint_arrays(paths, num_envs=len(paths), device="cpu"),
         closed=False,
         t_max=paths[0].t_max,
@@ -141,7 +141,7 @@ SMALL_LOOP = np.array([[0.0, 0.0, 1.0], [8.0, 0.0, 2.0], [4.0, 6.0, 1.5]])
 )
 def test_small_problems_match_an_independent_scipy_solution(device, points, closed, v_max):
     settings = {**LIMITS, "v_max": v_max}
-    planner = MinTimePlanner(
+    planner = MinTimeUtility(
         wp.array(points.astype(np.float32), dtype=wp.vec3f, device=device),
         wp.array([len(points)], dtype=wp.int32, device=device),
         closed=closed,
@@ -189,7 +189,7 @@ def test_generated_gate_courses_are_feasible_closed_laps(device):
     )
     seq = gen.generate()
     settings = {"t_max": 30.0, "v_max": 12.0, "gravity": 9.81}
-    planner = MinTimePlanner(seq.position, seq.count, closed=True, valid=seq.valid, **settings)
+    planner = MinTimeUtility(seq.position, seq.count, closed=True, valid=seq.valid, **settings)
     r = planner.result
     pos = seq.position.numpy().reshape(6, -1, 3)
     for e, n in enumerate(seq.count.numpy()):
@@ -227,7 +227,7 @@ def test_envs_without_a_trajectory_are_nan(device):
         assert np.isnan(r.host("position")[e]).all() and np.isnan(r.host("passage_time")[e]).all()
     # valid = 0 (an invalid course) likewise
     valid = wp.array([1, 0, 1, 1], dtype=wp.int32, device=device)
-    closed = MinTimePlanner(
+    closed = MinTimeUtility(
         planner.points, planner.count, closed=True, valid=valid, **LIMITS
     ).result.status.numpy()
     assert closed[1] & MinTimeStatus.INPUT
@@ -287,7 +287,7 @@ def test_component_in_a_gate_course_replans_masked_envs_bitwise(device):
     assert isinstance(comp, tools.MinTime) and course.min_time is comp.utility
     res = comp.result
     seq = course.generator.result
-    fresh = MinTimePlanner(
+    fresh = MinTimeUtility(
         seq.position, seq.count, closed=True, valid=seq.valid, t_max=30.0, v_max=15.0
     )
     assert _bytes(res) == _bytes(fresh.result)
@@ -330,51 +330,51 @@ def _arrays(device, E=2, K=4):
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"t_max": None}, TypeError, r"MinTimePlanner\.t_max is required"),
-        ({"v_max": None}, TypeError, r"MinTimePlanner\.v_max is required"),
-        ({"t_max": 0.0}, ValueError, r"MinTimePlanner\.t_max = 0\.0"),
+        ({"t_max": None}, TypeError, r"MinTimeUtility\.t_max is required"),
+        ({"v_max": None}, TypeError, r"MinTimeUtility\.v_max is required"),
+        ({"t_max": 0.0}, ValueError, r"MinTimeUtility\.t_max = 0\.0"),
         ({"t_max": 9.8}, ValueError, r"t_max = 9\.8 must be at least 1\.001 \* gravity"),
-        ({"v_max": float("inf")}, ValueError, r"MinTimePlanner\.v_max"),
-        ({"gravity": -1.0}, ValueError, r"MinTimePlanner\.gravity = -1\.0"),
-        ({"samples": 1}, ValueError, r"MinTimePlanner\.samples = 1"),
-        ({"samples": 17}, ValueError, r"MinTimePlanner\.samples = 17"),
-        ({"samples": 4.0}, TypeError, r"MinTimePlanner\.samples"),
-        ({"iterations": 0}, ValueError, r"MinTimePlanner\.iterations = 0"),
+        ({"v_max": float("inf")}, ValueError, r"MinTimeUtility\.v_max"),
+        ({"gravity": -1.0}, ValueError, r"MinTimeUtility\.gravity = -1\.0"),
+        ({"samples": 1}, ValueError, r"MinTimeUtility\.samples = 1"),
+        ({"samples": 17}, ValueError, r"MinTimeUtility\.samples = 17"),
+        ({"samples": 4.0}, TypeError, r"MinTimeUtility\.samples"),
+        ({"iterations": 0}, ValueError, r"MinTimeUtility\.iterations = 0"),
         ({"closed": 1}, TypeError, r"closed"),
     ],
 )
 def test_bad_settings_refused(kwargs, error, match):
     pts, cnt = _arrays("cpu")
     with pytest.raises(error, match=match):
-        MinTimePlanner(pts, cnt, **{"closed": False, **LIMITS, **kwargs})
+        MinTimeUtility(pts, cnt, **{"closed": False, **LIMITS, **kwargs})
     if "closed" not in kwargs:  # the component takes the same settings (and no closed)
-        with pytest.raises(error, match=match.replace("MinTimePlanner", "MinTime")):
+        with pytest.raises(error, match=match.replace("MinTimeUtility", "MinTime")):
             tools.MinTime(**{**LIMITS, **kwargs})
 
 
 def test_bad_arrays_and_cost_refused_before_anything_is_allocated():
     pts, cnt = _arrays("cpu")
     with pytest.raises(TypeError, match="count"):
-        MinTimePlanner(pts, np.zeros(2, np.int32), closed=False, **LIMITS)
+        MinTimeUtility(pts, np.zeros(2, np.int32), closed=False, **LIMITS)
     with pytest.raises(TypeError, match="count has dtype"):
-        MinTimePlanner(pts, wp.zeros(2, dtype=wp.float32), closed=False, **LIMITS)
+        MinTimeUtility(pts, wp.zeros(2, dtype=wp.float32), closed=False, **LIMITS)
     with pytest.raises(ValueError, match="points has shape"):
-        MinTimePlanner(wp.zeros(7, dtype=wp.vec3f), cnt, closed=False, **LIMITS)
+        MinTimeUtility(wp.zeros(7, dtype=wp.vec3f), cnt, closed=False, **LIMITS)
     with pytest.raises(ValueError, match="points has shape"):
-        MinTimePlanner(wp.zeros(2, dtype=wp.vec3f), cnt, closed=False, **LIMITS)  # K = 1
+        MinTimeUtility(wp.zeros(2, dtype=wp.vec3f), cnt, closed=False, **LIMITS)  # K = 1
     with pytest.raises(TypeError, match="points has dtype"):
-        MinTimePlanner(wp.zeros(8, dtype=wp.vec3d), cnt, closed=False, **LIMITS)
+        MinTimeUtility(wp.zeros(8, dtype=wp.vec3d), cnt, closed=False, **LIMITS)
     vel = wp.zeros(2, dtype=wp.vec3f)
     with pytest.raises(ValueError, match="closed course's velocities are free"):
-        MinTimePlanner(pts, cnt, closed=True, v_start=vel, **LIMITS)
+        MinTimeUtility(pts, cnt, closed=True, v_start=vel, **LIMITS)
     with pytest.raises(ValueError, match="v_end has shape"):
-        MinTimePlanner(pts, cnt, closed=False, v_end=wp.zeros(3, dtype=wp.vec3f), **LIMITS)
+        MinTimeUtility(pts, cnt, closed=False, v_end=wp.zeros(3, dtype=wp.vec3f), **LIMITS)
     with pytest.raises(ValueError, match="valid has shape"):
-        MinTimePlanner(pts, cnt, closed=False, valid=wp.zeros(3, dtype=wp.int32), **LIMITS)
+        MinTimeUtility(pts, cnt, closed=False, valid=wp.zeros(3, dtype=wp.int32), **LIMITS)
     big = wp.zeros(2 * 256, dtype=wp.vec3f)
     with pytest.raises(ValueError, match="lower iterations, samples or the number of points"):
-        MinTimePlanner(big, cnt, closed=False, samples=16, iterations=400, **LIMITS)
-    planner = MinTimePlanner(pts, cnt, closed=False, **LIMITS)
+        MinTimeUtility(big, cnt, closed=False, samples=16, iterations=400, **LIMITS)
+    planner = MinTimeUtility(pts, cnt, closed=False, **LIMITS)
     with pytest.raises((TypeError, ValueError), match="mask"):
         planner.plan(wp.zeros(3, dtype=wp.int32))
 
@@ -385,7 +385,7 @@ def test_course_options_refused_before_building():
         Course.gates(spec, min_time={"t_max": 30.0})
     with pytest.raises(ValueError, match="unknown keys"):
         Course.gates(spec, min_time={"t_max": 30.0, "v_max": 5.0, "vmax": 1.0})
-    with pytest.raises(TypeError, match="mapping of tools.MinTime"):
+    with pytest.raises(TypeError, match="a tools.MinTimeSettings or a mapping of its fields"):
         Course.gates(spec, min_time=tools.MinTime(t_max=30.0, v_max=5.0))
     with pytest.raises(ValueError, match="gravity"):
         Course.gates(spec, min_time={"t_max": 5.0, "v_max": 5.0})
@@ -409,3 +409,24 @@ def test_course_config_min_time_equals_the_preset():
         CourseConfig(
             mode="track", gen=TrackGenConfig(num_envs=2), checkpoint_spacing=0.6, min_time=settings
         )
+
+
+def test_settings_object_equals_the_keywords_and_old_names_warn():
+    """``MinTimeSettings`` is the one settings class: the utility, the component and
+    ``CourseConfig.min_time`` take it or its fields; the names before the naming convention
+    (``MinTimePlanner``, ``MinTimeSet``) still work with a DeprecationWarning."""
+    pts, cnt = _arrays("cpu")
+    s = tools.MinTimeSettings(**LIMITS, samples=4)
+    a = MinTimeUtility(pts, cnt, s, closed=False)
+    b = MinTimeUtility(pts, cnt, closed=False, **LIMITS, samples=4)
+    assert a.settings == b.settings == s and a.samples == 4
+    assert _bytes(a.result) == _bytes(b.result)
+    assert tools.MinTime(s).settings == tools.MinTime(**LIMITS, samples=4).settings
+    gen = GateGenConfig(num_envs=2, device="cpu", gate_width=1.0)
+    assert CourseConfig(mode="gates", gen=gen, min_time=s).min_time is s
+    with pytest.raises(TypeError, match="MinTime settings must be a MinTimeSettings"):
+        tools.MinTime(settings=tools.RacingLineSettings(0.04, a_lat=8.0, a_lon=4.0, v_max=6.0))
+    with pytest.warns(DeprecationWarning, match="MinTimeUtility"):
+        assert tools.MinTimePlanner is MinTimeUtility
+    with pytest.warns(DeprecationWarning, match="MinTimeResult"):
+        assert tools.min_time.MinTimeSet is tools.MinTimeResult

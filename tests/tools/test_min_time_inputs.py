@@ -22,7 +22,7 @@ from track_gen import GateGenConfig, GateGenerator, io
 from track_gen.core.extents import COORD_LIMIT
 from track_gen.course import CourseConfig
 from track_gen.stages.gate_frames import GATE_WIDTH
-from track_gen.tools import MinTime, MinTimePlanner, MinTimeStatus
+from track_gen.tools import MinTime, MinTimeStatus, MinTimeUtility
 from track_gen.tools.min_time import GRAVITY, ITERATIONS, SAMPLES, T_MAX, V_MAX
 
 from ..oracles.min_time import check_trajectory
@@ -79,7 +79,7 @@ def _planner(closed: bool):
             "v_end": wp.zeros(E, dtype=wp.vec3f, device="cpu"),
         }
     valid = wp.ones(E, dtype=wp.int32, device="cpu")
-    return MinTimePlanner(pts, cnt, closed=closed, valid=valid, **kw, **GOOD)
+    return MinTimeUtility(pts, cnt, closed=closed, valid=valid, **kw, **GOOD)
 
 
 coords = st.one_of(
@@ -182,7 +182,9 @@ def test_course_config_min_time(value):
         assert CourseConfig(mode="gates", gen=gen, min_time=None).min_time is None
         return
     if not isinstance(value, dict):
-        with pytest.raises(TypeError, match="min_time must be None or a mapping"):
+        with pytest.raises(
+            TypeError, match="min_time must be None, a tools.MinTimeSettings or a mapping"
+        ):
             CourseConfig(mode="gates", gen=gen, min_time=value)
         return
     want = None

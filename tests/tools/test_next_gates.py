@@ -1,4 +1,4 @@
-"""tools.NextGates / NextGateSensor against an independent float64 NumPy oracle.
+"""tools.NextGates / NextGatesUtility against an independent float64 NumPy oracle.
 
 The oracle rotates each answered gate into the agent's body frame with rotation matrices
 built in float64 from the quaternions (``R_body^T (g - p)`` and ``R_body^T R_gate``), picks
@@ -19,7 +19,7 @@ from track_gen import GateGenerator, SeedState, effective_seed
 from track_gen.core.extents import COORD_LIMIT
 from track_gen.course import Course
 from track_gen.pipeline import presets
-from track_gen.tools import NextGatePoses, NextGates, NextGateSensor, check_component
+from track_gen.tools import NextGates, NextGatesResult, NextGatesUtility, check_component
 
 ATOL = 2e-5
 
@@ -124,7 +124,7 @@ def test_poses_match_the_oracle_without_reveal(device):
     for _ in range(3):
         res = c.step()
         poses = res["next_gates"]
-        assert isinstance(poses, NextGatePoses) and poses.num_gates == K
+        assert isinstance(poses, NextGatesResult) and poses.num_gates == K
         nxt = res["progress"].next_index.numpy()
         check(poses, oracle(seq, nxt, pos.astype(np.float32), quat, K))
         assert (poses.host("revealed") == 1).all()
@@ -334,7 +334,7 @@ def test_component_contract(device):
     E = 4
     c = course(device, E, num_gates=3, reveal_range=0.2, nominal_noise=0.05)
     comp = c.components["next_gates"]
-    assert isinstance(comp.utility, NextGateSensor) and comp.result is comp.utility.poses
+    assert isinstance(comp.utility, NextGatesUtility) and comp.result is comp.utility.poses
     assert check_component("next_gates", c) == []
     u = comp.utility
     got = sum(a.capacity for a in (*u.poses.arrays(), u._all, u.nominal_position))
@@ -343,7 +343,7 @@ def test_component_contract(device):
     plain = NextGates(2)
     assert plain.planned_bytes(c.generator.layout, None) == sum(
         max(n, 1) * wp.types.type_size_in_bytes(d)
-        for n, d in NextGateSensor.buffers(E, c.result.max_gates, 2, False)
+        for n, d in NextGatesUtility.buffers(plain.settings, E, c.result.max_gates)
     )
     # an all-zero mask changes nothing
     snap = _nominal_bytes(c)
@@ -382,10 +382,10 @@ def test_track_course_and_bad_inputs_refused(device):
     gen.generate()
     nxt = wp.zeros(2, dtype=wp.int32, device=device)
     with pytest.raises(TypeError, match="reveal_range needs the generator's seeds"):
-        NextGateSensor(gen.result, nxt, 2, reveal_range=0.1)
+        NextGatesUtility(gen.result, nxt, 2, reveal_range=0.1)
     with pytest.raises(ValueError, match="next_index"):
-        NextGateSensor(gen.result, wp.zeros(3, dtype=wp.int32, device=device), 2)
-    sensor = NextGateSensor(gen.result, nxt, 2)
+        NextGatesUtility(gen.result, wp.zeros(3, dtype=wp.int32, device=device), 2)
+    sensor = NextGatesUtility(gen.result, nxt, 2)
     before = sensor.poses.position.numpy().tobytes()
     q = wp.zeros(2, dtype=wp.quatf, device=device)
     with pytest.raises(ValueError, match="position"):

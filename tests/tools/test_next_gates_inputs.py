@@ -1,4 +1,4 @@
-"""Fuzz of every input of the next-gates sensor (``tools.NextGates`` / ``NextGateSensor``).
+"""Fuzz of every input of the next-gates sensor (``tools.NextGates`` / ``NextGatesUtility``).
 
 Settings (``num_gates``, ``reveal_range``, ``nominal_noise``) take edge, in-range and
 out-of-range values of every kind: each is refused with the error its declaration implies
@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from track_gen import GateGenerator, TrackGenerator
 from track_gen.pipeline import presets
 from track_gen.tools import (
-    HeightFieldBaker,
+    HeightFieldUtility,
     NextGates,
-    NextGateSensor,
-    PropPlacer,
+    NextGatesUtility,
+    PropsUtility,
 )
 from track_gen.tools.next_gates import NOMINAL_NOISE, NUM_GATES, REVEAL_RANGE
 
@@ -86,7 +86,7 @@ def _gates():
 def test_next_gates_any_pose_target_and_range(pos, quat, target, k, reveal, noise):
     gen = _gates()
     nxt = wp.array(np.asarray(target, np.int32), dtype=wp.int32, device="cpu")
-    sensor = NextGateSensor(
+    sensor = NextGatesUtility(
         gen.result,
         nxt,
         k,
@@ -117,7 +117,7 @@ def test_next_gates_any_pose_target_and_range(pos, quat, target, k, reveal, nois
 def test_next_gates_wrong_arrays_refused_before_launch():
     gen = _gates()
     nxt = wp.zeros(E, dtype=wp.int32, device="cpu")
-    sensor = NextGateSensor(gen.result, nxt, 2)
+    sensor = NextGatesUtility(gen.result, nxt, 2)
     good_p = wp.zeros(E, dtype=wp.vec3f, device="cpu")
     good_q = wp.zeros(E, dtype=wp.quatf, device="cpu")
     before = [a.numpy().tobytes() for a in sensor.poses.arrays()]
@@ -129,7 +129,7 @@ def test_next_gates_wrong_arrays_refused_before_launch():
             sensor.sense(good_p, make())
     for _label, error, make in wrong_arrays(E, wp.int32, "cpu"):
         with pytest.raises(error, match="next_index"):
-            NextGateSensor(gen.result, make(), 2)
+            NextGatesUtility(gen.result, make(), 2)
     assert [a.numpy().tobytes() for a in sensor.poses.arrays()] == before
 
 
@@ -137,8 +137,8 @@ def test_next_gates_wrong_arrays_refused_before_launch():
 def _track():
     gen = TrackGenerator(presets.track(num_envs=E, device="cpu"), seeds=8)
     gen.generate()
-    props = PropPlacer(gen.result, "cone", 0.1, max_props=256)
-    field = HeightFieldBaker(gen.result, resolution=32)
+    props = PropsUtility(gen.result, "cone", 0.1, max_props=256)
+    field = HeightFieldUtility(gen.result, resolution=32)
     return gen, props, field
 
 
@@ -164,7 +164,9 @@ def test_next_gates_on_hand_made_bad_gates(counts, poison, seed):
         gp[e, rng.integers(M), rng.integers(3)] = value
     seq.position.assign(gp.reshape(-1, 3))
     nxt = wp.array(rng.integers(-3, 50, E).astype(np.int32), dtype=wp.int32, device="cpu")
-    sensor = NextGateSensor(seq, nxt, 4, seeds=gen.seeds.seeds, reveal_range=0.3, nominal_noise=0.1)
+    sensor = NextGatesUtility(
+        seq, nxt, 4, seeds=gen.seeds.seeds, reveal_range=0.3, nominal_noise=0.1
+    )
     pos = wp.array(rng.normal(0, 0.5, (E, 3)).astype(np.float32), dtype=wp.vec3f, device="cpu")
     quat = wp.array(np.tile([0, 0, 0, 1], (E, 1)).astype(np.float32), dtype=wp.quatf)
     poses = sensor.sense(pos, quat)
@@ -189,5 +191,5 @@ def test_next_gates_seeds_are_checked_also_without_reveal_range(seeds):
     gen = _gates()
     nxt = wp.zeros(E, dtype=wp.int32, device="cpu")
     with pytest.raises(TypeError, match="seeds must be"):
-        NextGateSensor(gen.result, nxt, 2, seeds=seeds)
-    assert NextGateSensor(gen.result, nxt, 2, seeds=gen.seeds.seeds).seeds is gen.seeds.seeds
+        NextGatesUtility(gen.result, nxt, 2, seeds=seeds)
+    assert NextGatesUtility(gen.result, nxt, 2, seeds=gen.seeds.seeds).seeds is gen.seeds.seeds

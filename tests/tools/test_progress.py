@@ -1,4 +1,4 @@
-"""ProgressTracker: agents driven along crafted loops, against a NumPy mirror of the rule."""
+"""ProgressUtility: agents driven along crafted loops, against a NumPy mirror of the rule."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 import warp as wp
 
 from track_gen import GateGenConfig, GateGenerator, TrackGenConfig, TrackGenerator
-from track_gen.tools.checkpoints import CheckpointPlacer, CheckpointSet
-from track_gen.tools.progress import ProgressEvents, ProgressTracker
+from track_gen.tools.checkpoints import CheckpointsResult, CheckpointsUtility
+from track_gen.tools.progress import ProgressEvents, ProgressUtility
 
 E, P = 3, 128
 SPACING = 0.6
@@ -37,7 +37,7 @@ def course(device):
     )
     gen.inputs["centerline.xy"].assign(loops())
     track = gen.generate()
-    sampler = CheckpointPlacer(track, SPACING, max_loop_length=8.0)
+    sampler = CheckpointsUtility(track, SPACING, max_loop_length=8.0)
     assert track.valid.numpy().tolist() == [1, 1, 0]
     assert sampler.checkpoints.count.numpy().tolist() == [10, 9, 0]
     return track, sampler.checkpoints
@@ -57,9 +57,9 @@ def along(track, e: int, s: float) -> np.ndarray:
 
 
 class Mirror:
-    """NumPy mirror of ProgressTracker's rule (float64)."""
+    """NumPy mirror of ProgressUtility's rule (float64)."""
 
-    def __init__(self, cs: CheckpointSet):
+    def __init__(self, cs: CheckpointsResult):
         self.cs = {
             k: getattr(cs, k).numpy().astype(np.float64)
             for k in ("position", "left", "right", "tangent", "up_half")
@@ -149,7 +149,7 @@ def drive_path(track, starts, ends, steps: int) -> np.ndarray:
 
 def test_full_lap_matches_the_mirror(device):
     track, cs = course(device)
-    tracker = ProgressTracker(cs, valid=track.valid)
+    tracker = ProgressUtility(cs, valid=track.valid)
     mirror = Mirror(cs)
     lengths = track.length.numpy()
     counts = cs.count.numpy()
@@ -183,7 +183,7 @@ def test_full_lap_matches_the_mirror(device):
 
 def test_wrong_way_when_driving_backward(device):
     track, cs = course(device)
-    tracker = ProgressTracker(cs, valid=track.valid)
+    tracker = ProgressUtility(cs, valid=track.valid)
     mirror = Mirror(cs)
     path = drive_path(track, [0.05, 0.05], [-0.15, -0.15], 10)  # back through the start line
     pos = wp.zeros(E, dtype=wp.vec3f, device=device)
@@ -203,7 +203,7 @@ def test_wrong_way_when_driving_backward(device):
 
 def test_no_crossing_on_the_first_update_after_a_reset(device):
     track, cs = course(device)
-    tracker = ProgressTracker(cs, valid=track.valid)
+    tracker = ProgressUtility(cs, valid=track.valid)
     pos = wp.zeros(E, dtype=wp.vec3f, device=device)
     behind = [along(track, 0, -0.05), along(track, 1, -0.05), along(track, 0, -0.05)]
     ahead = [along(track, 0, 0.05), along(track, 1, 0.05), along(track, 0, 0.05)]
@@ -234,7 +234,7 @@ def crossing_of_checkpoint_0(device, tracker, a, b) -> int:
 
 def test_crossings_outside_the_opening_are_ignored(device):
     track, cs = course(device)
-    tracker = ProgressTracker(cs)
+    tracker = ProgressUtility(cs)
     c0 = cs.position.numpy()[0].astype(np.float64)  # on the unit circle near (1, 0)
     t0 = cs.tangent.numpy()[0].astype(np.float64)
     radial = np.array([t0[1], -t0[0], 0.0])  # outward
@@ -262,7 +262,7 @@ def test_crossings_outside_the_opening_are_ignored(device):
 def test_invalid_env_is_frozen_with_zero_distance(device):
     track, cs = course(device)
     valid = wp.array(np.array([1, 1, 1], np.int32), device=device)
-    tracker = ProgressTracker(cs, valid=valid)
+    tracker = ProgressUtility(cs, valid=valid)
     mirror = Mirror(cs)
     lengths = track.length.numpy()
     steps, dead, alive = 200, 40, 45
@@ -306,7 +306,7 @@ def test_invalid_env_is_frozen_with_zero_distance(device):
 
 def test_masked_reset_leaves_other_envs_bitwise_unchanged(device):
     track, cs = course(device)
-    tracker = ProgressTracker(cs, valid=track.valid)
+    tracker = ProgressUtility(cs, valid=track.valid)
     path = drive_path(track, [-0.05, -0.05], [1.0, 1.0], 30)
     pos = wp.zeros(E, dtype=wp.vec3f, device=device)
     for p in path:
@@ -339,8 +339,8 @@ def test_masked_reset_leaves_other_envs_bitwise_unchanged(device):
 def test_gates_through_from_gates(device):
     gen = GateGenerator(GateGenConfig(num_envs=E, device=device, gate_width=0.2), seeds=0)
     seq = gen.generate()
-    cs = CheckpointSet.from_gates(seq)
-    tracker = ProgressTracker(cs, valid=seq.valid)
+    cs = CheckpointsResult.from_gates(seq)
+    tracker = ProgressUtility(cs, valid=seq.valid)
     e = int(np.flatnonzero(seq.valid.numpy())[0])
     r = e * seq.max_gates
     c = seq.position.numpy()[r].astype(np.float64)
@@ -371,8 +371,8 @@ def test_gates_through_from_gates(device):
 
 def test_update_replays_in_a_graph_like_eager(device):
     track, cs = course(device)
-    eager = ProgressTracker(cs, valid=track.valid)
-    graphed = ProgressTracker(cs, valid=track.valid)
+    eager = ProgressUtility(cs, valid=track.valid)
+    graphed = ProgressUtility(cs, valid=track.valid)
     lengths = track.length.numpy()
     path = drive_path(track, [-0.3, 0.4], [lengths[0] + 0.3, 0.4 - lengths[1] - 0.3], 120)
     pos_e = wp.zeros(E, dtype=wp.vec3f, device=device)
@@ -403,7 +403,7 @@ def test_update_replays_in_a_graph_like_eager(device):
 
 def test_updates_are_deterministic(device):
     track, cs = course(device)
-    tracker = ProgressTracker(cs, valid=track.valid)
+    tracker = ProgressUtility(cs, valid=track.valid)
     path = drive_path(track, [-0.2, -0.2], [2.0, 2.0], 50)
     pos = wp.zeros(E, dtype=wp.vec3f, device=device)
     runs = []
@@ -420,15 +420,15 @@ def test_updates_are_deterministic(device):
 
 def test_argument_validation(device):
     track, cs = course(device)
-    with pytest.raises(TypeError, match="CheckpointSet"):
-        ProgressTracker(track)
+    with pytest.raises(TypeError, match="CheckpointsResult"):
+        ProgressUtility(track)
     with pytest.raises(ValueError, match="valid"):
-        ProgressTracker(cs, valid=wp.zeros(E + 1, dtype=wp.int32, device=device))
+        ProgressUtility(cs, valid=wp.zeros(E + 1, dtype=wp.int32, device=device))
     with pytest.raises(TypeError, match="valid"):
-        ProgressTracker(cs, valid=wp.zeros(E, dtype=wp.float32, device=device))
+        ProgressUtility(cs, valid=wp.zeros(E, dtype=wp.float32, device=device))
     with pytest.raises(TypeError, match="valid"):
-        ProgressTracker(cs, valid=np.ones(E, np.int32))
-    tracker = ProgressTracker(cs, valid=track.valid)
+        ProgressUtility(cs, valid=np.ones(E, np.int32))
+    tracker = ProgressUtility(cs, valid=track.valid)
     pos = wp.zeros(E, dtype=wp.vec3f, device=device)
     tracker.update(pos)
     before = snapshot(tracker.events)

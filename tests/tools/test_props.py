@@ -1,4 +1,5 @@
-"""PropSet / PropPlacer / Props against a float64 NumPy oracle on crafted and elevated loops."""
+"""PropsResult / PropsUtility / Props against a float64 NumPy oracle on crafted and elevated
+loops."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from track_gen.tools.props import (
     CONE_HEIGHT,
     WALL_HEIGHT,
     WALL_THICKNESS,
-    PropPlacer,
     Props,
-    PropSet,
+    PropsResult,
+    PropsUtility,
     border_length_bound,
 )
 
@@ -140,7 +141,7 @@ def oracle(track, kind: str, spacing: float, side: str, cap: int):
     return out
 
 
-def host(ps: PropSet) -> dict:
+def host(ps: PropsResult) -> dict:
     """Host copies (on the CPU, ``numpy()`` is a view of the live buffer)."""
     return {f: getattr(ps, f).numpy().copy() for f in FIELDS}
 
@@ -149,7 +150,7 @@ def unit(v: np.ndarray) -> np.ndarray:
     return v / np.linalg.norm(v, axis=-1, keepdims=True)
 
 
-def assert_matches_oracle(placer: PropPlacer, envs=None, sizes=None):
+def assert_matches_oracle(placer: PropsUtility, envs=None, sizes=None):
     """Positions, orientations, scales, sides, counts and NaN padding of ``envs``."""
     ps, cap = placer.props, placer.max_props
     E_ = placer.num_envs
@@ -215,10 +216,10 @@ def test_crafted_batch_is_as_expected(device):
 @pytest.mark.parametrize("kind", ["cone", "wall"])
 def test_placement_matches_oracle(device, kind):
     track = shared_track(device)
-    placer = PropPlacer(track, kind, 0.2, max_loop_length=10.0)
+    placer = PropsUtility(track, kind, 0.2, max_loop_length=10.0)
     assert placer.max_props == 2 * math.ceil(10.0 / 0.2)
     ps = placer.props
-    assert isinstance(ps, PropSet) and ps.kind == kind and ps.max_props == placer.max_props
+    assert isinstance(ps, PropsResult) and ps.kind == kind and ps.max_props == placer.max_props
     assert_matches_oracle(placer)
     # circle: inner 2*pi*0.9 / 0.2 -> 28, outer 2*pi*1.1 / 0.2 -> 35; the invalid env has none
     count = ps.count.numpy()
@@ -245,7 +246,7 @@ def test_spacing_is_even_and_seam_free(device):
     """Prop 0 is bead 0 of each border (bitwise); the placed points sit on their border at
     arcs k * L / n, so every step, the closing one (last prop -> prop 0) included, is L / n."""
     track = shared_track(device)
-    placer = PropPlacer(track, "cone", 0.2, max_loop_length=10.0)
+    placer = PropsUtility(track, "cone", 0.2, max_loop_length=10.0)
     pos = placer.props.position.numpy().reshape(E, -1, 3).astype(np.float64)
     n_max = track.N_max
     borders = (
@@ -272,7 +273,7 @@ def test_spacing_is_even_and_seam_free(device):
 @pytest.mark.parametrize("side", ["inner", "outer"])
 def test_one_side(device, side):
     track = shared_track(device)
-    placer = PropPlacer(track, "wall", 0.3, side, max_loop_length=10.0)
+    placer = PropsUtility(track, "wall", 0.3, side, max_loop_length=10.0)
     assert placer.max_props == math.ceil(10.0 / 0.3)
     assert_matches_oracle(placer)
     want = {"inner": 0, "outer": 1}[side]
@@ -285,7 +286,7 @@ def test_elevated_borders(device):
     slope."""
     gen = make_generator(device, loops())
     track = gen.result
-    flat = {k: PropPlacer(track, k, 0.15, max_loop_length=20.0) for k in ("cone", "wall")}
+    flat = {k: PropsUtility(track, k, 0.15, max_loop_length=20.0) for k in ("cone", "wall")}
     flat_count = flat["cone"].props.count.numpy().copy()
     elevate(track, amp=0.25, waves=3)
     for placer in flat.values():
@@ -308,7 +309,9 @@ def test_sizes_and_single_prop_borders(device):
     sizes = (0.1, 0.2, 0.03, 0.4)
     keys = ("cone_diameter", "cone_height", "wall_thickness", "wall_height")
     for kind in ("cone", "wall"):
-        placer = PropPlacer(track, kind, 100.0, max_props=4, **dict(zip(keys, sizes, strict=True)))
+        placer = PropsUtility(
+            track, kind, 100.0, max_props=4, **dict(zip(keys, sizes, strict=True))
+        )
         assert_matches_oracle(placer, sizes=sizes)
         np.testing.assert_array_equal(placer.props.count.numpy(), [2, 2, 0])
     scale = placer.props.scale.numpy().reshape(E, 4, 3)
@@ -323,7 +326,7 @@ def test_truncation_spreads_the_capacity(device):
     """Fewer rows than needed: count == M, truncated 1; the borders share M in proportion
     to their demands (inner: floor(M * n_in / (n_in + n_out))), each spread evenly."""
     track = shared_track(device)
-    placer = PropPlacer(track, "cone", 0.2, max_props=20)
+    placer = PropsUtility(track, "cone", 0.2, max_props=20)
     assert_matches_oracle(placer)
     np.testing.assert_array_equal(placer.props.count.numpy(), [20, 20, 0])
     np.testing.assert_array_equal(placer.props.truncated.numpy(), [1, 1, 0])
@@ -335,7 +338,7 @@ def test_truncation_spreads_the_capacity(device):
     np.testing.assert_allclose(np.diff(ang), 2 * np.pi / (20 - n_in), rtol=1e-4)
     # one side, and a capacity of 1 for two borders (the inner border gets none)
     for kw, rows in ((dict(side="outer", max_props=5), [1] * 5), (dict(max_props=1), [1])):
-        p = PropPlacer(track, "wall", 0.2, **kw)
+        p = PropsUtility(track, "wall", 0.2, **kw)
         assert_matches_oracle(p)
         np.testing.assert_array_equal(p.props.truncated.numpy(), [1, 1, 0])
         np.testing.assert_array_equal(p.props.side.numpy().reshape(E, -1)[0], rows)
@@ -344,7 +347,7 @@ def test_truncation_spreads_the_capacity(device):
 def test_invalid_and_short_envs_are_empty(device):
     gen = make_generator(device, loops())
     track = gen.result
-    placer = PropPlacer(track, "wall", 0.2, max_loop_length=10.0)
+    placer = PropsUtility(track, "wall", 0.2, max_loop_length=10.0)
     assert placer.props.count.numpy()[2] == 0  # THICKNESS
     count = track.count.numpy()
     count[1] = 2  # a valid env of 2 beads
@@ -363,7 +366,7 @@ def test_invalid_and_short_envs_are_empty(device):
 
 def test_masked_place_changes_only_masked_envs(device):
     gen = make_generator(device, loops())
-    placer = PropPlacer(gen.result, "cone", 0.2, max_loop_length=20.0)
+    placer = PropsUtility(gen.result, "cone", 0.2, max_loop_length=20.0)
     ps = placer.props
     before = host(ps)
     gen.inputs["centerline.xy"].assign(loops(1.5))
@@ -390,8 +393,8 @@ def test_masked_place_changes_only_masked_envs(device):
 
 def test_place_is_deterministic_and_clone_detaches(device):
     track = shared_track(device)
-    a = PropPlacer(track, "wall", 0.25, max_loop_length=10.0)
-    b = PropPlacer(track, "wall", 0.25, max_loop_length=10.0)
+    a = PropsUtility(track, "wall", 0.25, max_loop_length=10.0)
+    b = PropsUtility(track, "wall", 0.25, max_loop_length=10.0)
     snap = a.props.clone()
     assert snap.kind == "wall"
     a.place()
@@ -404,7 +407,7 @@ def test_place_is_deterministic_and_clone_detaches(device):
 
 def test_place_replays_in_a_graph(device):
     gen = make_generator(device, loops())
-    placer = PropPlacer(gen.result, "wall", 0.2, max_loop_length=20.0)
+    placer = PropsUtility(gen.result, "wall", 0.2, max_loop_length=20.0)
     mask = wp.array(np.array([1, 1, 1], np.int32), device=device)
     with wp.ScopedCapture(device=device) as cap:
         placer.place(mask)
@@ -433,7 +436,7 @@ def make_course(device, **props):
 def test_component_places_and_refreshes_masked_envs(device):
     course = make_course(device)
     comp = course.components["props"]
-    assert isinstance(comp.result, PropSet) and isinstance(comp.utility, PropPlacer)
+    assert isinstance(comp.result, PropsResult) and isinstance(comp.utility, PropsUtility)
     assert comp.result is comp.utility.props
     cfg = course.generator.config
     bound = border_length_bound((course.result.N_max + 1) * cfg.resolved_spacing, cfg.half_width)
@@ -494,41 +497,41 @@ def test_argument_validation(device):
     # a wrong kind is a TypeError, a wrong value a ValueError, each naming the argument
     for bad in (0, -1.0, float("nan"), float("inf"), 1e-9, 1e9):
         with pytest.raises(ValueError, match="spacing"):
-            PropPlacer(track, "cone", bad, max_props=10)
+            PropsUtility(track, "cone", bad, max_props=10)
     for bad in (True, "0.2", None):
         with pytest.raises(TypeError, match="spacing"):
-            PropPlacer(track, "cone", bad, max_props=10)
+            PropsUtility(track, "cone", bad, max_props=10)
     with pytest.raises(ValueError, match="kind"):
-        PropPlacer(track, "post", 0.2, max_props=10)
+        PropsUtility(track, "post", 0.2, max_props=10)
     with pytest.raises(TypeError, match="kind"):
-        PropPlacer(track, 0, 0.2, max_props=10)
+        PropsUtility(track, 0, 0.2, max_props=10)
     with pytest.raises(ValueError, match="side"):
-        PropPlacer(track, "cone", 0.2, "left", max_props=10)
+        PropsUtility(track, "cone", 0.2, "left", max_props=10)
     with pytest.raises(TypeError, match="side"):
-        PropPlacer(track, "cone", 0.2, None, max_props=10)
+        PropsUtility(track, "cone", 0.2, None, max_props=10)
     for bad in (0, -3, 65537):
         with pytest.raises(ValueError, match="max_props"):
-            PropPlacer(track, "cone", 0.2, max_props=bad)
+            PropsUtility(track, "cone", 0.2, max_props=bad)
     for bad in (3.0, True, "10"):
         with pytest.raises(TypeError, match="max_props"):
-            PropPlacer(track, "cone", 0.2, max_props=bad)
+            PropsUtility(track, "cone", 0.2, max_props=bad)
     for bad in (0.0, -2.0, float("nan")):
         with pytest.raises(ValueError, match="max_loop_length"):
-            PropPlacer(track, "cone", 0.2, max_loop_length=bad)
+            PropsUtility(track, "cone", 0.2, max_loop_length=bad)
     with pytest.raises(TypeError, match="max_loop_length"):
-        PropPlacer(track, "cone", 0.2, max_loop_length=False)
+        PropsUtility(track, "cone", 0.2, max_loop_length=False)
     with pytest.raises(ValueError, match="65536"):
-        PropPlacer(track, "cone", 1e-5, max_loop_length=100.0)
+        PropsUtility(track, "cone", 1e-5, max_loop_length=100.0)
     with pytest.raises(ValueError, match="max_props.*max_loop_length"):
-        PropPlacer(track, "cone", 0.2)
+        PropsUtility(track, "cone", 0.2)
     with pytest.raises(TypeError, match="Track"):
-        PropPlacer(object(), "cone", 0.2, max_props=10)
+        PropsUtility(object(), "cone", 0.2, max_props=10)
     for key in ("cone_diameter", "cone_height", "wall_thickness", "wall_height"):
         with pytest.raises(ValueError, match=key):
-            PropPlacer(track, "cone", 0.2, max_props=10, **{key: -0.1})
+            PropsUtility(track, "cone", 0.2, max_props=10, **{key: -0.1})
         with pytest.raises(TypeError, match=key):
-            PropPlacer(track, "cone", 0.2, max_props=10, **{key: "big"})
-    placer = PropPlacer(track, "cone", 0.2, max_props=10)
+            PropsUtility(track, "cone", 0.2, max_props=10, **{key: "big"})
+    placer = PropsUtility(track, "cone", 0.2, max_props=10)
     before = placer.props.position.numpy().tobytes()
     with pytest.raises(TypeError, match="mask"):
         placer.place(np.ones(E, np.int32))

@@ -1,4 +1,4 @@
-"""tools.RacingLine / RacingLinePlanner against independent float64 NumPy / SciPy oracles.
+"""tools.RacingLine / RacingLineUtility against independent float64 NumPy / SciPy oracles.
 
 The QP oracle is SciPy's bounded least squares (``lsq_linear``, BVLS) of the same
 discretisation: residuals ``s_i (p_{i-1} - 2 p_i + p_{i+1})``, ``p_i = c_i + a_i n_i``,
@@ -232,7 +232,7 @@ def test_hand_made_loops(device):
     loops = [circle(), ellipse(), stadium()]
     track = make_track(loops, device)
     vw = 0.1
-    planner = tools.RacingLinePlanner(track, vw, **LIMITS, linearisations=1)
+    planner = tools.RacingLineUtility(track, vw, **LIMITS, linearisations=1)
     ratios = [check_env(track, planner.line, e, vw, LIMITS) for e in range(len(loops))]
     # a circle of constant width: the line is a concentric circle (the objective, weighted by
     # the centre line's bead spacing, is smallest on the inner border's); the ellipse and the
@@ -246,7 +246,7 @@ def test_hand_made_loops(device):
 def test_generated_batch(device):
     track = generated(device)
     vw = 0.04
-    planner = tools.RacingLinePlanner(track, vw, **LIMITS, linearisations=1)
+    planner = tools.RacingLineUtility(track, vw, **LIMITS, linearisations=1)
     for e in range(track.num_envs):
         assert check_env(track, planner.line, e, vw, LIMITS) < 0.9
 
@@ -254,7 +254,7 @@ def test_generated_batch(device):
 def test_linearisations_and_vehicle_width(device):
     track = generated(device)
     vw = 0.08
-    wide = tools.RacingLinePlanner(track, vw, **LIMITS, linearisations=3, iterations=20)
+    wide = tools.RacingLineUtility(track, vw, **LIMITS, linearisations=3, iterations=20)
     for e in range(track.num_envs):
         check_env(track, wide.line, e, vw, LIMITS, qp_gap=0.05)
 
@@ -272,9 +272,9 @@ def test_second_linearisation_reaches_its_optimum(device, tmp_path):
     limits = {"a_lat": 10.0, "a_lon": 10.0, "v_max": 70.0}
     c, nrm, z, lo, hi = env_geometry(track, 0, vw)
     n = len(c)
-    first = tools.RacingLinePlanner(track, vw, **limits, linearisations=1)
+    first = tools.RacingLineUtility(track, vw, **limits, linearisations=1)
     a1 = first.line.host("offset")[0, :n].astype(np.float64)
-    second = tools.RacingLinePlanner(track, vw, **limits, linearisations=2)
+    second = tools.RacingLineUtility(track, vw, **limits, linearisations=2)
     a2 = second.line.host("offset")[0, :n].astype(np.float64)
     A, b = qp_system(c, nrm, around=a1)
     f1, f2 = objective(A, b, np.clip(a1, lo, hi)), objective(A, b, a2)
@@ -289,10 +289,10 @@ def test_kappa_max(device):
     # a circle: the free line hugs the inner border (radius 0.85, kappa 1.18); kappa_max = 1
     # moves it out to a radius >= 1
     track = make_track([circle(), circle()], device)
-    free = tools.RacingLinePlanner(track, 0.1, **LIMITS, linearisations=1)
+    free = tools.RacingLineUtility(track, 0.1, **LIMITS, linearisations=1)
     kfree = np.nanmax(np.abs(free.line.host("curvature")[0]))
     assert kfree > 1.15
-    bounded = tools.RacingLinePlanner(
+    bounded = tools.RacingLineUtility(
         track, 0.1, **LIMITS, kappa_max=1.0, kappa_iterations=400, linearisations=1
     )
     k = np.abs(bounded.line.host("curvature")[0, :64])
@@ -305,7 +305,7 @@ def test_kappa_max(device):
 def test_invalid_and_too_short_envs_are_nan(device):
     short = _loop(np.c_[np.cos(np.arange(6)), np.sin(np.arange(6))], 0.2, 0.2)
     track = make_track([circle(), circle(), short], device, valid=[1, 0, 1])
-    planner = tools.RacingLinePlanner(track, 0.1, **LIMITS)
+    planner = tools.RacingLineUtility(track, 0.1, **LIMITS)
     line = planner.line
     assert np.isfinite(line.host("speed")[0, :64]).all()
     for e in (1, 2):
@@ -337,12 +337,12 @@ def test_component_masked_regeneration(device):
         seeds=7,
     )
     comp = course.components["racing_line"]
-    assert isinstance(comp, tools.RacingLine) and isinstance(comp.utility, tools.RacingLinePlanner)
+    assert isinstance(comp, tools.RacingLine) and isinstance(comp.utility, tools.RacingLineUtility)
     assert course.racing_line is comp.utility
     line = comp.result
-    assert line is comp.utility.line and isinstance(line, tools.RacingLineSet)
+    assert line is comp.utility.line and isinstance(line, tools.RacingLineResult)
     assert comp.planned_bytes(course.generator.layout, None) > 0
-    fresh = tools.RacingLinePlanner(course.generator.result, 0.04, **LIMITS).line
+    fresh = tools.RacingLineUtility(course.generator.result, 0.04, **LIMITS).line
     assert _bytes(line) == _bytes(fresh)
     before = _env_bytes(line, [0, 2])
     lap_before = line.host("lap_time").copy()
@@ -351,7 +351,7 @@ def test_component_masked_regeneration(device):
     assert _env_bytes(line, [0, 2]) == before
     lap = line.host("lap_time")
     assert lap[1] != lap_before[1] and lap[3] != lap_before[3]
-    again = tools.RacingLinePlanner(course.generator.result, 0.04, **LIMITS).line
+    again = tools.RacingLineUtility(course.generator.result, 0.04, **LIMITS).line
     assert _bytes(line) == _bytes(again)
     # an all-zero mask is an exact no-op
     snap = _bytes(line)
@@ -362,7 +362,7 @@ def test_component_masked_regeneration(device):
 
 def test_plan_replays_in_a_graph(device):
     track = generated(device)
-    planner = tools.RacingLinePlanner(track, 0.04, **LIMITS)
+    planner = tools.RacingLineUtility(track, 0.04, **LIMITS)
     eager = _bytes(planner.line)
     mask = wp.ones(track.num_envs, dtype=wp.int32, device=device)
     with wp.ScopedCapture(device=device) as cap:
@@ -417,9 +417,9 @@ def test_the_largest_solve_work_is_accepted():
 
 def test_bad_track_and_gate_course_refused(device):
     with pytest.raises(TypeError, match="must be a Track"):
-        tools.RacingLinePlanner(object(), 0.1, **LIMITS)
-    with pytest.raises(TypeError, match="RacingLinePlanner.a_lat"):
-        tools.RacingLinePlanner(generated(device), 0.1, a_lat="x", a_lon=1.0, v_max=1.0)
+        tools.RacingLineUtility(object(), 0.1, **LIMITS)
+    with pytest.raises(TypeError, match="RacingLineUtility.a_lat"):
+        tools.RacingLineUtility(generated(device), 0.1, a_lat="x", a_lon=1.0, v_max=1.0)
     with pytest.raises(TypeError, match="track courses only"):
         Course.gates(
             presets.gates(num_envs=2, device=device, gate_width=0.1),
@@ -450,7 +450,7 @@ def _sample_oracle(track, line, s):
 
 def test_sample_gives_the_offset_and_target_speed_at_an_arc_position(device):
     track = generated(device, num_envs=6)
-    planner = tools.RacingLinePlanner(track, 0.04, **LIMITS)
+    planner = tools.RacingLineUtility(track, 0.04, **LIMITS)
     L = track.length.numpy()
     s_host = np.array([0.0, 0.37 * L[1], L[2] * 0.999, -0.25 * L[3], 2.5 * L[4], np.nan])
     s = wp.array(s_host.astype(np.float32), dtype=wp.float32, device=device)
@@ -481,7 +481,7 @@ def test_sample_gives_the_offset_and_target_speed_at_an_arc_position(device):
 )
 def test_sample_refuses_bad_arrays_before_it_launches(which, bad, error, match):
     track = generated("cpu", num_envs=6)
-    planner = tools.RacingLinePlanner(track, 0.04, **LIMITS)
+    planner = tools.RacingLineUtility(track, 0.04, **LIMITS)
     args = {
         name: wp.full(6, 7.0, dtype=wp.float32, device="cpu")
         for name in ("s", "offset_out", "speed_out")

@@ -1,4 +1,4 @@
-"""tools.RacingLinePlanner beside the field's reference on the circuits the tests ship.
+"""tools.RacingLineUtility beside the field's reference on the circuits the tests ship.
 
 The reference is ``trajectory-planning-helpers`` (TUM, the ``dev`` extra only):
 ``calc_splines`` + ``opt_min_curv`` give its minimum-curvature line on the same beads and
@@ -222,7 +222,7 @@ def compare(tph, folder, points=None):
     gen.generate()
     track = gen.result
     assert track.valid.numpy().tolist() == [1] * len(names)
-    planner = tools.RacingLinePlanner(track, VEHICLE, **LIMITS)
+    planner = tools.RacingLineUtility(track, VEHICLE, **LIMITS)
     rows = {}
     for e, name in enumerate(names):
         n = int(track.count.numpy()[e])

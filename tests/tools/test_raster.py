@@ -1,4 +1,4 @@
-"""tools.EgoRaster / EgoRasterizer against an independent float64 NumPy oracle.
+"""tools.EgoRaster / EgoRasterUtility against an independent float64 NumPy oracle.
 
 The oracle is written from the documented frame and cell bits: each cell centre is placed in
 float64 from the agent's position and heading; ROAD is a crossing-number point-in-polygon
@@ -24,12 +24,12 @@ from track_gen.course import Course
 from track_gen.pipeline import presets
 from track_gen.tools import (
     EgoRaster,
-    EgoRasterImage,
-    EgoRasterizer,
+    EgoRasterResult,
+    EgoRasterUtility,
     HeightFieldBake,
-    HeightFieldBaker,
-    PropPlacer,
+    HeightFieldUtility,
     Props,
+    PropsUtility,
     RasterCell,
     check_component,
 )
@@ -213,13 +213,13 @@ def check_image(track, image, pos, quat, res, extent, cones=None, field=None, en
 def test_cells_match_the_oracle(device, res, extent):
     gen = generated_track(device, num_envs=4, seed=5)
     track = gen.result
-    props = PropPlacer(track, "cone", 0.08, max_props=256)
-    raster = EgoRasterizer(track, res, extent, props=props.props)
+    props = PropsUtility(track, "cone", 0.08, max_props=256)
+    raster = EgoRasterUtility(track, res, extent, props=props.props)
     rng = np.random.default_rng(res)
     for _ in range(2):
         pos, quat = poses_on_track(track, rng)
         image = raster.render(*arrays(device, pos, quat))
-        assert image is raster.image and isinstance(image, EgoRasterImage)
+        assert image is raster.image and isinstance(image, EgoRasterResult)
         share, flags = check_image(track, image, pos, quat, res, extent, cones=props.props)
         assert share < 0.03
         assert (flags & ROAD).any() and (flags & BORDER).any() and (flags & CONE).any()
@@ -234,8 +234,8 @@ def test_cells_match_the_oracle(device, res, extent):
 def test_heights_match_the_height_field(device):
     gen = generated_track(device, num_envs=3, seed=9, z_profile="noise", z_min=-0.3, z_max=0.3)
     track = gen.result
-    baker = HeightFieldBaker(track, resolution=96)
-    raster = EgoRasterizer(track, 48, 1.2, height_field=baker.field)
+    baker = HeightFieldUtility(track, resolution=96)
+    raster = EgoRasterUtility(track, 48, 1.2, height_field=baker.field)
     pos, quat = poses_on_track(track, np.random.default_rng(1))
     pos[:, 2] = [0.1, -0.2, 0.05]
     image = raster.render(*arrays(device, pos, quat))
@@ -250,8 +250,8 @@ def test_agent_far_away_and_bad_poses(device):
     orientation and an invalid env answer UNKNOWN on every cell (NaN heights)."""
     gen = generated_track(device, num_envs=6, seed=2)
     track = gen.result
-    baker = HeightFieldBaker(track, resolution=32)
-    raster = EgoRasterizer(track, 16, 0.5, height_field=baker.field)
+    baker = HeightFieldUtility(track, resolution=32)
+    raster = EgoRasterUtility(track, 16, 0.5, height_field=baker.field)
     pos, quat = poses_on_track(track, np.random.default_rng(3))
     nan = np.nan
     pos[0] = [50.0, 50.0, 0.0]
@@ -283,12 +283,12 @@ def test_overflowing_grid_still_answers_exactly(device, monkeypatch):
     gen = generated_track(device, num_envs=2, seed=4)
     track = gen.result
     pos, quat = poses_on_track(track, np.random.default_rng(6))
-    normal = EgoRasterizer(track, 32, 1.0)
+    normal = EgoRasterUtility(track, 32, 1.0)
     want = normal.render(*arrays(device, pos, quat)).host("cells").copy()
     import track_gen.tools.raster.utility as raster_utility
 
     monkeypatch.setattr(raster_utility, "ENTRIES_PER_BEAD", 0)
-    tiny = EgoRasterizer(track, 32, 1.0)
+    tiny = EgoRasterUtility(track, 32, 1.0)
     assert (tiny.overflow.numpy() == 1).all()
     got = tiny.render(*arrays(device, pos, quat)).host("cells")
     assert got.tobytes() == want.tobytes()
@@ -311,7 +311,7 @@ def test_component_in_a_course_masked_regeneration_and_plan(device):
     E = 4
     course = _course(device, E)
     comp = course.components["raster"]
-    assert isinstance(comp.utility, EgoRasterizer) and comp.result is comp.utility.image
+    assert isinstance(comp.utility, EgoRasterUtility) and comp.result is comp.utility.image
     assert check_component("raster", course) == []
     track = course.generator.result
     pos, quat = poses_on_track(track, np.random.default_rng(8))
@@ -333,7 +333,7 @@ def test_component_in_a_course_masked_regeneration_and_plan(device):
     grid = [comp.utility.offsets.numpy().copy(), comp.utility.entries.numpy().copy()]
     mask = np.array([0, 1, 0, 1], np.int32)
     course.regenerate(mask=wp.array(mask, dtype=wp.int32, device=device), advance=True)
-    fresh = EgoRasterizer(track, 32, 1.0)  # the new courses, built afresh
+    fresh = EgoRasterUtility(track, 32, 1.0)  # the new courses, built afresh
     for name, old in zip(("offsets", "entries"), grid, strict=True):
         got = getattr(comp.utility, name).numpy().reshape(E, -1)
         new = getattr(fresh, name).numpy().reshape(E, -1)
@@ -343,7 +343,7 @@ def test_component_in_a_course_masked_regeneration_and_plan(device):
     layout = course.generator.layout
     want = sum(
         max(n, 1) * wp.types.type_size_in_bytes(d)
-        for n, d in EgoRasterizer.buffers(E, layout.N_max, 32, True)
+        for n, d in EgoRasterUtility.buffers(comp.settings, E, layout.N_max, height=True)
     )
     assert comp.planned_bytes(layout, None) == want
     u = comp.utility  # every array it owns, and its image's
@@ -428,7 +428,7 @@ def test_bad_course_and_inputs_refused(device):
             extra=[EgoRaster(16, 1.0, cones="props")],
             seeds=1,
         )
-    with pytest.raises(ValueError, match="PropSet of cones"):
+    with pytest.raises(ValueError, match="PropsResult of cones"):
         Course.track(
             presets.track(num_envs=2, device=device),
             checkpoint_spacing=0.6,
@@ -437,8 +437,8 @@ def test_bad_course_and_inputs_refused(device):
         )
     gen = generated_track(device, num_envs=2)
     with pytest.raises(TypeError, match="must be a Track"):
-        EgoRasterizer(GateGenerator(presets.gates(num_envs=2, device=device)).result, 16, 1.0)
-    raster = EgoRasterizer(gen.result, 16, 1.0)
+        EgoRasterUtility(GateGenerator(presets.gates(num_envs=2, device=device)).result, 16, 1.0)
+    raster = EgoRasterUtility(gen.result, 16, 1.0)
     before = raster.image.cells.numpy().copy()
     p, q = arrays(device, np.zeros((2, 3), np.float32), yaw_quat([0.0, 0.0]))
     with pytest.raises(ValueError, match="position"):

@@ -1,4 +1,4 @@
-"""Fuzz of every input of the ego raster (``tools.EgoRaster`` / ``EgoRasterizer``).
+"""Fuzz of every input of the ego raster (``tools.EgoRaster`` / ``EgoRasterUtility``).
 
 Settings (``resolution``, ``extent``) take edge, in-range and out-of-range values of every
 kind: each is refused with the error its declaration implies (plus the documented rule: a cell
@@ -23,9 +23,9 @@ from track_gen import TrackGenerator
 from track_gen.pipeline import presets
 from track_gen.tools import (
     EgoRaster,
-    EgoRasterizer,
-    HeightFieldBaker,
-    PropPlacer,
+    EgoRasterUtility,
+    HeightFieldUtility,
+    PropsUtility,
     RasterCell,
 )
 from track_gen.tools.raster import EXTENT, RESOLUTION
@@ -71,8 +71,8 @@ def test_raster_settings(resolution, extent):
 def _track():
     gen = TrackGenerator(presets.track(num_envs=E, device="cpu"), seeds=8)
     gen.generate()
-    props = PropPlacer(gen.result, "cone", 0.1, max_props=256)
-    field = HeightFieldBaker(gen.result, resolution=32)
+    props = PropsUtility(gen.result, "cone", 0.1, max_props=256)
+    field = HeightFieldUtility(gen.result, resolution=32)
     return gen, props, field
 
 
@@ -80,7 +80,7 @@ def _track():
 @given(agent_rows(E, 3), agent_rows(E, 4))
 def test_raster_any_pose(pos, quat):
     gen, props, field = _track()
-    raster = EgoRasterizer(gen.result, 16, 0.8, props=props.props, height_field=field.field)
+    raster = EgoRasterUtility(gen.result, 16, 0.8, props=props.props, height_field=field.field)
     image = raster.render(
         wp.array(pos, dtype=wp.vec3f, device="cpu"), wp.array(quat, dtype=wp.quatf, device="cpu")
     )
@@ -103,7 +103,7 @@ def test_raster_any_pose(pos, quat):
 )
 def test_raster_resolution_and_extent_match_the_oracle(res, extent, seed):
     gen, props, _ = _track()
-    raster = EgoRasterizer(gen.result, res, extent, props=props.props)
+    raster = EgoRasterUtility(gen.result, res, extent, props=props.props)
     pos, quat = poses_on_track(gen.result, np.random.default_rng(seed), spread=0.3)
     image = raster.render(*arrays("cpu", pos, quat))
     share, _ = check_image(gen.result, image, pos, quat, res, extent, cones=props.props)
@@ -112,7 +112,7 @@ def test_raster_resolution_and_extent_match_the_oracle(res, extent, seed):
 
 def test_raster_wrong_arrays_refused_before_launch():
     gen, _, _ = _track()
-    raster = EgoRasterizer(gen.result, 16, 1.0)
+    raster = EgoRasterUtility(gen.result, 16, 1.0)
     good_p = wp.zeros(E, dtype=wp.vec3f, device="cpu")
     good_q = wp.zeros(E, dtype=wp.quatf, device="cpu")
     before = raster.image.cells.numpy().tobytes()
@@ -152,7 +152,7 @@ def test_raster_on_hand_made_bad_tracks(counts, valids, poison, seed):
         n = max(int(real[e]), 1)
         inner[e, rng.integers(n), rng.integers(2)] = value
     track.inner.assign(inner.reshape(-1, 3))
-    raster = EgoRasterizer(track, 12, 0.8)
+    raster = EgoRasterUtility(track, 12, 0.8)
     pos, quat = poses_on_track(gen.result, rng)
     cells = raster.render(*arrays("cpu", pos, quat)).host("cells").reshape(E, -1)
     count = track.count.numpy()
@@ -178,21 +178,25 @@ def _wrong_objects():
 @settings(max_examples=examples(40))
 @given(data=st.data())
 def test_raster_props_and_height_field_of_another_kind(data):
-    """``EgoRasterizer(track, 16, 1.0, height_field=3)`` was ``AttributeError: 'int' object
+    """``EgoRasterUtility(track, 16, 1.0, height_field=3)`` was ``AttributeError: 'int' object
     has no attribute 'height'``, a props of another kind a ValueError: each is a TypeError
-    naming the argument and what it takes; a PropSet of walls stays a ValueError."""
+    naming the argument and what it takes; a PropsResult of walls stays a ValueError."""
     gen, props, field = _track()
     wrong = data.draw(st.sampled_from(_wrong_objects()))
     if wrong is not field.field:
-        with pytest.raises(TypeError, match=r"EgoRasterizer height_field must be a HeightField"):
-            EgoRasterizer(gen.result, 16, 1.0, height_field=wrong)
+        with pytest.raises(
+            TypeError, match=r"EgoRasterUtility height_field must be a HeightFieldResult"
+        ):
+            EgoRasterUtility(gen.result, 16, 1.0, height_field=wrong)
     if wrong is not props.props:
-        with pytest.raises(TypeError, match=r"EgoRasterizer props must be a PropSet of cones"):
-            EgoRasterizer(gen.result, 16, 1.0, props=wrong)
-    walls = PropPlacer(gen.result, "wall", 0.2, max_props=64).props
+        with pytest.raises(
+            TypeError, match=r"EgoRasterUtility props must be a PropsResult of cones"
+        ):
+            EgoRasterUtility(gen.result, 16, 1.0, props=wrong)
+    walls = PropsUtility(gen.result, "wall", 0.2, max_props=64).props
     with pytest.raises(ValueError, match="of kind 'cone'"):
-        EgoRasterizer(gen.result, 16, 1.0, props=walls)
-    ok = EgoRasterizer(gen.result, 16, 1.0, props=props.props, height_field=field.field)
+        EgoRasterUtility(gen.result, 16, 1.0, props=walls)
+    ok = EgoRasterUtility(gen.result, 16, 1.0, props=props.props, height_field=field.field)
     assert ok.props is props.props and ok.height_field is field.field
 
 
@@ -212,8 +216,8 @@ def test_raster_components_of_another_result_kind_are_type_errors():
     from track_gen.tools import HeightFieldBake, Props
 
     for extra, match in (
-        ([HeightFieldBake(64), EgoRaster(16, 1.0, cones="heightfield")], "not a PropSet"),
-        ([Props("cone", 0.1), EgoRaster(16, 1.0, height="props")], "not a HeightField"),
+        ([HeightFieldBake(64), EgoRaster(16, 1.0, cones="heightfield")], "not a PropsResult"),
+        ([Props("cone", 0.1), EgoRaster(16, 1.0, height="props")], "not a HeightFieldResult"),
     ):
         with pytest.raises(TypeError, match=match):
             Course.track(

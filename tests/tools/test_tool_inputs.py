@@ -1,13 +1,13 @@
 """Hand-made courses and out-of-range poses through every tool utility.
 
 Hand-made :class:`~track_gen.Track`, :class:`~track_gen.GateSequence` and
-:class:`~track_gen.tools.CheckpointSet` batches (built through their public ``allocate`` and
+:class:`~track_gen.tools.CheckpointsResult` batches (built through their public ``allocate`` and
 ``assign``) hold counts below 0 and above the row stride, valid flags 0, 1 and others, and NaN,
 inf, huge (1e19 .. float32 max) and tiny values in any array, or a whole env scaled far out.
-Every utility that reads one (``BandCollider`` in both methods and both layouts, with and
-without ``clearance``, ``HeightFieldBaker``, ``CheckpointPlacer``, ``ProgressTracker``,
-``PropPlacer``, ``TrackLocalizer``, ``CourseLineBuilder``, ``DiscCollider``,
-``FrameCollider``) must build, refresh and answer without crashing or hanging, decide which
+Every utility that reads one (``BandCollisionUtility`` in both methods and both layouts, with and
+without ``clearance``, ``HeightFieldUtility``, ``CheckpointsUtility``, ``ProgressUtility``,
+``PropsUtility``, ``LocalizerUtility``, ``CourseLineUtility``, ``DiscCollisionUtility``,
+``FrameCollisionUtility``) must build, refresh and answer without crashing or hanging, decide which
 envs it can use by the documented rule (:mod:`track_gen.core.extents`: a valid env whose
 coordinates are finite and within ``COORD_LIMIT``), answer NaN-free for those envs and the
 documented "no course" answer for the others. Poses (positions, quaternions, half extents)
@@ -33,20 +33,20 @@ from track_gen import GateSequence, Track, TrackGenerator
 from track_gen.course import Course
 from track_gen.pipeline import presets
 from track_gen.tools import (
-    BandCollider,
     BandCollision,
-    CheckpointPlacer,
-    CheckpointSet,
-    CourseLineBuilder,
-    DiscCollider,
-    FrameCollider,
+    BandCollisionUtility,
+    CheckpointsResult,
+    CheckpointsUtility,
+    CourseLineUtility,
+    DiscCollisionUtility,
     FrameCollision,
-    HeightFieldBaker,
+    FrameCollisionUtility,
+    HeightFieldUtility,
     Localizer,
-    ProgressTracker,
-    PropPlacer,
-    RacingLinePlanner,
-    TrackLocalizer,
+    LocalizerUtility,
+    ProgressUtility,
+    PropsUtility,
+    RacingLineUtility,
 )
 
 from ..support.strategies import (
@@ -228,7 +228,7 @@ def test_band_collider_on_hand_made_tracks(device, data):
     layout = draw(st.sampled_from(["per_env", "per_item"]), label="kernel_layout")
     clearance = draw(st.sampled_from([None, 0.05]), label="clearance")
     boxes = draw(st.integers(1, 3), label="boxes")
-    col = BandCollider(
+    col = BandCollisionUtility(
         t,
         method=method,
         max_boxes=boxes,
@@ -256,7 +256,7 @@ def test_height_field_baker_on_hand_made_tracks(device, data):
     draw = data.draw
     t = make_track(device, [draw(track_envs(), label=f"env {e}") for e in range(E)])
     fill = draw(st.sampled_from([None, 0.0, -1e6, 1e6]), label="fill")
-    f = HeightFieldBaker(t, resolution=8, fill=fill).field
+    f = HeightFieldUtility(t, resolution=8, fill=fill).field
     want = band_usable(t)
     frame, height, on_road = f.frame.numpy(), host_rows(f.height, E), host_rows(f.on_road, E)
     assert np.isin(on_road, (0, 1)).all()
@@ -301,11 +301,11 @@ def props_usable(t: Track, side: str) -> np.ndarray:
 @settings(max_examples=examples(24))
 @given(data=st.data())
 def test_placers_and_progress_on_hand_made_tracks(device, data):
-    """CheckpointPlacer and PropPlacer place finite rows only, for the envs they can use;
-    a ProgressTracker over those checkpoints answers finite distances for finite positions."""
+    """CheckpointsUtility and PropsUtility place finite rows only, for the envs they can use;
+    a ProgressUtility over those checkpoints answers finite distances for finite positions."""
     draw = data.draw
     t = make_track(device, [draw(track_envs(), label=f"env {e}") for e in range(E)])
-    cs = CheckpointPlacer(t, draw(st.sampled_from([0.05, 0.3, 1e6])), max_checkpoints=8)
+    cs = CheckpointsUtility(t, draw(st.sampled_from([0.05, 0.3, 1e6])), max_checkpoints=8)
     got = cs.checkpoints
     count = got.count.numpy()
     want = placer_usable(t)
@@ -319,7 +319,7 @@ def test_placers_and_progress_on_hand_made_tracks(device, data):
 
     side = draw(st.sampled_from(["inner", "outer", "both"]), label="side")
     kind = draw(st.sampled_from(["cone", "wall"]), label="kind")
-    ps = PropPlacer(t, kind, draw(st.sampled_from([0.05, 0.5])), side, max_props=16).props
+    ps = PropsUtility(t, kind, draw(st.sampled_from([0.05, 0.5])), side, max_props=16).props
     pcount = ps.count.numpy()
     allowed = props_usable(t, side)
     assert not ((pcount > 0) & ~allowed).any(), (pcount, allowed)
@@ -328,7 +328,7 @@ def test_placers_and_progress_on_hand_made_tracks(device, data):
         for e in range(E):
             assert np.isfinite(rows[e, : pcount[e]]).all(), (name, e)
 
-    tracker = ProgressTracker(got, valid=t.valid)
+    tracker = ProgressUtility(got, valid=t.valid)
     live = (count > 0) & (t.valid.numpy() != 0)
     for step in range(draw(st.integers(1, 3), label="steps")):
         pos = draw(pose_rows(E, 3), label=f"position {step}")
@@ -387,7 +387,7 @@ def line_usable(line, n_max: int) -> np.ndarray:
 def test_track_localizer_on_hand_made_tracks(device, data):
     draw = data.draw
     t = make_track(device, [draw(track_envs(), label=f"env {e}") for e in range(E)])
-    loc = TrackLocalizer(t, warm_window=draw(st.sampled_from([None, 1, 2])))
+    loc = LocalizerUtility(t, warm_window=draw(st.sampled_from([None, 1, 2])))
     usable = line_usable(t, N)
     curv = host_rows(loc.curvature, E)
     for e in np.flatnonzero(usable):
@@ -511,7 +511,7 @@ def test_gate_tools_on_hand_made_gates(device, data):
     s = make_gates(device, [draw(gate_envs(), label=f"env {e}") for e in range(E)])
     # posts: an active box of an env with a usable post is answered, finite
     boxes = draw(st.integers(1, 2), label="boxes")
-    disc = DiscCollider(s, draw(st.sampled_from([0.02, 1e6])), max_boxes=boxes)
+    disc = DiscCollisionUtility(s, draw(st.sampled_from([0.02, 1e6])), max_boxes=boxes)
     pos = draw(pose_rows(E * boxes, 3), label="box position")
     quat = draw(pose_rows(E * boxes, 4, quaternion=True), label="orientation")
     half = draw(pose_rows(E * boxes, 2), label="half_extents")
@@ -526,7 +526,7 @@ def test_gate_tools_on_hand_made_gates(device, data):
         else:
             assert post[r] == -1 and hit[r] == 0 and np.isnan(dist[r]), (r, post[r])
     # frames: an agent of an env with a usable gate is answered, finite (inside a member too)
-    fc = FrameCollider(s, *draw(st.sampled_from([(0.01, 0.01, 0.0), (1e6, 1e6, 1e6)])))
+    fc = FrameCollisionUtility(s, *draw(st.sampled_from([(0.01, 0.01, 0.0), (1e6, 1e6, 1e6)])))
     apos = draw(pose_rows(E, 3), label="agent position")
     fr = fc.query(wp.array(apos, dtype=wp.vec3f, device=device))
     gates = usable_gates(s).any(1)
@@ -544,7 +544,7 @@ def test_gate_tools_on_hand_made_gates(device, data):
             assert fh["gate"][e] == -1 and fh["hit"][e] == 0 and np.isnan(fh["distance"][e])
     # the course line and a localizer on it, progress through the gates
     K = draw(st.integers(2, 4), label="samples_per_gate")
-    line = CourseLineBuilder(s, K).line
+    line = CourseLineUtility(s, K).line
     cnt = line.count.numpy()
     lrows = host_rows(line.center, E)
     for e in range(E):
@@ -552,8 +552,8 @@ def test_gate_tools_on_hand_made_gates(device, data):
         assert np.isfinite(lrows[e, : cnt[e]]).all() and np.isnan(lrows[e, cnt[e] :]).all()
         if cnt[e]:
             assert np.isfinite(line.length.numpy()[e]) and line.length.numpy()[e] > 0
-    loc = TrackLocalizer(line, warm_window=draw(st.sampled_from([None, 2])))
-    tracker = ProgressTracker(CheckpointSet.from_gates(s), valid=s.valid)
+    loc = LocalizerUtility(line, warm_window=draw(st.sampled_from([None, 2])))
+    tracker = ProgressUtility(CheckpointsResult.from_gates(s), valid=s.valid)
     live = (np.clip(s.count.numpy(), 0, G) > 0) & (s.valid.numpy() != 0)
     for step in range(draw(st.integers(1, 2), label="steps")):
         p = draw(pose_rows(E, 3), label=f"position {step}")
@@ -669,12 +669,12 @@ def test_a_count_beyond_n_max_is_clamped(device, method, layout):
     height-field baker. It is clamped to N_max: NaN padding then makes the env unusable, a
     full stride of real beads is used whole."""
     t = make_track(device, [ring_env(5, count=10**6), ring_env(N, count=N + 3), ring_env(7)])
-    col = BandCollider(t, method=method, sdf_resolution=16, kernel_layout=layout)
+    col = BandCollisionUtility(t, method=method, sdf_resolution=16, kernel_layout=layout)
     np.testing.assert_array_equal(col.beads.numpy(), [0, N, 7])
     c = contact_host(col.query(*unit_boxes(device, np.array([[1.0, 0.0]] * E))))
     assert c["oob"][0] == 1 and np.isnan(c["distance"][0])
     assert np.isfinite(c["distance"][1:]).all() and np.isfinite(c["normal"][1:]).all()
-    f = HeightFieldBaker(t, resolution=16).field
+    f = HeightFieldUtility(t, resolution=16).field
     frame = f.frame.numpy()
     assert np.isnan(frame[0]).all() and np.isfinite(frame[1:]).all()
 
@@ -686,7 +686,7 @@ def test_an_agent_inside_a_frame_member_gets_a_signed_distance_and_a_normal(devi
     env = gate_envs_fixed()
     s = make_gates(device, [env] * E)
     h, th, dp = 0.1, 0.02, 0.03
-    fc = FrameCollider(s, th, dp, 0.0)
+    fc = FrameCollisionUtility(s, th, dp, 0.0)
     c0 = env["position"][0]
     left = env["left"][0] - c0
     left /= np.linalg.norm(left)
@@ -698,7 +698,7 @@ def test_an_agent_inside_a_frame_member_gets_a_signed_distance_and_a_normal(devi
     np.testing.assert_allclose(got["normal"], np.tile(left, (E, 1)), atol=1e-5)
     np.testing.assert_allclose(got["nearest"], np.tile(c0 + (h + th) * left, (E, 1)), atol=1e-6)
     assert (got["hit"] == 1).all()
-    big = FrameCollider(s, 1e6, 1e6, 1e6)
+    big = FrameCollisionUtility(s, 1e6, 1e6, 1e6)
     got = contact_host(
         big.query(wp.array(np.tile(c0, (E, 1)).astype(np.float32), dtype=wp.vec3f, device=device))
     )
@@ -733,13 +733,13 @@ def test_huge_and_tiny_quaternions_give_the_unit_yaw(device, scale):
     t = make_track(device, [ring_env(N)] * E)
     xy = np.array([[1.0, 0.0], [0.0, 1.02], [-0.93, 0.0]])
     for method in ("segments", "sdf"):
-        col = BandCollider(t, method=method, sdf_resolution=32)
+        col = BandCollisionUtility(t, method=method, sdf_resolution=32)
         want = contact_host(col.query(*unit_boxes(device, xy)))
         got = contact_host(col.query(*unit_boxes(device, xy, quat_scale=scale)))
         for k in ("oob", "distance", "nearest", "normal", "boundary"):
             np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6, err_msg=(method, k))
     s = make_gates(device, [gate_envs_fixed()] * E)
-    disc = DiscCollider(s, 0.02)
+    disc = DiscCollisionUtility(s, 0.02)
     want = contact_host(disc.query(*unit_boxes(device, xy)))
     got = contact_host(disc.query(*unit_boxes(device, xy, quat_scale=scale)))
     for k in want:
@@ -756,23 +756,23 @@ def test_far_finite_poses_get_finite_answers(device, far):
     parr = wp.array(pos, dtype=wp.vec3f, device=device)
     boxes = unit_boxes(device, pos[:, :2].astype(np.float64))
     for method in ("segments", "sdf"):
-        c = contact_host(BandCollider(t, method=method, sdf_resolution=16).query(*boxes))
+        c = contact_host(BandCollisionUtility(t, method=method, sdf_resolution=16).query(*boxes))
         assert (c["oob"] == 1).all() and np.isfinite(c["distance"]).all(), (method, c)
         assert (c["distance"] < -1e17).all() and np.isfinite(c["normal"]).all()
-    f = contact_host(TrackLocalizer(t).locate(parr))
+    f = contact_host(LocalizerUtility(t).locate(parr))
     assert (f["segment"] >= 0).all() and all(np.isfinite(v).all() for v in f.values())
-    cs = CheckpointPlacer(t, 0.5, max_checkpoints=16).checkpoints
-    tracker = ProgressTracker(cs, valid=t.valid)
+    cs = CheckpointsUtility(t, 0.5, max_checkpoints=16).checkpoints
+    tracker = ProgressUtility(cs, valid=t.valid)
     for _ in range(2):
         d = tracker.update(parr).dist_to_next.numpy()
         assert np.isfinite(d).all() and (d > 1e17).all(), d
     s = make_gates(device, [gate_envs_fixed()] * E)
-    tracker = ProgressTracker(CheckpointSet.from_gates(s), valid=s.valid)
+    tracker = ProgressUtility(CheckpointsResult.from_gates(s), valid=s.valid)
     d = tracker.update(parr).dist_to_next.numpy()
     assert np.isfinite(d).all() and (d > 1e17).all(), d
-    c = contact_host(DiscCollider(s, 0.02).query(*boxes))
+    c = contact_host(DiscCollisionUtility(s, 0.02).query(*boxes))
     assert (c["post"] >= 0).all() and np.isfinite(c["distance"]).all() and (c["hit"] == 0).all()
-    c = contact_host(FrameCollider(s, 0.01, 0.01, 0.0).query(parr))
+    c = contact_host(FrameCollisionUtility(s, 0.01, 0.01, 0.0).query(parr))
     assert (c["gate"] >= 0).all() and all(np.isfinite(c[k]).all() for k in ("distance", "normal"))
 
 
@@ -783,13 +783,13 @@ def test_huge_half_extents_give_a_finite_sdf_distance(device, half):
     t = make_track(device, [ring_env(N)] * E)
     boxes = unit_boxes(device, np.array([[1.0, 0.0]] * E), half=(half, half))
     for method in ("sdf", "segments"):
-        c = contact_host(BandCollider(t, method=method, sdf_resolution=16).query(*boxes))
+        c = contact_host(BandCollisionUtility(t, method=method, sdf_resolution=16).query(*boxes))
         assert (c["oob"] == 1).all() and np.isfinite(c["distance"]).all(), (method, c["distance"])
         assert np.isfinite(c["normal"]).all() and np.isfinite(c["nearest"]).all()
 
 
 def test_checkpoint_set_allocate_checks_its_arguments(device):
-    """Regression: CheckpointSet.allocate(0, 8) and (2, 2) were accepted (the
+    """Regression: CheckpointsResult.allocate(0, 8) and (2, 2) were accepted (the
     capacity must be >= 3), and an absent CUDA device raised a raw Warp error."""
     for args, err, word in (
         ((0, 8, device), ValueError, "num_envs"),
@@ -802,11 +802,11 @@ def test_checkpoint_set_allocate_checks_its_arguments(device):
         ((2, 8, "tpu"), ValueError, "device"),
     ):
         with pytest.raises(err, match=word):
-            CheckpointSet.allocate(*args)
+            CheckpointsResult.allocate(*args)
     if wp.get_cuda_device_count() == 0:
         with pytest.raises(ValueError, match="device = 'cuda:0' is not available"):
-            CheckpointSet.allocate(2, 8, "cuda:0")
-    cs = CheckpointSet.allocate(2, 3, device)
+            CheckpointsResult.allocate(2, 8, "cuda:0")
+    cs = CheckpointsResult.allocate(2, 3, device)
     assert cs.max_checkpoints == 3 and cs.num_envs == 2
 
 
@@ -818,7 +818,7 @@ def test_nan_posts_never_win(device):
     for k in ("position", "left", "right"):
         far[k] = far[k] * 1e30
     s = make_gates(device, [gate_envs_fixed(), far, gate_envs_fixed()])
-    c = contact_host(DiscCollider(s, 0.02).query(*unit_boxes(device, np.zeros((E, 2)))))
+    c = contact_host(DiscCollisionUtility(s, 0.02).query(*unit_boxes(device, np.zeros((E, 2)))))
     assert c["post"][1] == -1 and np.isnan(c["distance"][1]) and c["hit"][1] == 0
     assert (c["post"][[0, 2]] >= 0).all() and np.isfinite(c["distance"][[0, 2]]).all()
 
@@ -829,7 +829,7 @@ def test_a_course_line_of_vanishing_length_is_no_line(device):
     tiny = gate_envs_fixed()
     for k in ("position", "left", "right"):
         tiny[k] = tiny[k] * 1e-30
-    line = CourseLineBuilder(
+    line = CourseLineUtility(
         make_gates(device, [gate_envs_fixed(), tiny, gate_envs_fixed()]), 4
     ).line
     assert line.count.numpy().tolist() == [4 * G, 0, 4 * G]
@@ -837,10 +837,10 @@ def test_a_course_line_of_vanishing_length_is_no_line(device):
 
 
 @functools.cache
-def _racing_line_planner() -> RacingLinePlanner:
+def _racing_line_planner() -> RacingLineUtility:
     gen = TrackGenerator(presets.track(num_envs=4, device="cpu"), seeds=2)
     gen.generate()
-    return RacingLinePlanner(gen.result, 0.04, a_lat=8.0, a_lon=4.0, v_max=6.0)
+    return RacingLineUtility(gen.result, 0.04, a_lat=8.0, a_lon=4.0, v_max=6.0)
 
 
 @settings(max_examples=examples(24))

@@ -11,7 +11,14 @@ from typing import Any
 import numpy as np
 import warp as wp
 
-__all__ = ["MAX_ELEMENTS", "MAX_PLAN_BYTES", "AllocationBudget", "memory_budget"]
+__all__ = [
+    "MAX_ELEMENTS",
+    "MAX_PLAN_BYTES",
+    "AllocationBudget",
+    "BufferPlan",
+    "memory_budget",
+    "planned_buffers",
+]
 
 #: Kernels index flat arrays with int32: no array may hold more elements than this.
 MAX_ELEMENTS = 2**31 - 1
@@ -147,6 +154,34 @@ class AllocationBudget:
     def array(self, host: np.ndarray, dtype, what: str) -> wp.array:
         self.take(max(len(host), 1), dtype, what)
         return self._allocated(lambda: wp.array(host, dtype=dtype, device=self.device), what)
+
+
+class BufferPlan:
+    """A stand-in for :class:`AllocationBudget` that allocates nothing: it records the
+    ``(elements, dtype)`` of every array a construction asks for (in order, in
+    :attr:`buffers`) and hands back None. Running a tool's allocation code through it gives
+    the tool's buffer plan (what a course counts before it builds) from the same code that
+    allocates, so the two cannot drift."""
+
+    def __init__(self):
+        self.buffers: list[tuple[int, type]] = []
+
+    def zeros(self, count: int | tuple[int, ...], dtype, what: str) -> None:
+        self.buffers.append((_shape(count)[1], dtype))
+
+    def full(self, count: int | tuple[int, ...], value, dtype, what: str) -> None:
+        self.buffers.append((_shape(count)[1], dtype))
+
+    def array(self, host: np.ndarray, dtype, what: str) -> None:
+        self.buffers.append((max(len(host), 1), dtype))
+
+
+def planned_buffers(allocate: Callable[[BufferPlan], Any]) -> list[tuple[int, type]]:
+    """``(elements, dtype)`` of every array ``allocate(budget)`` makes through its budget,
+    recorded by a :class:`BufferPlan` (nothing is allocated)."""
+    plan = BufferPlan()
+    allocate(plan)
+    return plan.buffers
 
 
 def _shape(count: int | tuple[int, ...]) -> tuple[int | tuple[int, ...], int]:

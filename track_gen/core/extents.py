@@ -4,7 +4,7 @@ extent too), and the functions that apply the range.
 
 Every tool works in float32. Two rules keep its arithmetic finite for any input:
 
-* **Course data** (a Track's beads, a GateSequence's gates, a CheckpointSet's positions): a
+* **Course data** (a Track's beads, a GateSequence's gates, a CheckpointsResult's positions): a
   coordinate is *in range* when it is finite and ``|x| <= COORD_LIMIT`` (1e18 track units,
   the extent beyond which the gate validator already calls a course ``NONFINITE``). A tool
   uses an env (or a gate, a post, a checkpoint) only when the coordinates it reads are in

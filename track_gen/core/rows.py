@@ -10,6 +10,7 @@ from typing import ClassVar
 import numpy as np
 import warp as wp
 
+from .budget import planned_buffers
 from .checks import check_choice
 
 __all__ = ["BoxRowBatch", "RowBatch"]
@@ -38,6 +39,16 @@ class RowBatch:
             if name in vars(self):
                 setattr(out, name, getattr(self, name))
         return out
+
+    @classmethod
+    def buffers(cls, *args, **kwargs) -> list[tuple[int, type]]:
+        """``(elements, dtype)`` of every array ``allocate(*args, **kwargs)`` makes, in order
+        (the same call run through a :class:`~track_gen.core.budget.BufferPlan`: nothing is
+        allocated). Pass the arguments :meth:`allocate` takes, less ``device`` and
+        ``budget``."""
+        return planned_buffers(
+            lambda plan: cls.allocate(*args, device="cpu", budget=plan, **kwargs)
+        )
 
     def _first(self, names: tuple[str, ...]) -> wp.array | None:
         for name in names:

@@ -28,10 +28,13 @@ bound or allocate beyond the memory budget the program checks.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import difflib
 import functools
 import math
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -59,9 +62,11 @@ __all__ = [
     "Values",
     "class_default",
     "config_class",
+    "config_label",
     "field_name",
     "field_rows",
     "float32_bound_problem",
+    "labelled",
     "float32_value_problem",
     "resolve_values",
 ]
@@ -593,6 +598,36 @@ def check_together(items, outside: Callable | None = None) -> list:
     return [t.check(alone[id(t)], owner, lookup) for t, _, owner in items]
 
 
+#: The label a config class's messages name it by while :func:`labelled` is active (a
+#: component building its settings names itself: ``Lidar.num_beams``, not
+#: ``LidarSettings.num_beams``).
+_LABEL: contextvars.ContextVar[str | None] = contextvars.ContextVar("config_label", default=None)
+
+
+@contextlib.contextmanager
+def labelled(label: str):
+    """Within the block, a config class made by :func:`config_class` names itself ``label`` in
+    its messages (``"Lidar.fov = -1 is out of range ..."``): the class's one check path, with
+    the name of the call the user made."""
+    token = _LABEL.set(label)
+    try:
+        yield
+    finally:
+        _LABEL.reset(token)
+
+
+def config_label(config) -> str:
+    """The name ``config`` (a config class instance) goes by in messages: the active
+    :func:`labelled` label, else its class name (for a ``check=`` rule's message)."""
+    return _LABEL.get() or type(config).__name__
+
+
+def _required(t: Tunable, value) -> bool:
+    """Whether ``value`` is a missing required field: None where the declaration has no
+    default and None is not a value of the field."""
+    return value is None and not (t.optional or t.kind == "device")
+
+
 def _annotation(t: Tunable):
     if t.kind == "settings":
         return t.settings_class
@@ -615,6 +650,7 @@ def config_class(
     narrow: Mapping[str, Mapping[str, Any]] | None = None,
     check: Callable | None = None,
     module: str = "track_gen.config",
+    keywords_of: str | None = None,
 ) -> type:
     """A frozen dataclass with one field per declaration of ``groups``.
 
@@ -644,9 +680,11 @@ def config_class(
             field is checked and raises ValueError naming the class's own field names and a
             fix a user can apply in the class; a subclass keeps its base's.
         module: the ``__module__`` of the class.
+        keywords_of: the surface label whose keywords name the fields (default: ``name``): a
+            tool's settings class takes its fields under its component's keywords.
 
-    A field's name in the class is the declaration's keyword for the class name
-    (:meth:`Tunable.keyword`: ``aliases[name]``, else ``field``).
+    A field's name in the class is the declaration's keyword for ``keywords_of`` (the class
+    name by default; :meth:`Tunable.keyword`: ``aliases[label]``, else ``field``).
 
     The class checks and normalizes every field in ``__post_init__`` (NumPy scalars become
     Python values), refuses unknown keywords with a TypeError naming close matches (and the
@@ -662,7 +700,7 @@ def config_class(
             if id(t) not in seen:
                 seen.add(id(t))
                 own.append(t)
-                own_names.append(t.keyword(name))
+                own_names.append(t.keyword(keywords_of or name))
             listed.append(t)
         sections.append((title, prefix, tuple(listed)))
     tunables = tuple(getattr(base, "__tunables__", ())) + tuple(own)
@@ -685,10 +723,16 @@ def config_class(
 
     def post_init(self):
         cls = type(self)
+        label = _LABEL.get() or cls.__name__
         items = [
-            (t, getattr(self, n), f"{cls.__name__}.{n}")
+            (t, getattr(self, n), f"{label}.{n}")
             for t, n in zip(cls.__tunables__, cls.__field_names__, strict=True)
         ]
+        for t, value, owner in items:
+            if _required(t, value) and class_default(cls, t) is None:
+                unit = f" ({t.unit})" if t.unit else ""
+                kind = {"int": "an int", "float": "a number"}.get(t.kind, f"a {t.kind}")
+                raise TypeError(f"{owner} is required{unit}: pass {kind} {t.range_text()}")
         for (_, _, owner), n, v in zip(
             items, cls.__field_names__, check_together(items), strict=True
         ):
@@ -739,12 +783,13 @@ def config_class(
     @functools.wraps(init)
     def checked_init(self, *args, **kwargs):
         valid = {f.name for f in dataclasses.fields(cls)}
-        _fold_flat(cls, name, kwargs)
+        label = _LABEL.get() or name
+        _fold_flat(cls, label, kwargs)
         for key in kwargs:
             if key in valid:
                 continue
             if key in renamed:
-                raise TypeError(f"{name}.{key} was renamed {renamed[key]!r}: pass {renamed[key]}=")
+                raise TypeError(f"{label}.{key} was renamed {renamed[key]!r}: pass {renamed[key]}=")
             flat = [
                 t.flat_prefix + sub
                 for t in cls.__tunables__
@@ -753,7 +798,7 @@ def config_class(
             ]
             close = difflib.get_close_matches(key, sorted(valid) + flat, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise TypeError(f"{name} has no field {key!r}{hint}")
+            raise TypeError(f"{label} has no field {key!r}{hint}")
         init(self, *args, **kwargs)
 
     cls.__init__ = checked_init
@@ -761,6 +806,8 @@ def config_class(
         if t.kind == "settings" and t.flat_prefix:
             for sub in t.settings_class.__field_names__:
                 setattr(cls, t.flat_prefix + sub, _flat_property(n, sub))
+            for former in getattr(t.settings_class, "__deprecated_fields__", {}):
+                setattr(cls, t.flat_prefix + former, _flat_property(n, former))  # it warns
     return cls
 
 
@@ -781,8 +828,19 @@ def _fold_flat(cls, name: str, kwargs: dict) -> None:
             continue
         sub_cls = t.settings_class
         flat = {}
+        formers = {
+            sub: former for former, sub in getattr(sub_cls, "__deprecated_fields__", {}).items()
+        }
         for t_sub, sub in zip(sub_cls.__tunables__, sub_cls.__field_names__, strict=True):
             key = t.flat_prefix + sub
+            if sub in formers and t.flat_prefix + formers[sub] in kwargs and key not in kwargs:
+                key = t.flat_prefix + formers[sub]  # an earlier flat keyword: warn, then fold
+                warnings.warn(
+                    f"{name}.{key} is deprecated and will be removed in the next release: use "
+                    f"{t.flat_prefix}{sub} (the same field)",
+                    DeprecationWarning,
+                    stacklevel=4,
+                )
             if key in kwargs:
                 flat[sub] = t_sub.check(kwargs.pop(key), f"{name}.{key}")
         if flat:

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..config import GateGenConfig, TrackGenConfig
-from ..core.tunable import Tunable
+from ..core.tunable import Tunable, labelled
 from ..seeds import SeedState
 from ..tools.band_collision import MAX_BOXES, METHOD, SDF_RESOLUTION
 from ..tools.checkpoints import MAX_CHECKPOINTS, SPACING
@@ -16,23 +16,8 @@ from ..tools.course_line import SAMPLES_PER_GATE
 from ..tools.gate_collision import AGENT_RADIUS, FRAME_DEPTH, FRAME_THICKNESS, POST_RADIUS
 from ..tools.heightfield import RESOLUTION
 from ..tools.localizer import WARM_WINDOW
-from ..tools.min_time import GRAVITY as MT_GRAVITY
-from ..tools.min_time import ITERATIONS as MT_ITERATIONS
-from ..tools.min_time import SAMPLES as MT_SAMPLES
-from ..tools.min_time import T_MAX as MT_T_MAX
-from ..tools.min_time import V_MAX as MT_V_MAX
-from ..tools.min_time.utility import check_settings as check_min_time_settings
-from ..tools.racing_line import (
-    A_LAT,
-    A_LON,
-    ITERATIONS,
-    KAPPA_ITERATIONS,
-    KAPPA_MAX,
-    LINEARISATIONS,
-    V_MAX,
-    VEHICLE_WIDTH,
-)
-from ..tools.racing_line.utility import check_settings
+from ..tools.min_time import MinTimeSettings
+from ..tools.racing_line import RacingLineSettings
 from .rules import check_checkpoint_capacity, check_gate_width
 
 __all__ = ["CourseConfig", "check_min_time", "check_racing_line"]
@@ -46,21 +31,6 @@ GATE_FIELDS = (POST_RADIUS, SAMPLES_PER_GATE, WARM_WINDOW)
 #: The declarations of ``frame_collision``'s (thickness, depth, agent_radius), in order; its
 #: mapping keys are their keywords for ``FrameCollision``.
 FRAME_FIELDS = (FRAME_THICKNESS, FRAME_DEPTH, AGENT_RADIUS)
-#: The declarations of ``racing_line``'s mapping keys, in order: their keywords for
-#: ``tools.RacingLine``.
-RACING_LINE_FIELDS = (
-    VEHICLE_WIDTH,
-    A_LAT,
-    A_LON,
-    V_MAX,
-    KAPPA_MAX,
-    ITERATIONS,
-    LINEARISATIONS,
-    KAPPA_ITERATIONS,
-)
-#: The declarations of ``min_time``'s mapping keys, in order: their keywords for
-#: ``tools.MinTime``.
-MIN_TIME_FIELDS = (MT_T_MAX, MT_V_MAX, MT_GRAVITY, MT_SAMPLES, MT_ITERATIONS)
 #: Fields whose CourseConfig default is None, not the declaration's: None leaves the
 #: component out (``collision``, ``heightfield_resolution``) or at its own default
 #: (``sdf_resolution``).
@@ -193,39 +163,16 @@ def _check_frame_collision(fc) -> tuple:
     )
 
 
-class _Settings(Mapping):
-    """A read-only, hashable, picklable mapping (a checked ``racing_line``)."""
-
-    def __init__(self, items: Mapping):
-        self._items = dict(items)
-
-    def __getitem__(self, key):
-        return self._items[key]
-
-    def __iter__(self):
-        return iter(self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __hash__(self) -> int:
-        return hash(tuple(self._items.items()))
-
-    def __repr__(self) -> str:
-        return repr(self._items)
-
-
-def _check_component_mapping(
-    value, name: str, fields, component: str, check, example: str
-) -> Mapping | None:
-    """None, or the keyword arguments of ``tools.<component>`` checked from the mapping
-    ``value`` (its keys: the keywords of ``fields``; the fields without a default required),
-    returned read-only with every key, the declarations' defaults filled in, each value
-    checked by ``check(name, **given)``."""
-    if value is None:
-        return None
-    surface = f"tools.{component}"
-    keys = tuple(t.keyword(surface) for t in fields)
+def _check_settings(value, name: str, cls: type, example: str):
+    """None, or the ``cls`` instance (a tool's settings class) of ``value``: a ``cls``, or a
+    mapping of its fields (the keywords of its component; the fields without a default
+    required), the declarations' defaults filled in (a settings object is a read-only mapping
+    of every key). Raises TypeError / ValueError naming ``name``, the key and the value (each
+    checked by the settings class) before anything is built."""
+    if value is None or isinstance(value, cls):
+        return value
+    keys = cls.__field_names__
+    component = cls.__name__.removesuffix("Settings")
     if not isinstance(value, Mapping):
         hint = (
             f" (a {component} component goes in extra=)"
@@ -233,7 +180,7 @@ def _check_component_mapping(
             else ""
         )
         raise TypeError(
-            f"{name} must be None or a mapping of {surface} keyword arguments "
+            f"{name} must be None, a tools.{cls.__name__} or a mapping of its fields "
             f"({', '.join(keys)}), got {value!r}{hint}"
         )
     unknown = [k for k in value if not (isinstance(k, str) and k in keys)]
@@ -242,47 +189,40 @@ def _check_component_mapping(
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ValueError(f"{name} has unknown keys {unknown!r}{hint}: its keys are {keys}")
     required = [
-        k for t, k in zip(fields, keys, strict=True) if t.default is None and not t.optional
+        k
+        for t, k in zip(cls.__tunables__, keys, strict=True)
+        if t.default is None and not t.optional
     ]
     missing = [k for k in required if k not in value]
     if missing:
         raise ValueError(
             f"{name} needs the keys {tuple(required)} (missing: {missing}), e.g. {example}"
         )
-    given = {k: value[k] if k in value else t.default for t, k in zip(fields, keys, strict=True)}
-    return _Settings(check(name, **given))
+    with labelled(name):
+        return cls(**{k: value[k] for k in keys if k in value})
 
 
-def check_racing_line(value, name: str) -> Mapping | None:
-    """None, or the keyword arguments of a ``tools.RacingLine`` checked from the mapping
-    ``value`` (its keys: the keywords of :data:`RACING_LINE_FIELDS`; ``vehicle_width``,
-    ``a_lat``, ``a_lon`` and ``v_max`` required), returned read-only with every key, the
-    declarations' defaults filled in. Raises TypeError / ValueError naming ``name``, the key
-    and the value (each checked with its declaration) before anything is built."""
-    return _check_component_mapping(
+def check_racing_line(value, name: str) -> RacingLineSettings | None:
+    """None, or the :class:`~track_gen.tools.RacingLineSettings` of ``value``: a
+    ``RacingLineSettings``, or a mapping of its fields (the keywords of ``tools.RacingLine``;
+    ``vehicle_width``, ``a_lat``, ``a_lon`` and ``v_max`` required), the declarations'
+    defaults filled in. Raises TypeError / ValueError naming ``name``, the key and the value
+    (each checked by the settings class) before anything is built."""
+    return _check_settings(
         value,
         name,
-        RACING_LINE_FIELDS,
-        "RacingLine",
-        check_settings,
+        RacingLineSettings,
         "{'vehicle_width': 0.04, 'a_lat': 8.0, 'a_lon': 4.0, 'v_max': 6.0}",
     )
 
 
-def check_min_time(value, name: str) -> Mapping | None:
-    """None, or the keyword arguments of a ``tools.MinTime`` checked from the mapping
-    ``value`` (its keys: the keywords of :data:`MIN_TIME_FIELDS`; ``t_max`` and ``v_max``
-    required; ``t_max >= 1.001 gravity``), returned read-only with every key, the
-    declarations' defaults filled in. Raises TypeError / ValueError naming ``name``, the key
-    and the value before anything is built."""
-    return _check_component_mapping(
-        value,
-        name,
-        MIN_TIME_FIELDS,
-        "MinTime",
-        check_min_time_settings,
-        "{'t_max': 34.32, 'v_max': 90.0}",
-    )
+def check_min_time(value, name: str) -> MinTimeSettings | None:
+    """None, or the :class:`~track_gen.tools.MinTimeSettings` of ``value``: a
+    ``MinTimeSettings``, or a mapping of its fields (the keywords of ``tools.MinTime``;
+    ``t_max`` and ``v_max`` required; ``t_max >= 1.001 gravity``), the declarations' defaults
+    filled in. Raises TypeError / ValueError naming ``name``, the key and the value before
+    anything is built."""
+    return _check_settings(value, name, MinTimeSettings, "{'t_max': 34.32, 'v_max': 90.0}")
 
 
 _DOC = """A course as flat data: ``Course(CourseConfig(...))`` (or ``Course.from_config``) is
@@ -309,10 +249,11 @@ Track mode:
         default 1.
     heightfield_resolution: None, or the side of a ``tools.HeightFieldBake`` grid
         (``tools.heightfield.RESOLUTION``) added as the ``heightfield`` component.
-    racing_line: None, or a mapping of ``tools.RacingLine`` keyword arguments
-        (``vehicle_width``, ``a_lat``, ``a_lon``, ``v_max`` required; ``kappa_max``,
+    racing_line: None, or a ``tools.RacingLineSettings`` (or a mapping of its fields:
+        ``vehicle_width``, ``a_lat``, ``a_lon``, ``v_max`` required; ``kappa_max``,
         ``iterations``, ``linearisations``, ``kappa_iterations`` optional) added as the
-        ``racing_line`` component; kept as a read-only mapping of every key, checked.
+        ``racing_line`` component; kept as the checked ``RacingLineSettings`` (a read-only
+        mapping of every key).
 
 Gates mode:
     post_radius: None, or the radius of the gate posts for a ``tools.DiscCollision``
@@ -323,10 +264,10 @@ Gates mode:
         default 8.
     localize_window: the localizer's warm window (``tools.localizer.WARM_WINDOW``); None
         searches every segment each step.
-    min_time: None, or a mapping of ``tools.MinTime`` keyword arguments (``t_max``,
+    min_time: None, or a ``tools.MinTimeSettings`` (or a mapping of its fields: ``t_max``,
         ``v_max`` required; ``gravity``, ``samples``, ``iterations`` optional) added as the
-        ``min_time`` component (the point-mass par of a lap); kept as a read-only mapping of
-        every key, checked.
+        ``min_time`` component (the point-mass par of a lap); kept as the checked
+        ``MinTimeSettings`` (a read-only mapping of every key).
 
 The component fields are generated from those declarations: each field's name is the
 declaration's keyword for CourseConfig (``Tunable.aliases``), its check the declaration's

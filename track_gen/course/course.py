@@ -253,14 +253,14 @@ class Course:
 
     @property
     def racing_line(self):
-        """The :class:`~track_gen.tools.RacingLinePlanner` of the ``"racing_line"``
+        """The :class:`~track_gen.tools.RacingLineUtility` of the ``"racing_line"``
         component (``tools.RacingLine``), or None; its result is
         ``course.components["racing_line"].result``."""
         return self._utility("racing_line")
 
     @property
     def min_time(self):
-        """The :class:`~track_gen.tools.MinTimePlanner` of the ``"min_time"`` component
+        """The :class:`~track_gen.tools.MinTimeUtility` of the ``"min_time"`` component
         (``tools.MinTime``), or None; its result is ``course.components["min_time"].result``."""
         return self._utility("min_time")
 

@@ -190,8 +190,7 @@ def track_components(
             "component named 'collision'"
         )
     if racing_line is not None:
-        settings = dict(racing_line)
-        comps.append(RacingLine(settings.pop("vehicle_width"), **settings))
+        comps.append(RacingLine(racing_line))
     return _ordered(comps, extra)
 
 

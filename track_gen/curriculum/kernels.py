@@ -57,7 +57,7 @@ def replay_draw(key: wp.uint32, step: wp.int64, e: wp.int32, k: wp.int32) -> wp.
 
 
 @wp.kernel
-def rank_weights(
+def _rank_weights_kernel(
     # inputs
     level_score: wp.array(dtype=wp.float32),
     level_last: wp.array(dtype=wp.int64),
@@ -87,7 +87,7 @@ def rank_weights(
 
 
 @wp.kernel
-def rank_keys(
+def _rank_keys_kernel(
     # inputs
     level_score: wp.array(dtype=wp.float32),
     level_last: wp.array(dtype=wp.int64),
@@ -112,7 +112,7 @@ def rank_keys(
 
 
 @wp.kernel
-def order_weights(
+def _order_weights_kernel(
     # inputs
     order: wp.array(dtype=wp.int32),
     filled: wp.array(dtype=wp.int32),
@@ -122,7 +122,7 @@ def order_weights(
     weight: wp.array(dtype=wp.float64),
 ):
     """The score weight of the slot at sorted position ``k``: ``(1 / (k + 1)) ** (1 /
-    temperature)`` (the same ranks as :func:`rank_weights`), 0 past the filled slots."""
+    temperature)`` (the same ranks as :func:`_rank_weights_kernel`), 0 past the filled slots."""
     k = wp.tid()
     i = order[k]
     w = wp.float64(0.0)
@@ -132,7 +132,7 @@ def order_weights(
 
 
 @wp.kernel
-def replay_cdf(
+def _replay_cdf_kernel(
     # inputs
     weight: wp.array(dtype=wp.float64),
     level_last: wp.array(dtype=wp.int64),
@@ -171,7 +171,7 @@ def replay_cdf(
 
 
 @wp.kernel
-def decide(
+def _decide_kernel(
     # inputs
     mask: wp.array(dtype=wp.int32),
     cdf: wp.array(dtype=wp.float64),
@@ -242,7 +242,7 @@ def decide(
 
 
 @wp.kernel
-def undo_decide(
+def _undo_decide_kernel(
     # inputs
     mask: wp.array(dtype=wp.int32),
     undo: wp.array2d(dtype=wp.int32),
@@ -254,7 +254,7 @@ def undo_decide(
     fresh_epoch_out: wp.array(dtype=wp.int32),
     replayed_out: wp.array(dtype=wp.int32),
 ):
-    """Put back what :func:`decide` changed for the masked envs (a refused regeneration)."""
+    """Put back what :func:`_decide_kernel` changed for the masked envs (a refused regeneration)."""
     e = wp.tid()
     if mask[e] == 0:
         return
@@ -287,7 +287,7 @@ def rule_score(rule: int, x: float, par: float, plays: int, successes: float) ->
 
 
 @wp.kernel
-def update_scores(
+def _update_scores_kernel(
     # inputs
     done: wp.array(dtype=wp.int32),
     signal: wp.array(dtype=wp.float32),
@@ -372,7 +372,7 @@ def update_scores(
 
 
 @wp.kernel
-def undo_last(
+def _undo_last_kernel(
     # inputs
     last_undo: wp.array(dtype=wp.int64),
     # outputs

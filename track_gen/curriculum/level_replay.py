@@ -22,15 +22,15 @@ from .fields import (
     ScoreRule,
 )
 from .kernels import (
-    decide,
-    order_weights,
-    rank_keys,
-    rank_weights,
-    replay_cdf,
+    _decide_kernel,
+    _order_weights_kernel,
+    _rank_keys_kernel,
+    _rank_weights_kernel,
+    _replay_cdf_kernel,
+    _undo_decide_kernel,
+    _undo_last_kernel,
+    _update_scores_kernel,
     stream_key,
-    undo_decide,
-    undo_last,
-    update_scores,
 )
 
 __all__ = ["LevelReplay"]
@@ -177,7 +177,7 @@ class LevelReplay:
         stream = self._stream(stream, "update()")
         b = self.buffer
         wp.launch(
-            update_scores,
+            _update_scores_kernel,
             1,
             inputs=[done, score, self._par, b.env_level, E, self.buffer_size, int(self.rule)],
             outputs=[
@@ -211,7 +211,7 @@ class LevelReplay:
         mask = b.everyone if mask is None else mask
         self._rank(stream)
         wp.launch(
-            replay_cdf,
+            _replay_cdf_kernel,
             1,
             inputs=[b.weight, b.last_played, b.filled, b.step, B, self.staleness],
             outputs=[b.cdf],
@@ -219,7 +219,7 @@ class LevelReplay:
             stream=stream,
         )
         wp.launch(
-            decide,
+            _decide_kernel,
             self.num_envs,
             inputs=[
                 mask,
@@ -260,7 +260,7 @@ class LevelReplay:
         inv_t = 1.0 / self.temperature
         if not dev.is_cpu:
             wp.launch(
-                rank_weights,
+                _rank_weights_kernel,
                 B,
                 inputs=[b.score, b.last_played, b.filled, inv_t],
                 outputs=[b.weight, b.last_undo],
@@ -269,7 +269,7 @@ class LevelReplay:
             )
             return
         wp.launch(
-            rank_keys,
+            _rank_keys_kernel,
             B,
             inputs=[b.score, b.last_played, b.filled],
             outputs=[b.keys, b.order, b.last_undo],
@@ -277,13 +277,17 @@ class LevelReplay:
         )
         wp.utils.radix_sort_pairs(b.keys, b.order, B)
         wp.launch(
-            order_weights, B, inputs=[b.order, b.filled, inv_t], outputs=[b.weight], device=dev
+            _order_weights_kernel,
+            B,
+            inputs=[b.order, b.filled, inv_t],
+            outputs=[b.weight],
+            device=dev,
         )
 
     def _undo(self, mask, stream) -> None:
         b, state = self.buffer, self.course.seeds
         wp.launch(
-            undo_decide,
+            _undo_decide_kernel,
             self.num_envs,
             inputs=[mask, b.undo],
             outputs=[state.seeds, state.epochs, b.env_slot, b.env_level, b.fresh_epoch, b.replayed],
@@ -291,7 +295,7 @@ class LevelReplay:
             stream=stream,
         )
         wp.launch(
-            undo_last,
+            _undo_last_kernel,
             self.buffer_size,
             inputs=[b.last_undo],
             outputs=[b.last_played],

@@ -39,7 +39,7 @@ closest segment's direction); band clearance (track units, negative off the road
 to the next checkpoint (track units); lap fraction ``s / length`` in ``[0, 1)``; then for
 each look-ahead distance ``d`` the centerline point at arc length ``s + d``, in the car frame
 (x forward, y left, track units); then, with ``racing_line="observe"``, the racing line at
-the car's arc ``s`` (:meth:`~track_gen.tools.RacingLinePlanner.sample`): its offset relative
+the car's arc ``s`` (:meth:`~track_gen.tools.RacingLineUtility.sample`): its offset relative
 to the car (the line's lateral offset minus ``n``, track units, positive: the line lies to
 the car's left) and its target speed / max_speed (0 where the course has no line). An invalid
 env (no usable course, or a non-finite car state) observes all zeros (the cos column 1), gets
@@ -244,12 +244,12 @@ class RaceEnv(BatchedEnv):
             ``episode_length``, ``episode_progress``, ``final_progress`` (laps),
             ``final_lap_time`` (s, the episode's last timed lap as of the last step, NaN
             before one completes).
-        racing_line: the course's :class:`~track_gen.tools.RacingLineSet` (per-env
+        racing_line: the course's :class:`~track_gen.tools.RacingLineResult` (per-env
             ``lap_time``, the par, and per-bead offset and speed), or None without a racing
             line (``config.plans_racing_line`` False).
         observed: the observed terms (``config.observations``, e.g. ``("state", "lidar")``).
         term_dims: ``{term: columns}``; sensor_dims: the same for the sensor terms.
-        sensors: ``{term: result}`` of the observed sensors (``tools.LidarScan``, ...: the
+        sensors: ``{term: result}`` of the observed sensors (``tools.LidarResult``, ...: the
             arrays the observation's columns are read from, as of the last step).
         curriculum: the :class:`~track_gen.curriculum.LevelReplay` on :attr:`course` (None
             without ``curriculum=``). Each step, after the episode kernel and before the

@@ -14,6 +14,10 @@
   arc position in a row of cumulative arc lengths; :func:`arc_ahead` (an arc ahead on a
   closed line), :func:`bead_fraction` and :func:`point_at_arc` (a closed polyline at an arc):
   the one look-ahead of the sensors and the envs.
+- :mod:`.frames`: the plan-view heading of a quaternion (:func:`plan_x_axis`,
+  :func:`unit_heading`, :func:`heading_of`) and back (:func:`yaw_quat`).
+- :mod:`.buckets`: the uniform bucket grid packed as compressed rows
+  (:func:`bucket_clear`, :func:`bucket_count`, :func:`bucket_scan`, :func:`bucket_fill`).
 
 Each ``@wp.func`` is defined once here and imported from ``track_gen.geometry``.
 """
@@ -21,6 +25,7 @@ Each ``@wp.func`` is defined once here and imported from ``track_gen.geometry``.
 from __future__ import annotations
 
 from .arcs import arc_ahead, bead_at_arc, bead_at_arc64, bead_fraction, point_at_arc
+from .buckets import bucket_clear, bucket_count, bucket_fill, bucket_scan
 from .crossings import (
     CHUNK,
     TURN_TOL,
@@ -30,6 +35,7 @@ from .crossings import (
     has_self_crossing,
     segments_cross,
 )
+from .frames import heading_of, plan_x_axis, unit_heading, yaw_quat
 from .polylines import (
     all_finite,
     arc_fraction,
@@ -64,25 +70,27 @@ from .vectors import (
 )
 
 __all__ = [
-    "arc_fraction",
-    "arc_ahead",
-    "bead_at_arc",
-    "bead_at_arc64",
-    "bead_fraction",
-    "point_at_arc",
-    "lerp_on_edge",
     "CHUNK",
+    "CrossingScratch",
     "FLOAT32_MAX",
     "HALF_PI",
     "NAN",
     "PI",
     "TURN_TOL",
     "TWO_PI",
-    "CrossingScratch",
     "all_finite",
+    "arc_ahead",
+    "arc_fraction",
     "atan2_estimate",
     "bbox_normalize",
     "bbox_scale",
+    "bead_at_arc",
+    "bead_at_arc64",
+    "bead_fraction",
+    "bucket_clear",
+    "bucket_count",
+    "bucket_fill",
+    "bucket_scan",
     "catmull_rom_centripetal",
     "catmull_rom_closed",
     "centroid",
@@ -93,8 +101,12 @@ __all__ = [
     "finite",
     "finite3",
     "has_self_crossing",
+    "heading_of",
+    "lerp_on_edge",
     "menger_curvature",
     "nan_vec2",
+    "plan_x_axis",
+    "point_at_arc",
     "resample_closed",
     "resample_closed_box",
     "resample_first_simple",
@@ -103,6 +115,8 @@ __all__ = [
     "segments_cross",
     "sort_by_angle",
     "sort_by_angle_keyed",
+    "unit_heading",
     "wrap_angle",
     "xy",
+    "yaw_quat",
 ]

@@ -6,7 +6,7 @@ circuits into a pipeline (a ``PipelineSpec`` for ``TrackGenerator`` / ``Course.t
 :func:`read_waypoint_path` reads a drone waypoint path (start, waypoints, end; the JSON of the
 published minimum-time benchmarks) into a :class:`WaypointPath`; :func:`path_gates` gives its
 gates, :func:`gates_spec` a gate pipeline (``GateGenerator`` / ``Course.gates``) and
-:func:`waypoint_arrays` the arrays of a ``tools.MinTimePlanner``.
+:func:`waypoint_arrays` the arrays of a ``tools.MinTimeUtility``.
 
 Export, one env of a batch: :func:`write_tum` (the same CSV layout), :func:`write_cones`
 (a Formula Student Driverless Simulator cone map), :func:`write_gltf` / :func:`write_usd`

@@ -5,7 +5,7 @@ benchmarks (start, waypoints in order, end; metres, with the vehicle's limits an
 time, ``../shared/data/drone/*.json``) into a :class:`WaypointPath`; :func:`path_gates` turns
 start, waypoints and end into gates facing along the path; :func:`gates_spec` turns paths into
 a gate pipeline (a ``PipelineSpec`` for ``GateGenerator`` / ``Course.gates``);
-:func:`waypoint_arrays` into the arrays of a :class:`~track_gen.tools.MinTimePlanner`.
+:func:`waypoint_arrays` into the arrays of a :class:`~track_gen.tools.MinTimeUtility`.
 
 The JSON layout::
 
@@ -346,14 +346,14 @@ def gates_spec(
 
 
 def waypoint_arrays(paths, *, num_envs: int, device=None) -> dict:
-    """The arrays of an open-path :class:`~track_gen.tools.MinTimePlanner` whose env ``e``
+    """The arrays of an open-path :class:`~track_gen.tools.MinTimeUtility` whose env ``e``
     flies ``paths[e % len(paths)]`` from its start through its waypoints to its end, with its
     start and end velocities.
 
     Returns:
         ``{"points": vec3f [E*K], "count": int32 [E], "v_start": vec3f [E], "v_end": vec3f
         [E]}`` on ``device`` (``K`` the most points of a path), metres and m/s:
-        ``MinTimePlanner(**waypoint_arrays(paths, num_envs=E), closed=False, t_max=...,
+        ``MinTimeUtility(**waypoint_arrays(paths, num_envs=E), closed=False, t_max=...,
         v_max=...)``.
     """
     paths = _paths_arg(paths, "waypoint_arrays")

@@ -5,17 +5,17 @@ Components (``Component`` subclasses, used by :class:`track_gen.course.Course`):
 * track courses: ``Checkpoints``, ``Progress``, ``BandCollision``, ``Localizer``,
   ``HeightFieldBake``, ``Props``, ``RacingLine``, ``EgoRaster``, ``CourseStats``
   (``CourseStats(source="centerline")`` on a gate course); the per-step sensors
-  ``Lookahead`` (-> ``LookaheadPoints``), ``ConeDetections`` (-> ``ConeDetectionSet``) and
-  ``Lidar`` (-> ``LidarScan``);
+  ``Lookahead`` (-> ``LookaheadResult``), ``ConeDetections`` (-> ``ConeDetectionsResult``) and
+  ``Lidar`` (-> ``LidarResult``);
 * gate courses: ``GateCheckpoints``, ``CenterlineFromGates``, ``Progress``, ``DiscCollision``
   or ``FrameCollision``, ``Localizer(source="centerline")``, ``Lidar``, ``NextGates``,
-  ``MinTime`` (the point-mass par of a lap, -> ``MinTimeSet``).
+  ``MinTime`` (the point-mass par of a lap, -> ``MinTimeResult``).
 
-Utilities they wrap: ``CheckpointPlacer`` (-> ``CheckpointSet``), ``ProgressTracker``
-(-> ``ProgressEvents``), ``BandCollider`` (-> ``BandContact``), ``CourseLineBuilder``
-(-> ``CourseLine``), ``TrackLocalizer`` (-> ``TrackFrame``), ``DiscCollider``
-(-> ``DiscContact``), ``FrameCollider`` (-> ``FrameContact``), ``MinTimePlanner``
-(-> ``MinTimeSet``; also any batch of waypoint paths). The component contract
+Utilities they wrap: ``CheckpointsUtility`` (-> ``CheckpointsResult``), ``ProgressUtility``
+(-> ``ProgressEvents``), ``BandCollisionUtility`` (-> ``BandCollisionResult``),
+``CourseLineUtility`` (-> ``CourseLineResult``), ``LocalizerUtility`` (-> ``TrackFrame``),
+``DiscCollisionUtility`` (-> ``DiscContact``), ``FrameCollisionUtility`` (-> ``FrameContact``),
+``MinTimeUtility`` (-> ``MinTimeResult``; also any batch of waypoint paths). The component contract
 (``Component``, ``ComponentContext``, ``InputSpec``, ``order_components``) lives in
 :mod:`track_gen.course` and is re-exported here, with ``check_component`` (which call of a
 component a conditional regeneration body cannot hold).
@@ -23,45 +23,65 @@ component a conditional regeneration body cannot hold).
 
 from ..core.capture_check import CaptureProblem, check_component
 from ..core.component import Component, ComponentContext, InputSpec, order_components
-from .band_collision import BandCollider, BandCollision, BandContact
-from .checkpoints import CheckpointPlacer, Checkpoints, CheckpointSet, GateCheckpoints
+from ..core.deprecation import deprecated_names
+from .band_collision import (
+    BandCollision,
+    BandCollisionResult,
+    BandCollisionSettings,
+    BandCollisionUtility,
+)
+from .checkpoints import (
+    Checkpoints,
+    CheckpointsResult,
+    CheckpointsSettings,
+    CheckpointsUtility,
+    GateCheckpoints,
+)
 from .cones import (
     ConeColour,
     ConeDetections,
-    ConeDetectionSet,
+    ConeDetectionsResult,
     ConeDetectionsSettings,
-    ConeDetector,
+    ConeDetectionsUtility,
 )
 from .cones.term import ConesSettings, ConesTerm
-from .course_line import CenterlineFromGates, CourseLine, CourseLineBuilder
-from .course_stats import CourseStats, CourseStatsMeter, CourseStatsSet
+from .course_line import (
+    CenterlineFromGates,
+    CourseLineResult,
+    CourseLineSettings,
+    CourseLineUtility,
+)
+from .course_stats import CourseStats, CourseStatsResult, CourseStatsSettings, CourseStatsUtility
 from .gate_collision import (
-    DiscCollider,
     DiscCollision,
+    DiscCollisionSettings,
+    DiscCollisionUtility,
     DiscContact,
-    FrameCollider,
     FrameCollision,
+    FrameCollisionSettings,
+    FrameCollisionUtility,
     FrameContact,
     FrameMember,
 )
 from .heightfield import (
     GridResolutionWarning,
-    HeightField,
     HeightFieldBake,
-    HeightFieldBaker,
+    HeightFieldResult,
+    HeightFieldSettings,
+    HeightFieldUtility,
     check_grid_resolution,
 )
-from .lidar import Lidar, LidarScan, LidarScanner, LidarSettings
+from .lidar import Lidar, LidarResult, LidarSettings, LidarUtility
 from .lidar.term import LidarTerm
-from .localizer import Localizer, TrackFrame, TrackLocalizer
-from .lookahead import Lookahead, LookaheadPoints, LookaheadSampler, LookaheadSettings
+from .localizer import Localizer, LocalizerSettings, LocalizerUtility, TrackFrame
+from .lookahead import Lookahead, LookaheadResult, LookaheadSettings, LookaheadUtility
 from .lookahead.term import LookaheadTerm
-from .min_time import MinTime, MinTimePlanner, MinTimeSet, MinTimeStatus
-from .next_gates import NextGatePoses, NextGates, NextGateSensor, NextGatesSettings
-from .progress import Progress, ProgressEvents, ProgressTracker
-from .props import PropKind, PropPlacer, Props, PropSet, PropSide
-from .racing_line import RacingLine, RacingLinePlanner, RacingLineSet
-from .raster import EgoRaster, EgoRasterImage, EgoRasterizer, EgoRasterSettings, RasterCell
+from .min_time import MinTime, MinTimeResult, MinTimeSettings, MinTimeStatus, MinTimeUtility
+from .next_gates import NextGates, NextGatesResult, NextGatesSettings, NextGatesUtility
+from .progress import Progress, ProgressEvents, ProgressUtility
+from .props import PropKind, Props, PropSide, PropsResult, PropsSettings, PropsUtility
+from .racing_line import RacingLine, RacingLineResult, RacingLineSettings, RacingLineUtility
+from .raster import EgoRaster, EgoRasterResult, EgoRasterSettings, EgoRasterUtility, RasterCell
 from .raster.term import RasterTerm
 from .terms import (
     ObservationTerm,
@@ -100,75 +120,122 @@ __all__ = [
     "LidarTerm",
     "ConesTerm",
     "ConesSettings",
-    "BandCollider",
+    "BandCollisionUtility",
     "BandCollision",
-    "BandContact",
+    "BandCollisionSettings",
+    "BandCollisionResult",
     "CaptureProblem",
     "CenterlineFromGates",
-    "CheckpointPlacer",
-    "CheckpointSet",
+    "CheckpointsUtility",
+    "CheckpointsResult",
     "Checkpoints",
+    "CheckpointsSettings",
     "Component",
-    "ConeColour",
-    "ConeDetectionSet",
-    "ConeDetectionsSettings",
-    "ConeDetections",
-    "ConeDetector",
     "ComponentContext",
-    "EgoRaster",
-    "EgoRasterImage",
-    "EgoRasterizer",
-    "EgoRasterSettings",
-    "CourseLine",
-    "CourseLineBuilder",
+    "ConeColour",
+    "ConeDetectionsResult",
+    "ConeDetections",
+    "ConeDetectionsSettings",
+    "ConeDetectionsUtility",
+    "CourseLineResult",
+    "CourseLineUtility",
+    "CourseLineSettings",
     "CourseStats",
-    "CourseStatsMeter",
-    "CourseStatsSet",
-    "DiscCollider",
+    "CourseStatsUtility",
+    "CourseStatsResult",
+    "CourseStatsSettings",
+    "DiscCollisionUtility",
     "DiscCollision",
+    "DiscCollisionSettings",
     "DiscContact",
-    "FrameCollider",
+    "EgoRaster",
+    "EgoRasterResult",
+    "EgoRasterSettings",
+    "EgoRasterUtility",
+    "FrameCollisionUtility",
     "FrameCollision",
+    "FrameCollisionSettings",
     "FrameContact",
     "FrameMember",
     "GateCheckpoints",
     "GridResolutionWarning",
-    "HeightField",
+    "HeightFieldResult",
     "HeightFieldBake",
-    "HeightFieldBaker",
+    "HeightFieldUtility",
+    "HeightFieldSettings",
     "InputSpec",
     "Lidar",
-    "LidarScan",
-    "LidarScanner",
+    "LidarResult",
+    "LidarUtility",
     "LidarSettings",
     "Localizer",
+    "LocalizerSettings",
     "Lookahead",
-    "LookaheadPoints",
-    "LookaheadSampler",
+    "LookaheadResult",
+    "LookaheadUtility",
     "MinTime",
-    "MinTimePlanner",
-    "MinTimeSet",
+    "MinTimeResult",
+    "MinTimeSettings",
     "MinTimeStatus",
+    "MinTimeUtility",
     "LookaheadSettings",
-    "NextGatePoses",
-    "NextGateSensor",
-    "NextGatesSettings",
+    "NextGatesResult",
+    "NextGatesUtility",
     "NextGates",
+    "NextGatesSettings",
     "Progress",
     "ProgressEvents",
-    "ProgressTracker",
+    "ProgressUtility",
     "PropKind",
-    "PropPlacer",
-    "PropSet",
+    "PropsUtility",
+    "PropsResult",
     "PropSide",
     "Props",
+    "PropsSettings",
     "RacingLine",
-    "RacingLinePlanner",
-    "RacingLineSet",
+    "RacingLineUtility",
+    "RacingLineResult",
+    "RacingLineSettings",
     "RasterCell",
     "TrackFrame",
-    "TrackLocalizer",
+    "LocalizerUtility",
     "check_component",
     "check_grid_resolution",
     "order_components",
 ]
+
+#: Names before the naming convention (one suffix per role, CONTRIBUTING.md), kept
+#: for one release: each one warns and gives the class it was renamed to.
+RENAMED = {
+    "BandCollider": "BandCollisionUtility",
+    "BandContact": "BandCollisionResult",
+    "CheckpointPlacer": "CheckpointsUtility",
+    "CheckpointSet": "CheckpointsResult",
+    "ConeDetectionSet": "ConeDetectionsResult",
+    "ConeDetector": "ConeDetectionsUtility",
+    "CourseLine": "CourseLineResult",
+    "CourseLineBuilder": "CourseLineUtility",
+    "CourseStatsMeter": "CourseStatsUtility",
+    "CourseStatsSet": "CourseStatsResult",
+    "DiscCollider": "DiscCollisionUtility",
+    "EgoRasterImage": "EgoRasterResult",
+    "EgoRasterizer": "EgoRasterUtility",
+    "FrameCollider": "FrameCollisionUtility",
+    "HeightField": "HeightFieldResult",
+    "HeightFieldBaker": "HeightFieldUtility",
+    "LidarScan": "LidarResult",
+    "LidarScanner": "LidarUtility",
+    "LookaheadPoints": "LookaheadResult",
+    "LookaheadSampler": "LookaheadUtility",
+    "MinTimePlanner": "MinTimeUtility",
+    "MinTimeSet": "MinTimeResult",
+    "NextGatePoses": "NextGatesResult",
+    "NextGateSensor": "NextGatesUtility",
+    "ProgressTracker": "ProgressUtility",
+    "PropPlacer": "PropsUtility",
+    "PropSet": "PropsResult",
+    "RacingLinePlanner": "RacingLineUtility",
+    "RacingLineSet": "RacingLineResult",
+    "TrackLocalizer": "LocalizerUtility",
+}
+__getattr__ = deprecated_names(__name__, RENAMED, globals())

@@ -7,6 +7,8 @@ differs), so a range, a unit or a default is written once however many tools use
 
 from __future__ import annotations
 
+import math
+
 from ..core.tunable import Tunable
 
 #: Largest distance a tool's field accepts, track units.
@@ -50,3 +52,25 @@ def arc_spacing(**declaration) -> Tunable:
 def grid_resolution(name: str, **declaration) -> Tunable:
     """Texels per side of each env's square grid (a bake): 128 by default, ``[8, 4096]``."""
     return Tunable(name, 128, lo=8, hi=4096, unit="texels", **declaration)
+
+
+def count(name: str, default, *, hi: int, unit: str, lo: int = 1, **declaration) -> Tunable:
+    """An int count in ``[lo, hi]`` (1 by default); ``unit`` says what it counts."""
+    return Tunable(name, default, kind="int", lo=lo, hi=hi, unit=unit, **declaration)
+
+
+def probability(name: str, **declaration) -> Tunable:
+    """A probability in ``[0, 1]``, 0 by default."""
+    return Tunable(name, 0.0, kind="float", lo=0.0, hi=1.0, unit="probability", **declaration)
+
+
+def field_of_view(default, **declaration) -> Tunable:
+    """``fov``: a horizontal field of view in ``[1e-6, 2*pi]`` rad."""
+    return Tunable(
+        "fov", default, kind="float", lo=1.0e-6, hi=2.0 * math.pi, unit="rad", **declaration
+    )
+
+
+def positive(name: str, default, *, unit: str, **declaration) -> Tunable:
+    """A positive physical quantity (a rate, a limit) in ``[1e-6, 1e6]`` of ``unit``."""
+    return Tunable(name, default, kind="float", lo=1.0e-6, hi=1.0e6, unit=unit, **declaration)

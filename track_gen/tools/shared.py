@@ -13,12 +13,59 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..core.checks import check_array, check_mask
+from ..core.checks import check_array, check_float, check_mask
+from ..core.component import InputSpec
 from ..core.extents import clamp2, clamp_coord, in_range3, scaled_quat
-from ..geometry import finite, xy  # re-exported for the tools
+from ..core.settings import SettingsUtility
+from ..geometry import finite, plan_x_axis, unit_heading, xy  # finite, xy: re-exported
 from ..results import GateSequence, Track
 
+#: The agent's position, the course input of every per-step tool.
+POSITION = InputSpec("position", wp.vec3f, doc="agent position per env, track units")
+#: The agent's orientation: its heading is the yaw of the rotated body x about +z.
+ORIENTATION = InputSpec(
+    "orientation",
+    wp.quatf,
+    doc="agent orientation per env (x, y, z, w), world from body; the heading is the yaw about +z",
+)
+#: The course inputs of a sensor: the agent's pose.
+POSE_INPUTS = (POSITION, ORIENTATION)
+
 wp.set_module_options({"enable_backward": False})
+
+
+class LoopCapacityUtility(SettingsUtility):
+    """A utility whose per-env capacity is a settings field (``CAPACITY_FIELD``) or, when
+    that is None, follows from a bound on a loop's length (``max_loop_length``): the
+    checkpoints' and the props' placers. A subclass states its rule as
+    ``_capacity_for(settings, bound)``: the capacity a loop of at most ``bound`` track units
+    needs."""
+
+    #: The settings field that holds the capacity (None: derive it from the loop bound).
+    CAPACITY_FIELD = ""
+    #: What the refusal asks for when neither is given (after "<Utility> needs a capacity: ").
+    CAPACITY_HINT = ""
+
+    @classmethod
+    def _capacity(cls, settings, max_loop_length: float | None) -> int:
+        """The per-env capacity: the settings' ``CAPACITY_FIELD``, else the one
+        ``max_loop_length`` needs (one of the two is required)."""
+        given = getattr(settings, cls.CAPACITY_FIELD)
+        if given is not None:
+            return given
+        if max_loop_length is None:
+            raise ValueError(f"{cls.__name__} needs a capacity: {cls.CAPACITY_HINT}")
+        bound = check_float("max_loop_length", max_loop_length, lo=1.0e-6, hi=1.0e12)
+        return cls._capacity_for(settings, bound)
+
+    @classmethod
+    def buffers(
+        cls, settings, num_envs: int, *, max_loop_length: float | None = None
+    ) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array an instance with ``settings`` (and
+        ``max_loop_length`` when its capacity field is None) allocates for ``num_envs`` envs:
+        its allocation run through a plan, nothing allocated."""
+        return super().buffers(settings, num_envs, cls._capacity(settings, max_loop_length))
 
 
 _FAMILY = {Track: "track", GateSequence: "gate"}
@@ -114,14 +161,8 @@ def make_box(pos: wp.vec3f, rot: wp.quatf, he: wp.vec2f) -> Box:
     finite and its arithmetic cannot overflow; inputs within those ranges are used bit for
     bit."""
     b = Box()
-    r = scaled_quat(rot)
-    # rotated local x: (w^2 + x^2 - y^2 - z^2, 2 (x y + w z)); valid for non-unit quaternions
-    c = r[3] * r[3] + r[0] * r[0] - r[1] * r[1] - r[2] * r[2]
-    s = 2.0 * (r[0] * r[1] + r[3] * r[2])
-    ln = wp.sqrt(c * c + s * s)
-    ax = wp.vec2f(1.0, 0.0)
-    if ln > 1.0e-30:
-        ax = wp.vec2f(c / ln, s / ln)
+    axis = plan_x_axis(scaled_quat(rot))  # geometry/frames.py: the rotated local x
+    ax = unit_heading(axis)
     ha = wp.vec2f(wp.abs(he[0]), wp.abs(he[1]))
     h = wp.vec2f(clamp_coord(ha[0]), clamp_coord(ha[1]))
     p = xy(pos)
@@ -133,7 +174,7 @@ def make_box(pos: wp.vec3f, rot: wp.quatf, he: wp.vec2f) -> Box:
         wp.abs(ax[0]) * h[0] + wp.abs(ax[1]) * h[1], wp.abs(ax[1]) * h[0] + wp.abs(ax[0]) * h[1]
     )
     b.ok = 0
-    if finite2(p) and finite(pos[2]) and finite(c) and finite(s) and finite2(ha):
+    if finite2(p) and finite(pos[2]) and finite2(axis) and finite2(ha):
         b.ok = 1
     return b
 

@@ -6,10 +6,10 @@ names, in that order, after its own state columns; it never names a sensor itsel
 A term is a small :class:`ObservationTerm` subclass:
 
 * ``name``: the name an env's ``observations`` field takes (``"lidar"``);
-* ``settings``: the settings class of the term (a ``config_class`` of the tool's Tunable
-  declarations: ``LidarSettings``), and ``env_defaults``: the values an env uses where the
-  tool's own default does not suit a policy input (64 beams, not 360) or where the tool has
-  none (a look-ahead's point count);
+* ``settings``: the settings class of the term (the tool's own, made by
+  :func:`settings_class` from its Tunable declarations: ``LidarSettings``), and
+  ``env_defaults``: the values an env uses where the tool's own default does not suit a
+  policy input (64 beams, not 360) or where the tool has none (a look-ahead's point count);
 * :meth:`~ObservationTerm.components`: the course components the term reads (a lidar, a
   cone detector), named after the term, and :meth:`~ObservationTerm.prerequisites`: those
   other sensors may see too (the cones' props, added before every term's components);
@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 import warp as wp
 
 from ..core.component import Component
-from ..core.tunable import Tunable, config_class
+from ..core.settings import settings_class  # the one maker of settings classes: re-exported
 
 __all__ = [
     "FINAL_ALL",
@@ -137,8 +137,8 @@ class ObservationTerm(abc.ABC):
     Class attributes:
         name: the term's name in an env's ``observations``.
         config_field: the settings field of an env's config when not ``name``.
-        settings: the settings class (made by ``config_class``); an env's config holds one
-            instance per built-in term (``RaceConfig.lidar``).
+        settings: the settings class (``settings_class``, or ``config_class``); an env's
+            config holds one instance per built-in term (``RaceConfig.lidar``).
         env_defaults: field values an env uses instead of the tool's defaults.
         bounds: ``(low, high)`` of every column (a gymnasium ``Box``).
     """
@@ -199,16 +199,22 @@ class ObservationTerm(abc.ABC):
         """Launch the term's kernel: its columns ``[col, col + dim)`` of every env from the
         step's results ``res`` (a :class:`~track_gen.course.StepResult`)."""
 
-
-def settings_class(name: str, fields: tuple[Tunable, ...], doc: str, module: str) -> type:
-    """A settings class of a tool or term: a frozen dataclass with one checked field per
-    declaration of ``fields`` (``config_class``; its docstring lists them), named ``name`` in
-    ``module``."""
-    return config_class(name, [(name, "", tuple(fields))], doc=doc, module=module)
+    @staticmethod
+    def launch(kernel, inputs: list, out: TermOutputs) -> None:
+        """One launch of a term's ``kernel`` (one thread per env) with ``inputs`` (its
+        parameters before the outputs), writing ``out.obs`` and ``out.final_obs``."""
+        wp.launch(
+            kernel,
+            out.obs.shape[0],
+            inputs=inputs,
+            outputs=[out.obs, out.final_obs],
+            device=out.obs.device,
+        )
 
 
 def settings_kwargs(settings) -> dict[str, Any]:
-    """``settings`` (a settings object) as keyword arguments of its tool."""
+    """``settings`` (a settings object, or a term's ``config_class`` instance) as keyword
+    arguments of its tool."""
     return {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
 
 

@@ -36,7 +36,7 @@ class _PropGroup:
 
     def __init__(self, name: str, comp: Props):
         self.name = name
-        self.result = comp.result  # PropSet, live
+        self.result = comp.result  # PropsResult, live
         self.kind = int(PropKind.WALL) if comp.kind == "wall" else int(PropKind.CONE)
         self.slots = comp.result.max_props
         self.sizes = dict(comp.sizes)
@@ -121,7 +121,7 @@ class NewtonCourse:
         require_not_capturing(self.device, "NewtonCourse construction")
         self.num_envs = E = course.generator.layout.num_envs
         self._bake = bake
-        self._field = bake.result  # HeightField, live
+        self._field = bake.result  # HeightFieldResult, live
         self._bake_res = int(bake.resolution)
 
         side = self._largest_bake_side()

@@ -5,11 +5,11 @@ The band of a valid env is the road between its index-aligned borders: the union
 ``count-1 -> 0`` included), in plan view (x, y; z is ignored). A quad contains a point by the
 even-odd rule over its four edges; the radial edge two neighbouring quads share is evaluated
 the same way for both, so a point on it (a box spawned on a bead) lies in exactly one.
-:class:`BandCollider` answers, per box, whether some part of it is off the road, its signed
+:class:`BandCollisionUtility` answers, per box, whether some part of it is off the road, its signed
 clearance, the closest border point and the border normal there, with one of two methods:
 
 ``"segments"`` (exact)
-    One thread per box. :meth:`BandCollider.refresh` packs each env's borders into one
+    One thread per box. :meth:`BandCollisionUtility.refresh` packs each env's borders into one
     ``(inner.xy, outer.xy)`` row per bead and stores the bounding box of every chunk of
     :data:`CHUNK_QUADS` consecutive quads. A query starts at the bead nearest to the box in
     the nearest chunk (a tight first bound), then visits the other chunks, skipping every chunk
@@ -30,7 +30,8 @@ clearance, the closest border point and the border normal there, with one of two
     Per env a ``res x res`` grid of signed distances ``phi`` (positive inside the band) over a
     square around the borders' bounding box, padded by ``sdf_padding`` (default 10% of the
     larger extent); texel ``(i, j)`` holds ``phi`` at the texel centre
-    ``(x0 + (i + 0.5) * cell, y0 + (j + 0.5) * cell)``. The bake (:meth:`BandCollider.refresh`,
+    ``(x0 + (i + 0.5) * cell, y0 + (j + 0.5) * cell)``. The bake
+    (:meth:`BandCollisionUtility.refresh`,
     one thread per env) is a narrow band: every quad, extended across the road by
     :data:`SDF_BAND_CELLS` cells beyond both borders, is rasterized (its convex hull, row by
     row) and its texels take the distance to the quad's two border segments (the minimum over
@@ -58,7 +59,7 @@ clearance, the closest border point and the border normal there, with one of two
     border and ``boundary`` possibly -1. Use it when a batch serves many queries between
     regenerations and flags or approximate clearances suffice.
 
-Both methods answer from the data :meth:`BandCollider.refresh` derived from the Track (bead
+Both methods answer from the data :meth:`BandCollisionUtility.refresh` derived from the Track (bead
 counts and validity included): call ``refresh(mask)`` after every regeneration (same mask)
 before the next query; an env keeps its previous answers until it is refreshed. Queries and
 refreshes allocate nothing, never synchronize and can be recorded into a graph (CUDA, or a
@@ -76,17 +77,27 @@ Kernels: :mod:`~track_gen.tools.band_collision.kernels` (shared functions),
 :mod:`~track_gen.tools.band_collision.sdf` (the SDF bake in both layouts, the SDF query).
 """
 
+from ...core.deprecation import deprecated_names
 from .component import BandCollision, box_inputs
-from .fields import CLEARANCE, MAX_BOXES, METHOD, METHODS, SDF_PADDING, SDF_RESOLUTION
+from .fields import (
+    CLEARANCE,
+    MAX_BOXES,
+    METHOD,
+    METHODS,
+    SDF_PADDING,
+    SDF_RESOLUTION,
+    BandCollisionSettings,
+)
 from .items import QUERY_PARTS
 from .kernels import CHUNK_QUADS, SDF_BAND_CELLS
-from .result import BandContact
-from .utility import BandCollider
+from .result import BandCollisionResult
+from .utility import BandCollisionUtility
 
 __all__ = [
-    "BandCollider",
+    "BandCollisionUtility",
     "BandCollision",
-    "BandContact",
+    "BandCollisionSettings",
+    "BandCollisionResult",
     "CHUNK_QUADS",
     "CLEARANCE",
     "MAX_BOXES",
@@ -98,3 +109,11 @@ __all__ = [
     "SDF_RESOLUTION",
     "box_inputs",
 ]
+
+#: Names before the naming convention (one suffix per role, CONTRIBUTING.md), kept
+#: for one release: each one warns and gives the class it was renamed to.
+RENAMED = {
+    "BandCollider": "BandCollisionUtility",
+    "BandContact": "BandCollisionResult",
+}
+__getattr__ = deprecated_names(__name__, RENAMED, globals())

@@ -23,7 +23,7 @@ from __future__ import annotations
 import warp as wp
 
 from ..shared import make_box as _make_box
-from .kernels import _corner, _Hit, _write_none
+from .kernels import _corner, _Hit, _query_box
 from .segments import (
     _band,
     _chunk_bounds,
@@ -149,15 +149,21 @@ def _segments_combine_kernel(
     boundary_out: wp.array(dtype=wp.int32),
 ):
     tid = wp.tid()
-    e = tid // nbox
-    n = beads[e]
-    if n < 3:
-        _write_none(tid, 1, oob_out, distance_out, nearest_out, normal_out, boundary_out)
-        return
-    bx = _make_box(position[tid], orientation[tid], half_extents[tid])
+    bx = _query_box(
+        tid,
+        beads[tid // nbox],
+        position,
+        orientation,
+        half_extents,
+        oob_out,
+        distance_out,
+        nearest_out,
+        normal_out,
+        boundary_out,
+    )
     if bx.ok == 0:
-        _write_none(tid, 0, oob_out, distance_out, nearest_out, normal_out, boundary_out)
         return
+    e = tid // nbox
     inside = int(0)
     for k in range(4):
         inside = inside | (inside_flags[4 * tid + k] << k)
@@ -176,7 +182,7 @@ def _segments_combine_kernel(
         deep,
         strip,
         e * n_max,
-        n,
+        beads[e],
         oob_out,
         distance_out,
         nearest_out,

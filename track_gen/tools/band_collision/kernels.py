@@ -16,6 +16,7 @@ import warp as wp
 from ...core.extents import clamp3
 from ..shared import Box as _Box
 from ..shared import band_beads as _band_beads
+from ..shared import make_box as _make_box
 from ..shared import slope as _slope
 
 wp.set_module_options({"enable_backward": False})
@@ -124,6 +125,31 @@ def _write_none(
     nearest_out[tid] = nan2
     normal_out[tid] = nan2
     boundary_out[tid] = -1
+
+
+@wp.func
+def _query_box(
+    tid: int,
+    beads: int,
+    position: wp.array(dtype=wp.vec3f),
+    orientation: wp.array(dtype=wp.quatf),
+    half_extents: wp.array(dtype=wp.vec2f),
+    oob_out: wp.array(dtype=wp.int32),
+    distance_out: wp.array(dtype=wp.float32),
+    nearest_out: wp.array(dtype=wp.vec2f),
+    normal_out: wp.array(dtype=wp.vec2f),
+    boundary_out: wp.array(dtype=wp.int32),
+) -> _Box:
+    """The prologue of a segments query: box ``tid``'s plan-view box; ``ok = 0`` after
+    writing its "no answer" (oob 1 on a course of fewer than 3 beads, 0 for a non-finite
+    box), so the kernel returns."""
+    bx = _make_box(position[tid], orientation[tid], half_extents[tid])
+    if beads < 3:
+        _write_none(tid, 1, oob_out, distance_out, nearest_out, normal_out, boundary_out)
+        bx.ok = 0
+    elif bx.ok == 0:
+        _write_none(tid, 0, oob_out, distance_out, nearest_out, normal_out, boundary_out)
+    return bx
 
 
 @wp.kernel

@@ -1,5 +1,6 @@
-"""The answers of :class:`~track_gen.tools.band_collision.BandCollider` (:class:`BandContact`);
-the height check of its ``clearance`` (``_height_kernel``) is in ``kernels.py``."""
+"""The answers of :class:`~track_gen.tools.band_collision.BandCollisionUtility`
+(:class:`BandCollisionResult`); the height check of its ``clearance`` (``_height_kernel``) is
+in ``kernels.py``."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from ...core.rows import BoxRowBatch
 
 
 @dataclass
-class BandContact(BoxRowBatch):
-    """Per-box answers of :meth:`BandCollider.query` (box ``b`` of env ``e`` at row
+class BandCollisionResult(BoxRowBatch):
+    """Per-box answers of :meth:`BandCollisionUtility.query` (box ``b`` of env ``e`` at row
     ``e*B + b``, ``B = max_boxes``). The collider returns the same instance on every query and
     overwrites it; :meth:`clone` takes a snapshot. Distances are in track units.
 
@@ -48,13 +49,6 @@ class BandContact(BoxRowBatch):
 
     _row_arrays = ("oob", "distance", "nearest", "normal", "boundary", "height")
 
-    @staticmethod
-    def buffers(rows: int, height: bool = False) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        out = [(rows, wp.int32), (rows, wp.float32), (rows, wp.vec2f), (rows, wp.vec2f)]
-        out.append((rows, wp.int32))
-        return out + ([(rows, wp.float32)] if height else [])
-
     @classmethod
     def allocate(
         cls,
@@ -63,7 +57,7 @@ class BandContact(BoxRowBatch):
         height: bool = False,
         budget: AllocationBudget | None = None,
         max_boxes: int = 0,
-    ) -> BandContact:
+    ) -> BandCollisionResult:
         """Buffers for ``rows`` boxes (``E * max_boxes``): oob 0, NaN geometry, boundary -1
         (and NaN heights when ``height``), each checked against ``budget`` (a fresh one on
         ``device`` when None) before it is allocated."""

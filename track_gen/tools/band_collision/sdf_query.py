@@ -13,6 +13,7 @@ from __future__ import annotations
 import warp as wp
 
 from ...core.extents import clamp_coord, scaled_quat
+from ...geometry import plan_x_axis, unit_heading
 from ..shared import finite as _finite
 from .kernels import _unit_or, _write_none
 
@@ -159,9 +160,9 @@ def _sdf_query_kernel(
     # a huge or tiny quaternion is scaled by its largest component first (core/extents.py)
     rot = scaled_quat(orientation[tid])
     he = half_extents[tid]
-    # rotated local x: (w^2 + x^2 - y^2 - z^2, 2 (x y + w z)); valid for non-unit quaternions
-    cy = rot[3] * rot[3] + rot[0] * rot[0] - rot[1] * rot[1] - rot[2] * rot[2]
-    sy = 2.0 * (rot[0] * rot[1] + rot[3] * rot[2])
+    axis = plan_x_axis(rot)  # geometry/frames.py: the rotated local x, any scale of rot
+    cy = axis[0]
+    sy = axis[1]
     hx = wp.abs(he[0])
     hy = wp.abs(he[1])
     ok = _finite(pos[0]) and _finite(pos[1]) and _finite(pos[2]) and _finite(cy)
@@ -171,10 +172,7 @@ def _sdf_query_kernel(
     # centre and half extents clamped to COORD_LIMIT: every sample stays finite
     hx = clamp_coord(hx)
     hy = clamp_coord(hy)
-    ln = wp.sqrt(cy * cy + sy * sy)
-    ax = wp.vec2f(1.0, 0.0)
-    if ln > 1.0e-30:
-        ax = wp.vec2f(cy / ln, sy / ln)
+    ax = unit_heading(axis)
     ay = wp.vec2f(-ax[1], ax[0])
     fr = frame[e]
     bb = aabb[e]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import warp as wp
 
 from ..shared import Box as _Box
-from ..shared import make_box as _make_box
 from ..shared import next_bead as _next
 from .kernels import (
     _BIG,
@@ -27,8 +26,8 @@ from .kernels import (
     _in_quad,
     _inner,
     _outer,
+    _query_box,
     _unit_or,
-    _write_none,
 )
 
 # fuse_fp off: no multiply-add contraction, so the per_env and per_item kernels round alike
@@ -474,12 +473,19 @@ def _segments_query_kernel(
     tid = wp.tid()
     e = tid // nbox
     n = beads[e]
-    if n < 3:
-        _write_none(tid, 1, oob_out, distance_out, nearest_out, normal_out, boundary_out)
-        return
-    bx = _make_box(position[tid], orientation[tid], half_extents[tid])
+    bx = _query_box(
+        tid,
+        n,
+        position,
+        orientation,
+        half_extents,
+        oob_out,
+        distance_out,
+        nearest_out,
+        normal_out,
+        boundary_out,
+    )
     if bx.ok == 0:
-        _write_none(tid, 0, oob_out, distance_out, nearest_out, normal_out, boundary_out)
         return
     band = _band(strip, chunk_box, e, n_max, nch, n)
     first = _first_chunk(band, bx.p - bx.ext, bx.p + bx.ext)

@@ -7,10 +7,11 @@ import warp as wp
 from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
-from ...core.layout import KERNEL_LAYOUT, PER_ITEM, resolve_kernel_layout
+from ...core.layout import PER_ITEM, resolve_kernel_layout
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import Track
 from ..shared import fill_grid_kernel, mask_or
-from .fields import CLEARANCE, MAX_BOXES, METHOD, SDF_PADDING, SDF_RESOLUTION
+from .fields import BandCollisionSettings
 from .items import (
     QUERY_PARTS,
     _segments_combine_kernel,
@@ -19,7 +20,7 @@ from .items import (
     _strip_chunk_kernel,
 )
 from .kernels import CHUNK_QUADS, _height_kernel, _Hit, band_beads_kernel
-from .result import BandContact
+from .result import BandCollisionResult
 from .sdf import (
     _sdf_frame_kernel,
     _sdf_quad_rect_kernel,
@@ -30,7 +31,7 @@ from .sdf_query import _sdf_query_kernel
 from .segments import _segments_query_kernel, _strip_kernel
 
 
-class BandCollider:
+class BandCollisionUtility(SettingsUtility):
     """Oriented boxes against the road band of a :class:`~track_gen.results.Track`
     (see the module docstring for the band, the two methods and their accuracy).
 
@@ -38,6 +39,8 @@ class BandCollider:
         track: the Track to test against. The collider keeps a reference and reads it in
             :meth:`refresh`, so a generator's stable ``result`` works across regenerations
             (refresh the regenerated envs).
+        settings: a :class:`BandCollisionSettings` (positionally or as ``settings=``), or
+            ``method`` by position; its fields, by keyword (``**fields``):
         method: ``"segments"`` (exact, default) or ``"sdf"`` (baked signed-distance grid).
         max_boxes: boxes per env ``B`` (``MAX_BOXES``); box ``b`` of env ``e`` is row
             ``e*B + b``.
@@ -58,7 +61,7 @@ class BandCollider:
 
     Construction allocates every buffer and refreshes all envs. Attributes (read-only):
 
-    * ``contact``: the :class:`BandContact` every query overwrites.
+    * ``contact``: the :class:`BandCollisionResult` every query overwrites.
     * ``kernel_layout``: the resolved layout, ``"per_env"`` or ``"per_item"``.
     * ``beads``: int32 ``[E]``: beads of each env's band at its last refresh: ``count``
       clamped to ``[0, N_max]`` for a valid env (``valid != 0``) with at least 3 beads whose
@@ -84,67 +87,36 @@ class BandCollider:
     corner flags and corner scans (``[E*B]``, ``[4*E*B]``).
     """
 
+    SETTINGS = BandCollisionSettings
+
     def __init__(
         self,
         track: Track,
-        *,
-        method: str = "segments",
-        max_boxes: int = 1,
-        sdf_resolution: int = 128,
-        sdf_padding: float | None = None,
-        clearance: float | None = None,
-        kernel_layout: str = "auto",
+        *settings: BandCollisionSettings | str,
+        **fields,
     ):
         if not isinstance(track, Track):
             raise TypeError(f"track must be a Track, got {type(track).__name__}")
-        method = METHOD.check(method, "BandCollider method")
-        clearance = CLEARANCE.check(clearance, "BandCollider clearance")
-        self.clearance = None if clearance is None else float(clearance)
-        max_boxes = MAX_BOXES.check(max_boxes, "BandCollider max_boxes")
-        sdf_resolution = SDF_RESOLUTION.check(sdf_resolution, "BandCollider sdf_resolution")
-        sdf_padding = SDF_PADDING.check(sdf_padding, "BandCollider sdf_padding")
-        kernel_layout = KERNEL_LAYOUT.check(kernel_layout, "BandCollider kernel_layout")
+        self.settings = resolve_settings(
+            BandCollisionSettings, "BandCollisionUtility", settings, fields
+        )
         self.track = track
         self.device = track.count.device
-        require_not_capturing(self.device, "BandCollider construction")
-        self.method = method
-        self.kernel_layout = resolve_kernel_layout(kernel_layout, self.device)
-        per_item = self.kernel_layout == PER_ITEM
+        require_not_capturing(self.device, "BandCollisionUtility construction")
+        self.kernel_layout = resolve_kernel_layout(self.settings.kernel_layout, self.device)
         self.num_envs = track.num_envs
-        self.max_boxes = int(max_boxes)
-        self.sdf_resolution = int(sdf_resolution)
-        self.sdf_padding = None if sdf_padding is None else float(sdf_padding)
-        E, dev = self.num_envs, self.device
-        budget = AllocationBudget(dev, "lower sdf_resolution or max_boxes")
-        self._rows = E * self.max_boxes
-        self.contact = BandContact.allocate(
-            self._rows, dev, self.clearance is not None, budget, self.max_boxes
-        )
-        self._all = budget.full(E, 1, wp.int32, "all-envs mask")
+        self._rows = self.num_envs * self.max_boxes
         self._nch = (track.N_max + CHUNK_QUADS - 1) // CHUNK_QUADS
-        self.beads = budget.zeros(E, wp.int32, "band beads")
-        self.strip = self.chunk_box = None
-        self.sdf = self.sdf_border = self.sdf_frame = self.sdf_aabb = None
-        self._quad_rect = self._chunk_rect = None
-        self._box_hit = self._corner_inside = self._corner_hit = None
-        if method == "segments":
-            self.strip = budget.zeros(E * track.N_max, wp.vec4f, "border strip")
-            self.chunk_box = budget.zeros(E * self._nch, wp.vec4f, "chunk boxes")
-            if per_item:
-                rows = self._rows
-                self._box_hit = budget.zeros(rows, _Hit, "per_item box scans (E * max_boxes)")
-                self._corner_inside = budget.zeros(4 * rows, wp.int32, "per_item corner flags")
-                self._corner_hit = budget.zeros(4 * rows, _Hit, "per_item corner scans")
-        else:
-            texels = E * self.sdf_resolution * self.sdf_resolution
-            what = f"SDF grids (E * sdf_resolution^2 = {E} * {self.sdf_resolution}^2)"
-            self.sdf = budget.zeros(texels, wp.float32, what)
-            self.sdf_border = budget.zeros(texels, wp.int8, what)
-            self.sdf_frame = budget.zeros(E, wp.vec4f, "SDF frames")
-            self.sdf_aabb = budget.zeros(E, wp.vec4f, "SDF boxes")
-            if per_item:
-                self._quad_rect = budget.zeros(E * track.N_max, wp.vec4i, "per_item quad rects")
-                self._chunk_rect = budget.zeros(E * self._nch, wp.vec4i, "per_item chunk rects")
+        budget = AllocationBudget(self.device, "lower sdf_resolution or max_boxes")
+        self._allocate(
+            self,
+            budget,
+            self.device,
+            self.settings,
+            self.num_envs,
+            track.N_max,
+            kernel_layout=self.kernel_layout,
+        )
         # recorded query launches and the box arrays they read (re-recorded, after the
         # checks, when other arrays come in)
         self._query_boxes: tuple = ()
@@ -152,32 +124,40 @@ class BandCollider:
         self.refresh()
 
     @staticmethod
-    def buffers(
-        num_envs: int,
-        n_max: int,
-        method: str,
-        max_boxes: int,
-        sdf_resolution: int,
-        height: bool,
-        kernel_layout: str,
-    ) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a collider of ``num_envs`` envs of ``n_max``
-        beads allocates (``kernel_layout`` resolved: ``"per_env"`` or ``"per_item"``;
-        ``height``: a clearance is set)."""
-        E, rows = num_envs, num_envs * max_boxes
+    def _allocate(
+        out, budget, device, s: BandCollisionSettings, E: int, n_max: int, *, kernel_layout: str
+    ) -> None:
+        """Every array of a collider of ``E`` envs of ``n_max`` beads in the resolved
+        ``kernel_layout``, set on ``out`` (the collider, or a stand-in when :meth:`buffers`
+        records a plan)."""
+        rows, per_item = E * s.max_boxes, kernel_layout == PER_ITEM
         nch = (n_max + CHUNK_QUADS - 1) // CHUNK_QUADS
-        out = [(E, wp.int32), *BandContact.buffers(rows, height), (E, wp.int32)]
-        per_item = kernel_layout == PER_ITEM
-        if method == "segments":
-            out += [(E * n_max, wp.vec4f), (E * nch, wp.vec4f)]
+        height = s.clearance is not None
+        out.contact = BandCollisionResult.allocate(rows, device, height, budget, s.max_boxes)
+        out._all = budget.full(E, 1, wp.int32, "all-envs mask")
+        out.beads = budget.zeros(E, wp.int32, "band beads")
+        out.strip = out.chunk_box = None
+        out.sdf = out.sdf_border = out.sdf_frame = out.sdf_aabb = None
+        out._quad_rect = out._chunk_rect = None
+        out._box_hit = out._corner_inside = out._corner_hit = None
+        if s.method == "segments":
+            out.strip = budget.zeros(E * n_max, wp.vec4f, "border strip")
+            out.chunk_box = budget.zeros(E * nch, wp.vec4f, "chunk boxes")
             if per_item:
-                out += [(rows, _Hit), (4 * rows, wp.int32), (4 * rows, _Hit)]
+                out._box_hit = budget.zeros(rows, _Hit, "per_item box scans (E * max_boxes)")
+                out._corner_inside = budget.zeros(4 * rows, wp.int32, "per_item corner flags")
+                out._corner_hit = budget.zeros(4 * rows, _Hit, "per_item corner scans")
         else:
-            texels = E * sdf_resolution * sdf_resolution
-            out += [(texels, wp.float32), (texels, wp.int8), (E, wp.vec4f), (E, wp.vec4f)]
+            res = s.sdf_resolution
+            texels = E * res * res
+            what = f"SDF grids (E * sdf_resolution^2 = {E} * {res}^2)"
+            out.sdf = budget.zeros(texels, wp.float32, what)
+            out.sdf_border = budget.zeros(texels, wp.int8, what)
+            out.sdf_frame = budget.zeros(E, wp.vec4f, "SDF frames")
+            out.sdf_aabb = budget.zeros(E, wp.vec4f, "SDF boxes")
             if per_item:
-                out += [(E * n_max, wp.vec4i), (E * nch, wp.vec4i)]
-        return out
+                out._quad_rect = budget.zeros(E * n_max, wp.vec4i, "per_item quad rects")
+                out._chunk_rect = budget.zeros(E * nch, wp.vec4i, "per_item chunk rects")
 
     # ------------------------------------------------------------------ refresh
 
@@ -278,7 +258,7 @@ class BandCollider:
 
     def query(
         self, position: wp.array, orientation: wp.array, half_extents: wp.array
-    ) -> BandContact:
+    ) -> BandCollisionResult:
         """Test ``B = max_boxes`` boxes per env against the band; returns :attr:`contact`.
 
         Args:

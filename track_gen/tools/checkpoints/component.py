@@ -9,11 +9,16 @@ import warp as wp
 
 from ...core.component import Component, buffer_bytes
 from ...core.ranges import EnvSplit
+from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence
 from ..shared import generator_result
-from .fields import MAX_CHECKPOINTS, SPACING
-from .result import CheckpointSet
-from .utility import CheckpointPlacer, capacity_for
+from .fields import CheckpointsSettings
+from .result import CheckpointsResult
+from .utility import CheckpointsUtility, capacity_for
+
+
+def _is_auto(value) -> bool:
+    return isinstance(value, str) and value == "auto"
 
 
 def construction_result(ctx):
@@ -27,13 +32,15 @@ def construction_result(ctx):
     return result
 
 
-class Checkpoints(Component):
+class Checkpoints(HasSettings, Component):
     """Course component ``"checkpoints"``: checkpoints every ``spacing`` along each env's
     centerline, refreshed for the regenerated envs (``on_generate``).
 
     Args:
-        spacing: track units between checkpoints (``SPACING``).
-        max_checkpoints: per-env capacity (``MAX_CHECKPOINTS``), or ``"auto"``: the longest
+        settings: a :class:`CheckpointsSettings` (positionally or as ``settings=``), or
+            ``spacing`` and ``max_checkpoints`` by position (or by keyword):
+        spacing: track units between checkpoints (``SPACING``; required).
+        max_checkpoints: per-env capacity (``MAX_CHECKPOINTS``), or ``"auto"`` (None): the longest
             track the generator can produce, ``max(3, ceil(max_loop_length / spacing))`` with
             ``max_loop_length = (N_max + 1) * bead spacing`` (a longer loop is TRUNCATED and
             invalid), so no valid env is ever clipped; an elevated config (``z_profile`` not
@@ -41,22 +48,28 @@ class Checkpoints(Component):
             (read back; built at attach when the generator has none yet). When a capacity the
             course chose clips a valid env of the first batch, construction warns once.
 
-    ``result`` is the :class:`CheckpointSet` (a per-generation result: read it through
-    ``course.checkpoints``); ``utility`` the :class:`CheckpointPlacer`
+    ``result`` is the :class:`CheckpointsResult` (a per-generation result: read it through
+    ``course.checkpoints``); ``utility`` the :class:`CheckpointsUtility`
     (``course.checkpoint_sampler``).
     """
 
     name = "checkpoints"
     families = ("track",)
 
+    SETTINGS = CheckpointsSettings
+
     def __init__(
-        self, spacing: float, max_checkpoints: int | str | None = "auto", *, name: str | None = None
+        self, *settings: CheckpointsSettings | float | int | str, name: str | None = None, **fields
     ):
+        # "auto": None, the capacity the course chooses
+        settings = tuple(None if _is_auto(v) else v for v in settings)
+        fields = {
+            k: None if k == "max_checkpoints" and _is_auto(v) else v for k, v in fields.items()
+        }
         super().__init__(name=name)
-        self.spacing = SPACING.check(spacing, "Checkpoints spacing")
-        if isinstance(max_checkpoints, str) and max_checkpoints == "auto":
-            max_checkpoints = None
-        self.max_checkpoints = MAX_CHECKPOINTS.check(max_checkpoints, "Checkpoints max_checkpoints")
+        self.settings = resolve_settings(
+            CheckpointsSettings, "Checkpoints", settings, fields, positional=2
+        )
 
     def attach(self, ctx) -> None:
         track = ctx.generator.result
@@ -65,9 +78,7 @@ class Checkpoints(Component):
         if chosen:
             bound = self._longest_loop(ctx)
             capacity_for(self.spacing, bound, "checkpoint_spacing")
-        self.utility = CheckpointPlacer(
-            track, self.spacing, self.max_checkpoints, max_loop_length=bound
-        )
+        self.utility = CheckpointsUtility(track, self.settings, max_loop_length=bound)
         self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.checkpoints
         if chosen:
@@ -83,17 +94,20 @@ class Checkpoints(Component):
                 )
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`CheckpointPlacer`'s buffers at the capacity ``attach`` chooses: the
+        """The :class:`CheckpointsUtility`'s buffers at the capacity ``attach`` chooses: the
         explicit ``max_checkpoints``, else ``capacity_for(spacing, (N_max + 1) * bead
         spacing)`` (the flat bound; an elevated config's capacity reads its first batch, so
         this plan is a lower bound there and ``attach`` checks the rest as it allocates)."""
-        cap = self.max_checkpoints
-        if cap is None:
+        bound = None
+        if self.max_checkpoints is None:
             bead = getattr(config, "resolved_spacing", None)
             if bead is None:
                 return 0  # attach refuses this generator
-            cap = capacity_for(self.spacing, (layout.N_max + 1) * float(bead), "checkpoint_spacing")
-        return buffer_bytes(CheckpointPlacer.buffers(layout.num_envs, cap))
+            bound = (layout.N_max + 1) * float(bead)
+            capacity_for(self.spacing, bound, "checkpoint_spacing")
+        return buffer_bytes(
+            CheckpointsUtility.buffers(self.settings, layout.num_envs, max_loop_length=bound)
+        )
 
     def _longest_loop(self, ctx) -> float:
         """The longest loop the generator can produce: ``(N_max + 1) * bead spacing`` for a
@@ -116,7 +130,7 @@ class Checkpoints(Component):
         return max(longest, 3.0 * self.spacing)
 
     def on_generate(self, ctx, mask) -> None:
-        self._split.run(CheckpointPlacer.sample, mask)  # on the generator's env ranges
+        self._split.run(CheckpointsUtility.sample, mask)  # on the generator's env ranges
 
 
 class GateCheckpoints(Component):
@@ -124,7 +138,7 @@ class GateCheckpoints(Component):
     itself (its plane, its square opening of half-size ``half_size`` in both axes of the
     plane, passed along ``forward``).
 
-    ``result`` is :meth:`CheckpointSet.from_gates` of the generator's result: it aliases the
+    ``result`` is :meth:`CheckpointsResult.from_gates` of the generator's result: it aliases the
     gate arrays (no copy), so every regeneration, masked or not, is seen at once and an
     unmasked env's checkpoints stay bitwise its gates. ``utility`` is None (nothing is
     placed). :class:`~track_gen.tools.progress.Progress` reads it as in track mode, counting
@@ -137,9 +151,9 @@ class GateCheckpoints(Component):
     def attach(self, ctx) -> None:
         why = "a track course places its checkpoints with tools.Checkpoints(spacing)"
         result = generator_result(ctx, GateSequence, "GateCheckpoints", why)
-        self.result = CheckpointSet.from_gates(result)
+        self.result = CheckpointsResult.from_gates(result)
 
     def planned_bytes(self, layout, config) -> int:
-        """The ``truncated`` flags of :meth:`CheckpointSet.from_gates` (the rest aliases the
+        """The ``truncated`` flags of :meth:`CheckpointsResult.from_gates` (the rest aliases the
         gates)."""
         return buffer_bytes([(layout.num_envs, wp.int32)])

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from ...core.tunable import Tunable
-from ..fields import arc_spacing
+from ...core.settings import settings_class
+from ..fields import arc_spacing, count
 
 _SURFACES = (
     "tools.Checkpoints",
-    "tools.CheckpointPlacer",
+    "tools.CheckpointsUtility",
     "course.Course.track",
     "course.CourseConfig",
 )
 
 # ---------------------------------------------------------------------------------- fields
 SPACING = arc_spacing(
-    doc="arc distance between checkpoints (no default: Checkpoints, CheckpointPlacer, "
+    doc="arc distance between checkpoints (no default: Checkpoints, CheckpointsUtility, "
     "Course.track and CourseConfig require it).",
     surfaces=_SURFACES,
     aliases={
@@ -25,14 +25,26 @@ SPACING = arc_spacing(
 )
 
 
-MAX_CHECKPOINTS = Tunable(
+MAX_CHECKPOINTS = count(
     "max_checkpoints",
     None,
-    kind="int",
-    lo=3,
     hi=65536,
-    optional=True,
     unit="checkpoints",
+    lo=3,
+    optional=True,
     doc="per-env checkpoint capacity; None ('auto') derives it from the longest loop.",
     surfaces=_SURFACES,
+)
+
+#: Every field of the tool, in its keyword order.
+FIELDS = (SPACING, MAX_CHECKPOINTS)
+
+CheckpointsSettings = settings_class(
+    "CheckpointsSettings",
+    FIELDS,
+    title="Checkpoints",
+    doc="The settings of the checkpoints of a track course (tools.Checkpoints, "
+    "tools.CheckpointsUtility). ``spacing`` is required; ``max_checkpoints`` None lets the "
+    "component choose the capacity (Checkpoints' 'auto').",
+    module="track_gen.tools.checkpoints",
 )

@@ -15,7 +15,7 @@ from .fields import MAX_CHECKPOINTS
 
 
 @dataclass
-class CheckpointSet(RowBatch):
+class CheckpointsResult(RowBatch):
     """A batch of checkpoint openings, flat and NaN-padded (env ``e`` owns rows
     ``e*M .. e*M + M - 1``; rows past ``count[e]`` are NaN). Units are track units.
 
@@ -47,12 +47,6 @@ class CheckpointSet(RowBatch):
     _row_arrays = ("position", "left", "right", "tangent", "up_half")
     _env_arrays = ("count", "truncated")
 
-    @staticmethod
-    def buffers(num_envs: int, max_checkpoints: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        rows = num_envs * max_checkpoints
-        return [(rows, wp.vec3f)] * 4 + [(rows, wp.float32)] + [(num_envs, wp.int32)] * 2
-
     @classmethod
     def allocate(
         cls,
@@ -60,7 +54,7 @@ class CheckpointSet(RowBatch):
         max_checkpoints: int,
         device: wp.context.Device | str,
         budget: AllocationBudget | None = None,
-    ) -> CheckpointSet:
+    ) -> CheckpointsResult:
         """NaN rows and ``count = 0`` (each array checked against ``budget`` first).
 
         Args:
@@ -74,16 +68,16 @@ class CheckpointSet(RowBatch):
 
         The arguments are checked before anything is allocated (TypeError for the wrong
         kind, ValueError for a value out of range or a device this machine lacks)."""
-        num_envs = check_int("CheckpointSet.allocate num_envs", num_envs, lo=1)
+        num_envs = check_int("CheckpointsResult.allocate num_envs", num_envs, lo=1)
         max_checkpoints = MAX_CHECKPOINTS.check(
-            max_checkpoints, "CheckpointSet.allocate max_checkpoints"
+            max_checkpoints, "CheckpointsResult.allocate max_checkpoints"
         )
         if max_checkpoints is None:
             raise TypeError(
-                "CheckpointSet.allocate max_checkpoints must be an int, got None: pass the "
+                "CheckpointsResult.allocate max_checkpoints must be an int, got None: pass the "
                 f"per-env capacity ({MAX_CHECKPOINTS.range_text().removesuffix(', or None')})"
             )
-        device = as_device(device, "CheckpointSet.allocate device")
+        device = as_device(device, "CheckpointsResult.allocate device")
         budget = budget or AllocationBudget(device, "lower max_checkpoints")
         nan = float("nan")
         rows = num_envs * max_checkpoints
@@ -102,7 +96,7 @@ class CheckpointSet(RowBatch):
         )
 
     @classmethod
-    def from_gates(cls, seq: GateSequence) -> CheckpointSet:
+    def from_gates(cls, seq: GateSequence) -> CheckpointsResult:
         """The gates of ``seq`` as checkpoints, aliasing its arrays (no copy: every
         regeneration of the gate generator is seen at once).
 

@@ -7,13 +7,14 @@ import math
 import warp as wp
 
 from ...core.budget import AllocationBudget
-from ...core.checks import check_float, check_mask
+from ...core.checks import check_mask
 from ...core.exec import require_not_capturing
+from ...core.settings import resolve_settings
 from ...results import Track
-from ..shared import optional_input
-from .fields import MAX_CHECKPOINTS, SPACING
+from ..shared import LoopCapacityUtility, optional_input
+from .fields import MAX_CHECKPOINTS, CheckpointsSettings
 from .kernels import _sample_kernel
-from .result import CheckpointSet
+from .result import CheckpointsResult
 
 
 def capacity_for(
@@ -36,7 +37,7 @@ def capacity_for(
 
 
 # ---------------------------------------------------------------------------------- sampler
-class CheckpointPlacer:
+class CheckpointsUtility(LoopCapacityUtility):
     """Evenly spaced cross-sections of a road-band :class:`~track_gen.Track`.
 
     Per env, ``n = clamp(round(length / spacing), 3, M)`` checkpoints sit at arc
@@ -55,15 +56,16 @@ class CheckpointPlacer:
     Args:
         track: the generator's :class:`~track_gen.Track` (read live by pointer: call
             :meth:`sample` after every regeneration).
-        spacing: target arc distance between checkpoints, track units (``SPACING``).
-        max_checkpoints: per-env capacity M (``MAX_CHECKPOINTS``). Default: derived from
-            ``max_loop_length``.
+        settings: a :class:`CheckpointsSettings` (positionally or as ``settings=``), or its
+            fields by position or keyword: ``spacing``, the target arc distance between
+            checkpoints, track units (``SPACING``); ``max_checkpoints``, the per-env capacity
+            M (``MAX_CHECKPOINTS``; default: derived from ``max_loop_length``).
         max_loop_length: keyword-only bound on any track's perimeter (track units, >= 1e-6):
             ``M = max(3, ceil(max_loop_length / spacing))``. Ignored when ``max_checkpoints``
             is given; one of the two is required.
 
     Attributes:
-        checkpoints: the :class:`CheckpointSet` (allocated once, overwritten by
+        checkpoints: the :class:`CheckpointsResult` (allocated once, overwritten by
             :meth:`sample`).
         clipped: int32 ``[E]``: 1 when ``round(length / spacing)`` exceeded M at the last
             sample of the env (its checkpoints are then farther apart than ``spacing``).
@@ -74,52 +76,54 @@ class CheckpointPlacer:
     allocation-free, one launch, and capturable.
     """
 
+    SETTINGS = CheckpointsSettings
+
     def __init__(
         self,
         track: Track,
-        spacing: float,
-        max_checkpoints: int | None = None,
-        *,
+        *settings: CheckpointsSettings | float | int | None,
         max_loop_length: float | None = None,
+        **fields,
     ):
         for name in ("center", "inner", "outer", "arclen", "length", "count", "valid"):
             if not isinstance(getattr(track, name, None), wp.array):
                 raise TypeError(
-                    f"CheckpointPlacer(track): track must be a Track (a TrackGenerator's "
+                    f"CheckpointsUtility(track): track must be a Track (a TrackGenerator's "
                     f"result), got {type(track).__name__} without a wp.array {name!r}"
                 )
-        spacing = SPACING.check(spacing, "CheckpointPlacer spacing")
-        if max_checkpoints is not None:
-            cap = MAX_CHECKPOINTS.check(max_checkpoints, "CheckpointPlacer max_checkpoints")
-        elif max_loop_length is not None:
-            bound = check_float("max_loop_length", max_loop_length, lo=1.0e-6, hi=1.0e12)
-            cap = capacity_for(spacing, bound)
-        else:
-            raise ValueError(
-                "CheckpointPlacer needs a capacity: pass max_checkpoints (an int >= 3, the "
-                "per-env checkpoint capacity) or max_loop_length= (a bound on any track's "
-                "perimeter; capacity max(3, ceil(max_loop_length / spacing)))"
-            )
+        self.settings = resolve_settings(
+            CheckpointsSettings, "CheckpointsUtility", settings, fields, positional=2
+        )
+        cap = self._capacity(self.settings, max_loop_length)
         device = track.center.device
-        require_not_capturing(device, "CheckpointPlacer construction")
+        require_not_capturing(device, "CheckpointsUtility construction")
         self.track = track
-        self.spacing = spacing
         self.device = device
         E = track.count.shape[0]
         self._n_max = track.center.shape[0] // E
         budget = AllocationBudget(device, "raise the spacing or lower max_checkpoints")
-        self.checkpoints = CheckpointSet.allocate(E, cap, device, budget)
-        self.clipped = self.checkpoints.truncated
-        self.step = budget.zeros(E, wp.float32, "checkpoint steps")
-        self._no_mask = budget.zeros(1, wp.int32, "empty mask")
+        self._allocate(self, budget, device, self.settings, E, cap)
         self.sample()
 
+    CAPACITY_FIELD = "max_checkpoints"
+    CAPACITY_HINT = (
+        "pass max_checkpoints (an int >= 3, the per-env checkpoint capacity) or "
+        "max_loop_length= (a bound on any track's perimeter; capacity max(3, "
+        "ceil(max_loop_length / spacing)))"
+    )
+
+    @classmethod
+    def _capacity_for(cls, s: CheckpointsSettings, bound: float) -> int:
+        return capacity_for(s.spacing, bound)
+
     @staticmethod
-    def buffers(num_envs: int, max_checkpoints: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a placer of capacity ``max_checkpoints``
-        allocates (its :class:`CheckpointSet`, the steps and an empty mask)."""
-        extra = [(num_envs, wp.float32), (1, wp.int32)]
-        return CheckpointSet.buffers(num_envs, max_checkpoints) + extra
+    def _allocate(out, budget, device, s, E: int, capacity: int) -> None:
+        """Every array of a placer of ``E`` envs and ``capacity`` checkpoints per env, set on
+        ``out`` (the placer, or a stand-in when :meth:`buffers` records a plan)."""
+        out.checkpoints = CheckpointsResult.allocate(E, capacity, device, budget)
+        out.clipped = None if out.checkpoints is None else out.checkpoints.truncated
+        out.step = budget.zeros(E, wp.float32, "checkpoint steps")
+        out._no_mask = budget.zeros(1, wp.int32, "empty mask")
 
     @property
     def num_envs(self) -> int:
@@ -130,7 +134,7 @@ class CheckpointPlacer:
         """Per-env capacity M."""
         return self.checkpoints.max_checkpoints
 
-    def sample(self, mask: wp.array | None = None) -> CheckpointSet:
+    def sample(self, mask: wp.array | None = None) -> CheckpointsResult:
         """Place the checkpoints of the envs with ``mask[e] != 0`` (None: every env) and
         return :attr:`checkpoints` (the same instance every call).
 

@@ -4,33 +4,32 @@ from __future__ import annotations
 
 import warp as wp
 
-from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.component import Component, buffer_bytes
+from ...core.settings import HasSettings, resolve_settings
 from ...results import Track
-from ..shared import generator_result
-from .fields import DROPOUT, NOISE
-from .utility import ConeDetector, check_settings
+from ..shared import POSE_INPUTS, generator_result
+from .fields import ConeDetectionsSettings
+from .utility import ConeDetectionsUtility
 
 
-class ConeDetections(Component):
+class ConeDetections(HasSettings, Component):
     """Course component ``"cones"``: the cones of the course's ``tools.Props(kind="cone")``
     component seen from the agent, in its frame, nearest first, padded to ``max_cones`` with a
-    count per env, each with its colour (left / right) (:class:`ConeDetector`).
+    count per env, each with its colour (left / right) (:class:`ConeDetectionsUtility`).
 
     Args:
-        max_cones: detections per env M (``MAX_CONES``; required).
-        fov: keyword-only full horizontal field of view, rad (``FOV``; required).
-        max_range: keyword-only largest 3D distance, track units (``MAX_RANGE``; required).
-        dropout: keyword-only chance a cone is missed per step (``DROPOUT``).
-        noise: keyword-only standard deviation of the position noise, track units
-            (``NOISE``).
+        settings: a :class:`ConeDetectionsSettings` (positionally or as ``settings=``), or
+            ``max_cones`` (detections per env M) by position.
         source: the name of the props component it reads (default ``"props"``; the course
             orders it before this one).
         name: component name (default ``"cones"``).
         after: more names to run after.
+        **fields: any field of :class:`ConeDetectionsSettings` by keyword (``max_cones``,
+            ``fov`` and ``max_range`` required; ``dropout``, ``noise``), checked by it.
 
     Inputs: ``position`` vec3f ``[E]`` and ``orientation`` quatf ``[E]`` (world from body,
     the yaw about +z is used). ``on_generate(mask)`` refreshes the regenerated envs (after
-    the props), ``step`` returns the :class:`ConeDetectionSet` (``res["cones"]``) and
+    the props), ``step`` returns the :class:`ConeDetectionsResult` (``res["cones"]``) and
     ``reset(mask)`` restarts the masked envs' random streams. Track courses only; props of
     another kind are refused before the generator is built (``planned_bytes``) and again at
     attach.
@@ -39,27 +38,20 @@ class ConeDetections(Component):
     name = "cones"
     source = "props"
     families = ("track",)
-    INPUTS = (
-        InputSpec("position", wp.vec3f, doc="agent position per env, track units"),
-        InputSpec(
-            "orientation", wp.quatf, doc="agent orientation per env (world from body; yaw used)"
-        ),
-    )
+    INPUTS = POSE_INPUTS
+
+    SETTINGS = ConeDetectionsSettings
 
     def __init__(
         self,
-        max_cones: int,
-        *,
-        fov: float,
-        max_range: float,
-        dropout: float = DROPOUT.default,
-        noise: float = NOISE.default,
+        *settings: ConeDetectionsSettings | int,
         source: str | None = None,
         name: str | None = None,
         after: tuple[str, ...] | None = None,
+        **fields,
     ):
         super().__init__(name=name, after=after, source=source)
-        self.settings = check_settings("ConeDetections", max_cones, fov, max_range, dropout, noise)
+        self.settings = resolve_settings(ConeDetectionsSettings, "ConeDetections", settings, fields)
 
     def _check_props(self, props) -> None:
         kind = getattr(props, "kind", None)
@@ -70,11 +62,11 @@ class ConeDetections(Component):
             )
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`ConeDetector`'s buffers; refuses a source whose props are not cones
+        """The :class:`ConeDetectionsUtility`'s buffers; refuses a source whose props are not cones
         (before the generator is built)."""
         if self.planned_source is not None:
             self._check_props(self.planned_source)
-        return buffer_bytes(ConeDetector.buffers(layout.num_envs, self.settings["max_cones"]))
+        return buffer_bytes(ConeDetectionsUtility.buffers(self.settings, layout.num_envs))
 
     def attach(self, ctx) -> None:
         track = generator_result(ctx, Track, "ConeDetections", "cones stand on road borders")
@@ -86,8 +78,7 @@ class ConeDetections(Component):
                 "ConeDetections needs a generator with per-env seeds (generator.seeds.seeds, "
                 "a TrackGenerator): its random stream derives from them"
             )
-        s = dict(self.settings)
-        self.utility = ConeDetector(track, props.result, seeds, s.pop("max_cones"), **s)
+        self.utility = ConeDetectionsUtility(track, props.result, seeds, self.settings)
         self.result = self.utility.detections
 
     def on_generate(self, ctx, mask) -> None:

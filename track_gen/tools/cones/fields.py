@@ -2,32 +2,23 @@
 
 from __future__ import annotations
 
-import math
+from ...core.settings import settings_class
+from ..fields import count, distance, field_of_view, probability
 
-from ...core.tunable import Tunable, config_class
-from ..fields import distance
+_SURFACES = ("tools.ConeDetections", "tools.ConeDetectionsUtility")
 
-_SURFACES = ("tools.ConeDetections", "tools.ConeDetector")
-
-MAX_CONES = Tunable(
+MAX_CONES = count(
     "max_cones",
     None,
-    kind="int",
-    lo=1,
     hi=4096,
     unit="cones",
-    doc="detections per env, the nearest first (no default: ConeDetections and ConeDetector "
-    "require it).",
+    doc="detections per env, the nearest first (no default: ConeDetections and "
+    "ConeDetectionsUtility require it).",
     surfaces=_SURFACES,
 )
 
-FOV = Tunable(
-    "fov",
+FOV = field_of_view(
     None,
-    kind="float",
-    lo=1.0e-6,
-    hi=2.0 * math.pi,
-    unit="rad",
     doc="full horizontal field of view, centred on the agent's heading: a cone can be seen "
     "when its bearing |atan2(y, x)| <= fov / 2 (2*pi: all around; no default).",
     surfaces=_SURFACES,
@@ -41,13 +32,8 @@ MAX_RANGE = distance(
     surfaces=_SURFACES,
 )
 
-DROPOUT = Tunable(
+DROPOUT = probability(
     "dropout",
-    0.0,
-    kind="float",
-    lo=0.0,
-    hi=1.0,
-    unit="probability",
     doc="chance that a cone is missed on a step, drawn per cone and step (0: never, 1: always).",
     surfaces=_SURFACES,
 )
@@ -70,10 +56,11 @@ FIELDS = (
     NOISE,
 )
 
-ConeDetectionsSettings = config_class(
+ConeDetectionsSettings = settings_class(
     "ConeDetectionsSettings",
-    [("Cone detections", "", FIELDS)],
-    doc="The settings of a cone detector (tools.ConeDetections, tools.ConeDetector, "
+    FIELDS,
+    title="Cone detections",
+    doc="The settings of a cone detector (tools.ConeDetections, tools.ConeDetectionsUtility, "
     "RaceConfig.cones). Fields without a default are required.",
     module="track_gen.tools.cones",
 )

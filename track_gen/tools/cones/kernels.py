@@ -1,4 +1,4 @@
-"""Kernels of the cone detector (private: use :class:`ConeDetector`)."""
+"""Kernels of the cone detector (private: use :class:`ConeDetectionsUtility`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ wp.set_module_options({"enable_backward": False})
 
 
 class ConeColour(enum.IntEnum):
-    """Which side of the road a detected cone stands on (``ConeDetectionSet.colour``; -1 for
+    """Which side of the road a detected cone stands on (``ConeDetectionsResult.colour``; -1 for
     padding), in the road's direction of travel."""
 
     LEFT = 0

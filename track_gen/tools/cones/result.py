@@ -11,7 +11,7 @@ from ...core.rows import RowBatch
 
 
 @dataclass
-class ConeDetectionSet(RowBatch):
+class ConeDetectionsResult(RowBatch):
     """The cones each env's agent sees, nearest first (the same instance every call;
     :meth:`clone` for a snapshot). Env ``e`` owns rows ``e*M .. e*M + M - 1``; rows
     ``count[e] ..`` are padding. Lengths in track units.
@@ -23,7 +23,7 @@ class ConeDetectionSet(RowBatch):
             along an env's rows.
         colour: int32 ``[E*M]``: :class:`ConeColour` (0 left, 1 right of the road in its
             direction of travel; -1 for padding).
-        prop: int32 ``[E*M]``: the cone's row within the env's props (``PropSet`` row
+        prop: int32 ``[E*M]``: the cone's row within the env's props (``PropsResult`` row
             ``e*P + prop``), -1 for padding.
         count: int32 ``[E]``: detections (<= M).
         valid: int32 ``[E]``: 1 where the env has an answer.
@@ -44,15 +44,8 @@ class ConeDetectionSet(RowBatch):
     _row_arrays = ("position", "distance", "colour", "prop")
     _env_arrays = ("count", "valid")
 
-    @staticmethod
-    def buffers(num_envs: int, max_cones: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        rows = num_envs * max_cones
-        out = [(rows, wp.vec3f), (rows, wp.float32), (rows, wp.int32), (rows, wp.int32)]
-        return out + [(num_envs, wp.int32)] * 2
-
     @classmethod
-    def allocate(cls, num_envs: int, max_cones: int, device, budget=None) -> ConeDetectionSet:
+    def allocate(cls, num_envs: int, max_cones: int, device, budget=None) -> ConeDetectionsResult:
         """ "No answer" everywhere (each array checked against ``budget`` first)."""
         budget = budget or AllocationBudget(device, "lower max_cones or num_envs")
         nan = float("nan")

@@ -111,10 +111,9 @@ class ConesTerm(ObservationTerm):
 
     def write(self, settings, ctx, res, col, mask, write_final, out) -> None:
         cones = res[self.name]
-        wp.launch(
+        self.launch(
             _cones_term_kernel,
-            out.obs.shape[0],
-            inputs=[
+            [
                 mask,
                 out.ok,
                 cones.position,
@@ -126,6 +125,5 @@ class ConesTerm(ObservationTerm):
                 1.0 / settings.max_range,
                 write_final,
             ],
-            outputs=[out.obs, out.final_obs],
-            device=out.obs.device,
+            out,
         )

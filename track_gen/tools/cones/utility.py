@@ -9,39 +9,20 @@ import warp as wp
 from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import Track
-from ..props import PropSet
+from ..props import PropsResult
 from ..shared import mask_or
-from .fields import DROPOUT, FOV, MAX_CONES, MAX_RANGE, NOISE
+from .fields import ConeDetectionsSettings
 from .kernels import _detect_kernel, _refresh_kernel, _reset_kernel
-from .result import ConeDetectionSet
+from .result import ConeDetectionsResult
 
 
-def check_settings(owner: str, max_cones, fov, max_range, dropout, noise) -> dict:
-    """Every setting checked against its Tunable (TypeError / ValueError naming
-    ``owner.<name>``, the value and the range), as a dict."""
-    out = {}
-    for tunable, value in (
-        (MAX_CONES, max_cones),
-        (FOV, fov),
-        (MAX_RANGE, max_range),
-        (DROPOUT, dropout),
-        (NOISE, noise),
-    ):
-        if value is None:
-            raise TypeError(
-                f"{owner}.{tunable.name} is required ({tunable.unit}): pass a {tunable.kind} "
-                f"{tunable.range_text()}"
-            )
-        out[tunable.name] = tunable.check(value, f"{owner}.{tunable.name}")
-    return out
-
-
-class ConeDetector:
-    """The cones of a :class:`~track_gen.tools.PropSet` of cones seen from each env's agent,
+class ConeDetectionsUtility(SettingsUtility):
+    """The cones of a :class:`~track_gen.tools.PropsResult` of cones seen from each env's agent,
     in its frame, nearest first, with their colour (``docs/sensors/cones.md``).
 
-    A cone (a prop row below ``PropSet.count``) is seen when its true position in the agent's
+    A cone (a prop row below ``PropsResult.count``) is seen when its true position in the agent's
     frame lies within ``max_range`` (3D distance) and within the field of view (``|atan2(y,
     x)| <= fov / 2``, tested as ``x >= hypot(x, y) * cos(fov / 2)``) and it is not dropped
     (probability ``dropout``). A seen cone is reported at its position plus Gaussian noise
@@ -57,16 +38,15 @@ class ConeDetector:
 
     Args:
         track: the generator's :class:`~track_gen.Track` (which border is the left one).
-        props: the :class:`PropSet` of the track's cones (``PropSet.kind == "cone"``).
+        props: the :class:`PropsResult` of the track's cones (``PropsResult.kind == "cone"``).
         seeds: int32 ``[E]``: the generator's per-env seeds (``generator.seeds.seeds``).
-        max_cones: detections per env M (``MAX_CONES``).
-        fov: keyword-only full horizontal field of view, rad (``FOV``).
-        max_range: keyword-only largest 3D distance, track units (``MAX_RANGE``).
-        dropout: keyword-only chance a cone is missed per step (``DROPOUT``).
-        noise: keyword-only position noise deviation, track units (``NOISE``).
+        settings: a :class:`ConeDetectionsSettings` (positionally or as ``settings=``), or
+            ``max_cones`` (detections per env M) by position.
+        **fields: any field of :class:`ConeDetectionsSettings` by keyword (``fov`` and
+            ``max_range`` required), checked by it.
 
     Attributes:
-        detections: the :class:`ConeDetectionSet` every :meth:`detect` overwrites.
+        detections: the :class:`ConeDetectionsResult` every :meth:`detect` overwrites.
         step: int64 ``[E]``: each env's detect calls since its last reset.
 
     Construction checks every argument, allocates (outside any capture) and refreshes every
@@ -74,73 +54,72 @@ class ConeDetector:
     allocation-free, free of host synchronization and recordable.
     """
 
+    SETTINGS = ConeDetectionsSettings
+
     def __init__(
         self,
         track: Track,
-        props: PropSet,
+        props: PropsResult,
         seeds: wp.array,
-        max_cones: int,
-        *,
-        fov: float,
-        max_range: float,
-        dropout: float = DROPOUT.default,
-        noise: float = NOISE.default,
+        *settings: ConeDetectionsSettings | int,
+        **fields,
     ):
         for name in ("center", "inner", "normal", "count", "valid", "generation"):
             if not isinstance(getattr(track, name, None), wp.array):
                 raise TypeError(
-                    f"ConeDetector(track): track must be a Track (a TrackGenerator's result), "
+                    "ConeDetectionsUtility(track): track must be a Track (a TrackGenerator's "
+                    "result), "
                     f"got {type(track).__name__} without a wp.array {name!r}"
                 )
-        if not isinstance(props, PropSet):
+        if not isinstance(props, PropsResult):
             raise TypeError(
-                f"ConeDetector(props) must be a PropSet (tools.Props' result), got "
+                f"ConeDetectionsUtility(props) must be a PropsResult (tools.Props' result), got "
                 f"{type(props).__name__}"
             )
         if props.kind != "cone":
             raise ValueError(
-                f"ConeDetector(props): the props are {props.kind!r}s: the detector sees cones: "
+                f"ConeDetectionsUtility(props): the props are {props.kind!r}s: the detector sees "
+                "cones: "
                 "use tools.Props(kind='cone')"
             )
-        self.settings = check_settings("ConeDetector", max_cones, fov, max_range, dropout, noise)
+        self.settings = resolve_settings(
+            ConeDetectionsSettings, "ConeDetectionsUtility", settings, fields
+        )
         device = track.center.device
         E = track.count.shape[0]
         n_max = track.center.shape[0] // E
         if props.num_envs != E or props.device != device:
             raise ValueError(
-                f"ConeDetector(props): {props.num_envs} envs on {props.device} for a track of "
+                f"ConeDetectionsUtility(props): {props.num_envs} envs on {props.device} for a "
+                "track of "
                 f"{E} envs on {device}: place the props of this track"
             )
-        check_array("ConeDetector seeds", seeds, wp.int32, E, device, "the generator's seeds")
-        require_not_capturing(device, "ConeDetector construction")
+        check_array(
+            "ConeDetectionsUtility seeds", seeds, wp.int32, E, device, "the generator's seeds"
+        )
+        require_not_capturing(device, "ConeDetectionsUtility construction")
         self.track = track
         self.props = props
         self.seeds = seeds
         self.device = device
         self._n_max = n_max
         budget = AllocationBudget(device, "lower max_cones or num_envs")
-        self.detections = ConeDetectionSet.allocate(E, self.max_cones, device, budget)
-        self.step = budget.zeros(E, wp.int64, "cone detector step counters")
-        self._left = budget.full(E, -1, wp.int32, "cone detector left borders")
-        self._key = budget.zeros(E, wp.int32, "cone detector stream keys")
-        self._all = budget.full(E, 1, wp.int32, "all-envs mask")
+        self._allocate(self, budget, device, self.settings, E)
         self.refresh()
 
     @staticmethod
-    def buffers(num_envs: int, max_cones: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a detector allocates (its
-        :class:`ConeDetectionSet`, the step counters, the per-env border side and stream key,
-        an all-envs mask)."""
-        E = num_envs
-        return ConeDetectionSet.buffers(E, max_cones) + [(E, wp.int64)] + [(E, wp.int32)] * 3
+    def _allocate(out, budget, device, s: ConeDetectionsSettings, E: int) -> None:
+        """Every array of a detector of ``E`` envs, set on ``out`` (the detector, or a
+        stand-in when :meth:`buffers` records a plan)."""
+        out.detections = ConeDetectionsResult.allocate(E, s.max_cones, device, budget)
+        out.step = budget.zeros(E, wp.int64, "cone detector step counters")
+        out._left = budget.full(E, -1, wp.int32, "cone detector left borders")
+        out._key = budget.zeros(E, wp.int32, "cone detector stream keys")
+        out._all = budget.full(E, 1, wp.int32, "all-envs mask")
 
     @property
     def num_envs(self) -> int:
         return self.detections.num_envs
-
-    @property
-    def max_cones(self) -> int:
-        return self.settings["max_cones"]
 
     def refresh(self, mask: wp.array | None = None) -> None:
         """Derive the masked envs' (None: all) left border and random-stream key from their
@@ -162,7 +141,7 @@ class ConeDetector:
         mask = mask_or(mask, self._all, self.num_envs, self.device)
         wp.launch(_reset_kernel, self.num_envs, [mask], [self.step], device=self.device)
 
-    def detect(self, position: wp.array, orientation: wp.array) -> ConeDetectionSet:
+    def detect(self, position: wp.array, orientation: wp.array) -> ConeDetectionsResult:
         """The cones each env's agent sees; returns :attr:`detections` (the same instance).
 
         Args:

@@ -1,7 +1,7 @@
-"""A smooth closed line through the gates of a gate course: :class:`CourseLine`,
-:class:`CourseLineBuilder` and the :class:`CenterlineFromGates` component.
+"""A smooth closed line through the gates of a gate course: :class:`CourseLineResult`,
+:class:`CourseLineUtility` and the :class:`CenterlineFromGates` component.
 
-A gate course has no centerline of its own. :class:`CourseLineBuilder` samples one, shaped
+A gate course has no centerline of its own. :class:`CourseLineUtility` samples one, shaped
 like a :class:`~track_gen.Track`'s centerline arrays (``center``, ``tangent``, ``normal``,
 ``arclen``, ``length``, ``count``, ``valid``), so a localizer reads either.
 
@@ -26,16 +26,26 @@ curvature-limited speed profile slows down) but the line stays continuous and C1
 parameter; more ``samples_per_gate`` resolve the turn, they do not remove it.
 """
 
+from ...core.deprecation import deprecated_names
 from .component import CenterlineFromGates
-from .fields import SAMPLES_PER_GATE
+from .fields import SAMPLES_PER_GATE, CourseLineSettings
 from .kernels import VERTICAL_EPS
-from .result import CourseLine
-from .utility import CourseLineBuilder
+from .result import CourseLineResult
+from .utility import CourseLineUtility
 
 __all__ = [
     "CenterlineFromGates",
-    "CourseLine",
-    "CourseLineBuilder",
+    "CourseLineResult",
+    "CourseLineUtility",
+    "CourseLineSettings",
     "SAMPLES_PER_GATE",
     "VERTICAL_EPS",
 ]
+
+#: Names before the naming convention (one suffix per role, CONTRIBUTING.md), kept
+#: for one release: each one warns and gives the class it was renamed to.
+RENAMED = {
+    "CourseLine": "CourseLineResult",
+    "CourseLineBuilder": "CourseLineUtility",
+}
+__getattr__ = deprecated_names(__name__, RENAMED, globals())

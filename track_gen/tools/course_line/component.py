@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from ...core.component import Component, buffer_bytes
 from ...core.ranges import EnvSplit
+from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence
-from .fields import SAMPLES_PER_GATE
-from .utility import CourseLineBuilder
+from .fields import CourseLineSettings
+from .utility import CourseLineUtility
 
 
-class CenterlineFromGates(Component):
+class CenterlineFromGates(HasSettings, Component):
     """Course component ``"centerline"`` of a gate course: the closed Hermite line through the
-    gates (:class:`CourseLineBuilder`), rebuilt for the regenerated envs (``on_generate``).
+    gates (:class:`CourseLineUtility`), rebuilt for the regenerated envs (``on_generate``).
 
     Args:
-        samples_per_gate: beads K per span (``SAMPLES_PER_GATE``).
+        settings: a :class:`CourseLineSettings` (positionally or as ``settings=``), or
+            ``samples_per_gate`` (beads K per span, ``SAMPLES_PER_GATE``) by position or
+            keyword.
 
-    ``result`` is the :class:`CourseLine`, ``utility`` the :class:`CourseLineBuilder`
+    ``result`` is the :class:`CourseLineResult`, ``utility`` the :class:`CourseLineUtility`
     (``course.course_line``). A :class:`~track_gen.tools.localizer.Localizer` reads it with
     ``source="centerline"``.
     """
@@ -24,10 +27,12 @@ class CenterlineFromGates(Component):
     name = "centerline"
     families = ("gates",)
 
-    def __init__(self, samples_per_gate: int = 8, *, name: str | None = None):
+    SETTINGS = CourseLineSettings
+
+    def __init__(self, *settings: CourseLineSettings | int, name: str | None = None, **fields):
         super().__init__(name=name)
-        self.samples_per_gate = SAMPLES_PER_GATE.check(
-            samples_per_gate, "CenterlineFromGates samples_per_gate"
+        self.settings = resolve_settings(
+            CourseLineSettings, "CenterlineFromGates", settings, fields
         )
 
     def attach(self, ctx) -> None:
@@ -37,7 +42,7 @@ class CenterlineFromGates(Component):
                 "CenterlineFromGates needs a gate generator; a track has its own centerline: "
                 f"Localizer() reads it (got a {type(result).__name__})"
             )
-        self.utility = CourseLineBuilder(result, self.samples_per_gate)
+        self.utility = CourseLineUtility(result, self.settings)
         self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.line
 
@@ -46,9 +51,8 @@ class CenterlineFromGates(Component):
         return layout.N_max * self.samples_per_gate
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`CourseLineBuilder`'s buffers (:meth:`CourseLineBuilder.buffers`)."""
-        E, K = layout.num_envs, self.samples_per_gate
-        return buffer_bytes(CourseLineBuilder.buffers(E, layout.N_max, K))
+        """The :class:`CourseLineUtility`'s buffers (:meth:`CourseLineUtility.buffers`)."""
+        return buffer_bytes(CourseLineUtility.buffers(self.settings, layout.num_envs, layout.N_max))
 
     def on_generate(self, ctx, mask) -> None:
-        self._split.run(CourseLineBuilder.build, mask)  # on the generator's env ranges
+        self._split.run(CourseLineUtility.build, mask)  # on the generator's env ranges

@@ -11,7 +11,7 @@ from ...core.rows import RowBatch
 
 
 @dataclass
-class CourseLine(RowBatch):
+class CourseLineResult(RowBatch):
     """A batch of closed sampled lines, flat and NaN-padded (env ``e`` owns rows
     ``e*L .. e*L + L - 1``, ``L = max_gates * samples_per_gate``; rows past ``count[e]`` are
     NaN). Shaped like a :class:`~track_gen.Track`'s centerline arrays. Units: track units.
@@ -44,17 +44,9 @@ class CourseLine(RowBatch):
     _env_arrays = ("length", "count", "valid")
 
     @classmethod
-    def buffers(cls, num_envs: int, n_max: int, own_valid: bool = True) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes (``own_valid``: no
-        ``valid`` array is given to alias)."""
-        rows, E = num_envs * n_max, num_envs
-        out = [(E, wp.int32)] if own_valid else []
-        return out + [(rows, wp.vec3f)] * 3 + [(rows, wp.float32), (E, wp.float32), (E, wp.int32)]
-
-    @classmethod
     def allocate(
         cls, num_envs: int, n_max: int, device, budget=None, valid: wp.array | None = None
-    ) -> CourseLine:
+    ) -> CourseLineResult:
         """NaN rows, ``length = 0`` and ``count = 0`` (each array checked against ``budget``
         first). ``valid`` is aliased when given, else a zero ``[E]`` int32 array."""
         budget = budget or AllocationBudget(device, "lower max_gates or samples_per_gate")
@@ -81,6 +73,6 @@ class CourseLine(RowBatch):
         """Per-env capacity L (the row stride, :attr:`rows_per_env`)."""
         return self.rows_per_env
 
-    def clone(self) -> CourseLine:
+    def clone(self) -> CourseLineResult:
         """A detached deep copy, ``valid`` included (allocates: call it outside your graph)."""
         return super().clone()

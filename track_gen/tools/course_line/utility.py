@@ -7,22 +7,25 @@ import warp as wp
 from ...core.budget import AllocationBudget
 from ...core.checks import check_mask
 from ...core.exec import require_not_capturing
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import GateSequence
 from ..shared import check_rows, optional_input
-from .fields import SAMPLES_PER_GATE
+from .fields import CourseLineSettings
 from .kernels import _build_kernel
-from .result import CourseLine
+from .result import CourseLineResult
 
 
 # ---------------------------------------------------------------------------------- builder
-class CourseLineBuilder:
+class CourseLineUtility(SettingsUtility):
     """Samples the closed Hermite line through the gates of a :class:`~track_gen.GateSequence`
-    (see the module docstring for the formula) into a :class:`CourseLine`.
+    (see the module docstring for the formula) into a :class:`CourseLineResult`.
 
     Args:
         gates: the gate generator's result (read live by pointer: call :meth:`build` after
             every regeneration, with the same mask).
-        samples_per_gate: beads K per span (``SAMPLES_PER_GATE``: an int in ``[2, 256]``).
+        settings: a :class:`CourseLineSettings` (positionally or as ``settings=``), or
+            ``samples_per_gate`` (beads K per span, ``SAMPLES_PER_GATE``: an int in
+            ``[2, 256]``) by position or keyword.
 
     Per env: ``count = gates * K`` beads (``gates`` the gate count clamped to
     ``[0, max_gates]``); an env with ``valid == 0``, fewer than 3 gates, a gate position or
@@ -32,7 +35,7 @@ class CourseLineBuilder:
     rows.
 
     Attributes:
-        line: the :class:`CourseLine` (allocated once, ``L = max_gates * K`` rows per env;
+        line: the :class:`CourseLineResult` (allocated once, ``L = max_gates * K`` rows per env;
             ``line.valid`` aliases ``gates.valid``).
         samples_per_gate: K.
 
@@ -40,46 +43,57 @@ class CourseLineBuilder:
     :meth:`build` is one launch (one thread per env), allocation-free and capturable.
     """
 
-    def __init__(self, gates: GateSequence, samples_per_gate: int = 8):
+    SETTINGS = CourseLineSettings
+
+    def __init__(self, gates: GateSequence, *settings: CourseLineSettings | int, **fields):
         if not isinstance(gates, GateSequence):
             raise TypeError(
-                "CourseLineBuilder(gates): expected a GateSequence (a GateGenerator's result), "
+                "CourseLineUtility(gates): expected a GateSequence (a GateGenerator's result), "
                 f"got {type(gates).__name__}; a Track has its own centerline"
             )
-        K = SAMPLES_PER_GATE.check(samples_per_gate, "CourseLineBuilder samples_per_gate")
+        self.settings = resolve_settings(CourseLineSettings, "CourseLineUtility", settings, fields)
+        K = self.samples_per_gate
         rows_of = {"position": wp.vec3f, "tangent": wp.vec3f}
         envs_of = {"count": wp.int32, "valid": wp.int32}
         E, rows = check_rows("gates", gates, rows_of, envs_of, "GateSequence")
         device = gates.position.device
-        require_not_capturing(device, "CourseLineBuilder construction")
+        require_not_capturing(device, "CourseLineUtility construction")
         max_gates = rows // E
         hint = f"lower max_gates ({max_gates}) or samples_per_gate ({K})"
-        rows_line = E * max_gates * K
         what = f"the course line ({E} envs x {max_gates} gates x {K} beads per gate)"
         precheck = AllocationBudget(device, hint)  # the whole footprint, before allocating
-        for dtype in (wp.vec3f, wp.vec3f, wp.vec3f, wp.float32):
-            precheck.take(rows_line, dtype, what)
+        for count, dtype in self.buffers(self.settings, E, max_gates):
+            precheck.take(count, dtype, what)
         budget = AllocationBudget(device, hint)
         self.gates = gates
-        self.samples_per_gate = K
         self.device = device
         self._max_gates = max_gates
-        self.line = CourseLine.allocate(E, max_gates * K, device, budget, valid=gates.valid)
-        self._no_mask = budget.zeros(1, wp.int32, "empty mask")
+        self._allocate(self, budget, device, self.settings, E, max_gates, gates.valid)
         self.build()
 
     @staticmethod
-    def buffers(num_envs: int, max_gates: int, samples_per_gate: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a builder allocates (its :class:`CourseLine`,
-        whose ``valid`` aliases the gates', and an empty mask)."""
-        line = CourseLine.buffers(num_envs, max_gates * samples_per_gate, own_valid=False)
-        return line + [(1, wp.int32)]
+    def _allocate(out, budget, device, s: CourseLineSettings, E: int, max_gates: int, valid):
+        """Every array of a builder of ``E`` envs of ``max_gates`` gates, set on ``out`` (the
+        builder, or a stand-in when :meth:`buffers` records a plan): its :class:`CourseLineResult`,
+        whose ``valid`` aliases the gates' ``valid``, and an empty mask."""
+        rows = max_gates * s.samples_per_gate
+        out.line = CourseLineResult.allocate(E, rows, device, budget, valid=valid)
+        out._no_mask = budget.zeros(1, wp.int32, "empty mask")
+
+    @classmethod
+    def buffers(
+        cls, settings: CourseLineSettings, num_envs: int, max_gates: int
+    ) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a builder with ``settings`` allocates for
+        ``num_envs`` envs of ``max_gates`` gates (its allocation run through a plan, nothing
+        allocated; the line's ``valid`` is the gates')."""
+        return super().buffers(settings, num_envs, max_gates, object())
 
     @property
     def num_envs(self) -> int:
         return self.line.num_envs
 
-    def build(self, mask: wp.array | None = None) -> CourseLine:
+    def build(self, mask: wp.array | None = None) -> CourseLineResult:
         """Sample the line of the envs with ``mask[e] != 0`` (None: every env) and return
         :attr:`line` (the same instance every call).
 

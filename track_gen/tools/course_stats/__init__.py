@@ -1,11 +1,18 @@
 """Per-env course descriptors (curriculum features, reports): :class:`CourseStats` (the
-course component ``"stats"``), :class:`CourseStatsMeter` (its utility) and
-:class:`CourseStatsSet` (its result). See ``docs/course-stats.md``."""
+course component ``"stats"``), :class:`CourseStatsUtility` (its utility) and
+:class:`CourseStatsResult` (its result). See ``docs/course-stats.md``."""
 
+from ...core.deprecation import deprecated_names
 from .component import CourseStats
-from .fields import CORNER_ANGLE, CORNER_RADIUS, MAX_PERCENTILES, PERCENTILES
-from .result import DESCRIPTORS, CourseStatsSet
-from .utility import CourseStatsMeter
+from .fields import (
+    CORNER_ANGLE,
+    CORNER_RADIUS,
+    MAX_PERCENTILES,
+    PERCENTILES,
+    CourseStatsSettings,
+)
+from .result import DESCRIPTORS, CourseStatsResult
+from .utility import CourseStatsUtility
 
 __all__ = [
     "CORNER_ANGLE",
@@ -14,6 +21,15 @@ __all__ = [
     "MAX_PERCENTILES",
     "PERCENTILES",
     "CourseStats",
-    "CourseStatsMeter",
-    "CourseStatsSet",
+    "CourseStatsUtility",
+    "CourseStatsResult",
+    "CourseStatsSettings",
 ]
+
+#: Names before the naming convention (one suffix per role, CONTRIBUTING.md), kept
+#: for one release: each one warns and gives the class it was renamed to.
+RENAMED = {
+    "CourseStatsMeter": "CourseStatsUtility",
+    "CourseStatsSet": "CourseStatsResult",
+}
+__getattr__ = deprecated_names(__name__, RENAMED, globals())

@@ -6,9 +6,10 @@ import warp as wp
 
 from ...core.component import Component, buffer_bytes
 from ...core.ranges import EnvSplit
+from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence, Track
-from .fields import CORNER_ANGLE, CORNER_RADIUS, PERCENTILES
-from .utility import CourseStatsMeter, check_settings
+from .fields import CourseStatsSettings
+from .utility import CourseStatsUtility
 
 _GATE_HINT = (
     "a gate course has no centre line of its own: pass source='centerline' (the "
@@ -16,17 +17,16 @@ _GATE_HINT = (
 )
 
 
-class CourseStats(Component):
+class CourseStats(HasSettings, Component):
     """Course component ``"stats"``: per-env descriptors of every course the generator
-    builds (:class:`CourseStatsMeter`), recomputed for the regenerated envs (``on_generate``;
+    builds (:class:`CourseStatsUtility`), recomputed for the regenerated envs (``on_generate``;
     unmasked envs keep every byte). A per-generation component: no entry of ``StepResult``,
     read ``course.components["stats"].result``.
 
     Args:
-        corner_radius: corner threshold, mean half widths (``CORNER_RADIUS``; see
-            :class:`CourseStatsMeter`).
-        corner_angle: least turning of a corner, rad (``CORNER_ANGLE``).
-        percentiles: the |curvature| percentiles reported (``PERCENTILES``).
+        settings: a :class:`CourseStatsSettings` (positionally or as ``settings=``), or its
+            fields (``corner_radius``, ``corner_angle``, ``percentiles``) by position or
+            keyword (``**fields``).
         racing_line: None, or the name of a :class:`~track_gen.tools.RacingLine` component
             of the course (``"racing_line"``) whose ``lap_time`` becomes ``par_time``; this
             component then runs after it.
@@ -34,24 +34,26 @@ class CourseStats(Component):
             component whose result is the course line (``"centerline"``), the gate openings
             giving the widths.
 
-    ``result`` is the :class:`CourseStatsSet`, ``utility`` the :class:`CourseStatsMeter`.
+    ``result`` is the :class:`CourseStatsResult`, ``utility`` the :class:`CourseStatsUtility`.
     Every argument is checked here, before any course is built.
     """
 
     name = "stats"
 
+    SETTINGS = CourseStatsSettings
+
     def __init__(
         self,
-        corner_radius: float = CORNER_RADIUS.default,
-        corner_angle: float = CORNER_ANGLE.default,
-        percentiles: tuple[float, ...] = PERCENTILES.default,
-        *,
+        *settings: CourseStatsSettings | float | tuple,
         racing_line: str | None = None,
         source: str | None = None,
         name: str | None = None,
         after=None,
+        **fields,
     ):
-        self.settings = check_settings("CourseStats", corner_radius, corner_angle, percentiles)
+        self.settings = resolve_settings(
+            CourseStatsSettings, "CourseStats", settings, fields, positional=3
+        )
         if racing_line is not None and (not isinstance(racing_line, str) or not racing_line):
             raise TypeError(
                 f"CourseStats.racing_line must be None or the name of a RacingLine component "
@@ -88,20 +90,19 @@ class CourseStats(Component):
                     f"CourseStats(racing_line={self.racing_line!r}): that component's result "
                     "has no lap_time array: name a tools.RacingLine component"
                 )
-        self.utility = CourseStatsMeter(course, line=line, lap_time=lap, **self.settings)
+        self.utility = CourseStatsUtility(course, self.settings, line=line, lap_time=lap)
         self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.stats
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`CourseStatsMeter`'s buffers: on the generator's centre line
+        """The :class:`CourseStatsUtility`'s buffers: on the generator's centre line
         (``layout.N_max`` rows per env) or on the line of the ``source`` component (its
         ``planned_line_rows(layout)``, else ``layout.N_max``)."""
         rows = layout.N_max
         line_rows = getattr(self.planned_source, "planned_line_rows", None)
         if self.source is not None and callable(line_rows):
             rows = int(line_rows(layout))
-        P = len(self.settings["percentiles"])
-        return buffer_bytes(CourseStatsMeter.buffers(layout.num_envs, rows, P))
+        return buffer_bytes(CourseStatsUtility.buffers(self.settings, layout.num_envs, rows))
 
     def on_generate(self, ctx, mask) -> None:
-        self._split.run(CourseStatsMeter.measure, mask)  # on the generator's env ranges
+        self._split.run(CourseStatsUtility.measure, mask)  # on the generator's env ranges

@@ -3,19 +3,18 @@ component)."""
 
 from __future__ import annotations
 
+from ...core.settings import settings_class
 from ...core.tunable import Tunable
+from ..fields import positive
 
-_SURFACES = ("tools.CourseStats", "tools.CourseStatsMeter")
+_SURFACES = ("tools.CourseStats", "tools.CourseStatsUtility")
 
 #: Most percentiles one meter reports.
 MAX_PERCENTILES = 8
 
-CORNER_RADIUS = Tunable(
+CORNER_RADIUS = positive(
     "corner_radius",
     20.0,
-    kind="float",
-    lo=1.0e-6,
-    hi=1.0e6,
     unit="half widths",
     doc="a bead is in a corner where its curvature radius 1/|kappa| is below corner_radius "
     "times the env's mean half width (|kappa| * corner_radius * width_mean / 2 > 1), so the "
@@ -46,4 +45,15 @@ PERCENTILES = Tunable(
     doc="the nearest-rank percentiles of the beads' |curvature| reported per env "
     "(curvature_percentile, in this order).",
     surfaces=_SURFACES,
+)
+
+#: Every field of the tool, in its keyword order.
+FIELDS = (CORNER_RADIUS, CORNER_ANGLE, PERCENTILES)
+
+CourseStatsSettings = settings_class(
+    "CourseStatsSettings",
+    FIELDS,
+    title="Course stats",
+    doc="The settings of the course descriptors (tools.CourseStats, tools.CourseStatsUtility).",
+    module="track_gen.tools.course_stats",
 )

@@ -10,7 +10,7 @@ from ...core.budget import AllocationBudget
 from ...core.rows import RowBatch
 from ...core.units import TRACK_UNITS
 
-#: The per-env descriptors of a :class:`CourseStatsSet` (float32 ``[E]`` each), in order.
+#: The per-env descriptors of a :class:`CourseStatsResult` (float32 ``[E]`` each), in order.
 DESCRIPTORS = (
     "length",
     "turning",
@@ -27,7 +27,7 @@ DESCRIPTORS = (
 
 
 @dataclass
-class CourseStatsSet(RowBatch):
+class CourseStatsResult(RowBatch):
     """Per-env descriptors of a batch of courses (``docs/course-stats.md`` defines each).
 
     Every array is float32 and NaN for an env without a usable course (invalid, fewer than
@@ -52,7 +52,7 @@ class CourseStatsSet(RowBatch):
             (``|outer - inner|`` in plan view), or gate opening over the gates
             (``2 * half_size``), track units.
         elevation_range: ``[E]`` highest minus lowest bead z, track units.
-        par_time: ``[E]`` par lap time of the racing line read (``RacingLineSet.lap_time``),
+        par_time: ``[E]`` par lap time of the racing line read (``RacingLineResult.lap_time``),
             s; NaN without one.
     """
 
@@ -76,13 +76,9 @@ class CourseStatsSet(RowBatch):
     _env_arrays = DESCRIPTORS
 
     @classmethod
-    def buffers(cls, num_envs: int, num_percentiles: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        E = int(num_envs)
-        return [(E * int(num_percentiles), wp.float32)] + [(E, wp.float32)] * len(DESCRIPTORS)
-
-    @classmethod
-    def allocate(cls, num_envs: int, num_percentiles: int, device, budget=None) -> CourseStatsSet:
+    def allocate(
+        cls, num_envs: int, num_percentiles: int, device, budget=None
+    ) -> CourseStatsResult:
         """NaN everywhere (each array checked against ``budget`` first)."""
         budget = budget or AllocationBudget(device, "lower num_envs")
         nan = float("nan")

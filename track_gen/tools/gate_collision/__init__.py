@@ -2,17 +2,17 @@
 
 Two models of a gate, one per course component (both named ``"collision"``):
 
-Posts (:class:`DiscCollider`, :class:`DiscCollision`)
+Posts (:class:`DiscCollisionUtility`, :class:`DiscCollision`)
     Each gate has two posts, vertical cylinders of radius ``r`` through its bar ends ``left``
     and ``right``, infinitely tall: the test is in plan view (x, y; z is ignored), like
-    :class:`~track_gen.tools.BandCollider`. Post ``2*g`` stands at gate ``g``'s left end,
+    :class:`~track_gen.tools.BandCollisionUtility`. Post ``2*g`` stands at gate ``g``'s left end,
     post ``2*g + 1`` at its right end. A box (an oriented rectangle in plan view) is tested
     against every post of its env: the post whose centre is nearest to the solid rectangle
     wins (ties: the lowest post index), ``distance`` = (distance from that centre to the
     rectangle, 0 when the centre is inside it) - ``r``, and ``hit = distance <= 0`` (the
     rectangle meets the disc). A post centre inside the rectangle gives ``distance = -r``.
 
-Frames (:class:`FrameCollider`, :class:`FrameCollision`)
+Frames (:class:`FrameCollisionUtility`, :class:`FrameCollision`)
     Each gate is a square frame of four members around its opening (half-size
     ``h = half_size``), solid boxes in the gate frame (x forward, y left, z up; centre at the
     gate's ``position``, axes from its ``orientation``), member thickness ``th`` (across the
@@ -53,22 +53,40 @@ tiny box quaternion the same way, so an agent of a valid env at any finite pose 
 answers (beyond the limit: the answer of the clamped pose, far from every gate).
 """
 
+from ...core.deprecation import deprecated_names
 from .component import DiscCollision, FrameCollision
-from .fields import AGENT_RADIUS, FRAME_DEPTH, FRAME_THICKNESS, POST_RADIUS
+from .fields import (
+    AGENT_RADIUS,
+    FRAME_DEPTH,
+    FRAME_THICKNESS,
+    POST_RADIUS,
+    DiscCollisionSettings,
+    FrameCollisionSettings,
+)
 from .kernels import FrameMember
 from .result import DiscContact, FrameContact
-from .utility import DiscCollider, FrameCollider
+from .utility import DiscCollisionUtility, FrameCollisionUtility
 
 __all__ = [
     "AGENT_RADIUS",
-    "DiscCollider",
+    "DiscCollisionUtility",
     "DiscCollision",
+    "DiscCollisionSettings",
     "DiscContact",
     "FRAME_DEPTH",
     "FRAME_THICKNESS",
-    "FrameCollider",
+    "FrameCollisionUtility",
     "FrameCollision",
+    "FrameCollisionSettings",
     "FrameContact",
     "FrameMember",
     "POST_RADIUS",
 ]
+
+#: Names before the naming convention (one suffix per role, CONTRIBUTING.md), kept
+#: for one release: each one warns and gives the class it was renamed to.
+RENAMED = {
+    "DiscCollider": "DiscCollisionUtility",
+    "FrameCollider": "FrameCollisionUtility",
+}
+__getattr__ = deprecated_names(__name__, RENAMED, globals())

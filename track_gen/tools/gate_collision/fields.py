@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from ...core.settings import settings_class
+from ...core.tunable import config_label
+from ..band_collision.fields import MAX_BOXES
 from ..fields import distance
 
-_FRAME_SURFACES = ("tools.FrameCollision", "tools.FrameCollider", "course.CourseConfig")
+_FRAME_SURFACES = ("tools.FrameCollision", "tools.FrameCollisionUtility", "course.CourseConfig")
 
 POST_RADIUS = distance(
     "post_radius",
@@ -12,14 +15,18 @@ POST_RADIUS = distance(
     positive=True,
     optional=True,
     doc="radius of each gate post (a vertical cylinder through a bar end); None: no post "
-    "collision (DiscCollider and DiscCollision need a number).",
+    "collision (DiscCollisionUtility and DiscCollision need a number).",
     surfaces=(
         "tools.DiscCollision",
-        "tools.DiscCollider",
+        "tools.DiscCollisionUtility",
         "course.Course.gates",
         "course.CourseConfig",
     ),
-    aliases={"DiscCollision": "radius", "DiscCollider": "radius", "Course.gates": "collision"},
+    aliases={
+        "DiscCollision": "radius",
+        "DiscCollisionUtility": "radius",
+        "Course.gates": "collision",
+    },
 )
 
 
@@ -31,7 +38,7 @@ FRAME_THICKNESS = distance(
     surfaces=_FRAME_SURFACES,
     aliases={
         "FrameCollision": "thickness",
-        "FrameCollider": "thickness",
+        "FrameCollisionUtility": "thickness",
         "CourseConfig": "frame_collision",
     },
 )
@@ -44,7 +51,7 @@ FRAME_DEPTH = distance(
     surfaces=_FRAME_SURFACES,
     aliases={
         "FrameCollision": "depth",
-        "FrameCollider": "depth",
+        "FrameCollisionUtility": "depth",
         "CourseConfig": "frame_collision",
     },
 )
@@ -56,4 +63,39 @@ AGENT_RADIUS = distance(
     doc="radius of the sphere tested against the gate frames (0: a point).",
     surfaces=_FRAME_SURFACES,
     aliases={"CourseConfig": "frame_collision"},
+)
+
+
+def _check_disc(settings) -> None:
+    """A disc collider needs a post radius (None, CourseConfig's "no post collision", is
+    refused here)."""
+    if settings.radius is None:
+        rule = POST_RADIUS.range_text().removesuffix(", or None")
+        raise TypeError(
+            f"{config_label(settings)}.radius must be a number, got None: pass a post radius {rule}"
+        )
+
+
+#: The fields of the disc (post) collider, in its keyword order.
+DISC_FIELDS = (POST_RADIUS, MAX_BOXES)
+#: The fields of the frame collider, in its keyword order.
+FRAME_FIELDS = (FRAME_THICKNESS, FRAME_DEPTH, AGENT_RADIUS)
+
+DiscCollisionSettings = settings_class(
+    "DiscCollisionSettings",
+    DISC_FIELDS,
+    title="Disc collision",
+    doc="The settings of the post collision of a gate course (tools.DiscCollision, "
+    "tools.DiscCollisionUtility): the post ``radius`` (required) and the boxes per env.",
+    module="track_gen.tools.gate_collision",
+    check=_check_disc,
+)
+
+FrameCollisionSettings = settings_class(
+    "FrameCollisionSettings",
+    FRAME_FIELDS,
+    title="Frame collision",
+    doc="The settings of the frame collision of a gate course (tools.FrameCollision, "
+    "tools.FrameCollisionUtility): the members' thickness and depth and the agent sphere's radius.",
+    module="track_gen.tools.gate_collision",
 )

@@ -12,7 +12,7 @@ from ...core.rows import BoxRowBatch, RowBatch
 
 @dataclass
 class DiscContact(BoxRowBatch):
-    """Per-box answers of :meth:`DiscCollider.query` (box ``b`` of env ``e`` at row
+    """Per-box answers of :meth:`DiscCollisionUtility.query` (box ``b`` of env ``e`` at row
     ``e*B + b``, ``B = max_boxes``). The collider returns the same instance on every query and
     overwrites it; :meth:`clone` takes a snapshot. Plan view (x, y), track units.
 
@@ -35,11 +35,6 @@ class DiscContact(BoxRowBatch):
 
     _row_arrays = ("hit", "post", "distance", "nearest")
 
-    @staticmethod
-    def buffers(rows: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        return [(rows, wp.int32), (rows, wp.int32), (rows, wp.float32), (rows, wp.vec2f)]
-
     @classmethod
     def allocate(
         cls, rows: int, device, budget: AllocationBudget | None = None, max_boxes: int = 0
@@ -61,7 +56,7 @@ class DiscContact(BoxRowBatch):
 
 @dataclass
 class FrameContact(RowBatch):
-    """Per-env answers of :meth:`FrameCollider.query` (one agent per env). The collider
+    """Per-env answers of :meth:`FrameCollisionUtility.query` (one agent per env). The collider
     returns the same instance on every query and overwrites it; :meth:`clone` takes a
     snapshot. Track units.
 
@@ -91,11 +86,6 @@ class FrameContact(RowBatch):
     normal: wp.array
 
     _env_arrays = ("hit", "gate", "member", "distance", "nearest", "normal")
-
-    @staticmethod
-    def buffers(rows: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        return [(rows, wp.int32)] * 3 + [(rows, wp.float32)] + [(rows, wp.vec3f)] * 2
 
     @classmethod
     def allocate(cls, rows: int, device, budget: AllocationBudget | None = None) -> FrameContact:

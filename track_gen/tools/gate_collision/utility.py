@@ -7,10 +7,10 @@ import warp as wp
 from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import GateSequence
-from ..band_collision import MAX_BOXES
 from ..shared import mask_or
-from .fields import AGENT_RADIUS, FRAME_DEPTH, FRAME_THICKNESS, POST_RADIUS
+from .fields import DiscCollisionSettings, FrameCollisionSettings
 from .kernels import (
     _disc_query_kernel,
     _frame_query_kernel,
@@ -18,15 +18,6 @@ from .kernels import (
     _posts_kernel,
 )
 from .result import DiscContact, FrameContact
-
-
-def _radius(value, owner: str) -> float:
-    """A post radius: a number > 0 (``POST_RADIUS``; None is refused here)."""
-    if value is None:
-        rule = POST_RADIUS.range_text().removesuffix(", or None")
-        raise TypeError(f"{owner} must be a number, got None: pass a post radius {rule}")
-    return POST_RADIUS.check(value, owner)
-
 
 #: GateSequence arrays a collider reads: per-gate rows ``[E*max_gates]`` and per-env ``[E]``.
 _GATE_ROWS = {
@@ -47,7 +38,7 @@ def _gates(value, owner: str) -> GateSequence:
     if not isinstance(value, GateSequence):
         raise TypeError(
             f"{owner} must be a GateSequence (a GateGenerator's result), got "
-            f"{type(value).__name__}: a track's road is tested with tools.BandCollider"
+            f"{type(value).__name__}: a track's road is tested with tools.BandCollisionUtility"
         )
     count = value.count
     if not isinstance(count, wp.array) or count.ndim != 1 or count.shape[0] < 1:
@@ -65,16 +56,17 @@ def _gates(value, owner: str) -> GateSequence:
     return value
 
 
-class DiscCollider:
+class DiscCollisionUtility(SettingsUtility):
     """Oriented boxes against the gate posts (plan-view discs; see the module docstring).
 
     Args:
         gates: the GateSequence to test against. The collider keeps a reference and reads it
             in :meth:`refresh`, so a generator's stable ``result`` works across regenerations
             (refresh the regenerated envs).
-        radius: post radius ``r``, track units (``POST_RADIUS``: a number > 0).
-        max_boxes: boxes per env ``B`` (``MAX_BOXES``); box ``b`` of env ``e`` is row
-            ``e*B + b``.
+        settings: a :class:`DiscCollisionSettings` (positionally or as ``settings=``), or
+            ``radius`` (post radius ``r``, track units, ``POST_RADIUS``: a number > 0) by
+            position; ``max_boxes`` (boxes per env ``B``, ``MAX_BOXES``; box ``b`` of env
+            ``e`` is row ``e*B + b``) by keyword.
 
     Construction allocates every buffer and refreshes all envs. Attributes (read-only):
 
@@ -87,29 +79,30 @@ class DiscCollider:
       a valid env (``valid != 0``), else 0 (the env answers as invalid).
     """
 
-    def __init__(self, gates: GateSequence, radius: float, *, max_boxes: int = 1):
-        self.gates = _gates(gates, "DiscCollider gates")
-        self.radius = _radius(radius, "DiscCollider radius")
-        self.max_boxes = MAX_BOXES.check(max_boxes, "DiscCollider max_boxes")
+    SETTINGS = DiscCollisionSettings
+
+    def __init__(self, gates: GateSequence, *settings: DiscCollisionSettings | float, **fields):
+        self.gates = _gates(gates, "DiscCollisionUtility gates")
+        self.settings = resolve_settings(
+            DiscCollisionSettings, "DiscCollisionUtility", settings, fields
+        )
         self.device = gates.count.device
-        require_not_capturing(self.device, "DiscCollider construction")
+        require_not_capturing(self.device, "DiscCollisionUtility construction")
         self.num_envs = gates.num_envs
         self.max_gates = gates.max_gates
-        E, dev = self.num_envs, self.device
-        budget = AllocationBudget(dev, "lower max_boxes or max_gates")
-        self._rows = E * self.max_boxes
-        self.contact = DiscContact.allocate(self._rows, dev, budget, self.max_boxes)
-        self._all = budget.full(E, 1, wp.int32, "all-envs mask")
-        self.posts = budget.zeros(E * 2 * self.max_gates, wp.vec2f, "gate posts")
-        self.num_posts = budget.zeros(E, wp.int32, "post counts")
+        self._rows = self.num_envs * self.max_boxes
+        budget = AllocationBudget(self.device, "lower max_boxes or max_gates")
+        self._allocate(self, budget, self.device, self.settings, self.num_envs, self.max_gates)
         self.refresh()
 
     @staticmethod
-    def buffers(num_envs: int, max_gates: int, max_boxes: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a collider allocates."""
-        E = num_envs
-        posts = [(E * 2 * max_gates, wp.vec2f), (E, wp.int32)]
-        return [(E, wp.int32), *DiscContact.buffers(E * max_boxes), *posts]
+    def _allocate(out, budget, device, s: DiscCollisionSettings, E: int, max_gates: int):
+        """Every array of a collider of ``E`` envs of ``max_gates`` gates, set on ``out``
+        (the collider, or a stand-in when :meth:`buffers` records a plan)."""
+        out.contact = DiscContact.allocate(E * s.max_boxes, device, budget, s.max_boxes)
+        out._all = budget.full(E, 1, wp.int32, "all-envs mask")
+        out.posts = budget.zeros(E * 2 * max_gates, wp.vec2f, "gate posts")
+        out.num_posts = budget.zeros(E, wp.int32, "post counts")
 
     def refresh(self, mask: wp.array | None = None) -> None:
         """Pack the posts of the envs with ``mask[e] != 0`` (``None``: all envs) from the
@@ -174,17 +167,17 @@ class DiscCollider:
         return c
 
 
-class FrameCollider:
+class FrameCollisionUtility(SettingsUtility):
     """Spheres against the gate frames (four boxes per gate; see the module docstring).
 
     Args:
         gates: the GateSequence to test against (kept by reference, read in
             :meth:`refresh`).
-        thickness: member thickness ``th``, track units (``FRAME_THICKNESS``, > 0).
-        depth: member depth ``dp`` along the gate's forward axis, track units
-            (``FRAME_DEPTH``, >= 0).
-        agent_radius: radius of each env's agent sphere, track units (``AGENT_RADIUS``,
-            >= 0).
+        settings: a :class:`FrameCollisionSettings` (positionally or as ``settings=``), or
+            by position or keyword: ``thickness`` (member thickness ``th``, track units,
+            ``FRAME_THICKNESS``, > 0), ``depth`` (member depth ``dp`` along the gate's
+            forward axis, track units, ``FRAME_DEPTH``, >= 0), ``agent_radius`` (radius of
+            each env's agent sphere, track units, ``AGENT_RADIUS``, >= 0).
 
     Construction allocates every buffer and refreshes all envs. Attributes (read-only):
 
@@ -200,30 +193,30 @@ class FrameCollider:
       (``valid != 0``), else 0 (answers as invalid).
     """
 
-    def __init__(self, gates: GateSequence, thickness: float, depth: float, agent_radius: float):
-        self.gates = _gates(gates, "FrameCollider gates")
-        self.thickness = FRAME_THICKNESS.check(thickness, "FrameCollider thickness")
-        self.depth = FRAME_DEPTH.check(depth, "FrameCollider depth")
-        self.agent_radius = AGENT_RADIUS.check(agent_radius, "FrameCollider agent_radius")
+    SETTINGS = FrameCollisionSettings
+
+    def __init__(self, gates: GateSequence, *settings: FrameCollisionSettings | float, **fields):
+        self.gates = _gates(gates, "FrameCollisionUtility gates")
+        self.settings = resolve_settings(
+            FrameCollisionSettings, "FrameCollisionUtility", settings, fields, positional=3
+        )
         self.device = gates.count.device
-        require_not_capturing(self.device, "FrameCollider construction")
+        require_not_capturing(self.device, "FrameCollisionUtility construction")
         self.num_envs = gates.num_envs
         self.max_gates = gates.max_gates
-        E, dev = self.num_envs, self.device
-        budget = AllocationBudget(dev, "lower num_envs or max_gates")
-        self.contact = FrameContact.allocate(E, dev, budget)
-        self._all = budget.full(E, 1, wp.int32, "all-envs mask")
-        self.frame = budget.zeros(E * self.max_gates, wp.vec4f, "gate frames")
-        self.rotation = budget.zeros(E * self.max_gates, wp.mat33f, "gate rotations")
-        self.num_gates = budget.zeros(E, wp.int32, "gate counts")
+        budget = AllocationBudget(self.device, "lower num_envs or max_gates")
+        self._allocate(self, budget, self.device, self.settings, self.num_envs, self.max_gates)
         self.refresh()
 
     @staticmethod
-    def buffers(num_envs: int, max_gates: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a collider allocates."""
-        E, rows = num_envs, num_envs * max_gates
-        frames = [(rows, wp.vec4f), (rows, wp.mat33f), (E, wp.int32)]
-        return [(E, wp.int32), *FrameContact.buffers(E), *frames]
+    def _allocate(out, budget, device, s, E: int, max_gates: int) -> None:
+        """Every array of a collider of ``E`` envs of ``max_gates`` gates, set on ``out``
+        (the collider, or a stand-in when :meth:`buffers` records a plan)."""
+        out.contact = FrameContact.allocate(E, device, budget)
+        out._all = budget.full(E, 1, wp.int32, "all-envs mask")
+        out.frame = budget.zeros(E * max_gates, wp.vec4f, "gate frames")
+        out.rotation = budget.zeros(E * max_gates, wp.mat33f, "gate rotations")
+        out.num_gates = budget.zeros(E, wp.int32, "gate counts")
 
     def refresh(self, mask: wp.array | None = None) -> None:
         """Derive the gate frames (centre, half size, world -> gate rotation) of the envs

@@ -1,9 +1,9 @@
-"""Road height fields: :class:`HeightFieldBaker` (-> :class:`HeightField`) and the course
+"""Road height fields: :class:`HeightFieldUtility` (-> :class:`HeightFieldResult`) and the course
 component :class:`HeightFieldBake` (``course.heightfield``).
 
 Per env, a ``res x res`` grid of heights over a square around the borders' bounding box,
 padded by ``margin`` (default 10% of the box's larger side), the same frame as the SDF of
-:class:`~track_gen.tools.BandCollider`: texel ``(i, j)`` of env ``e`` is element
+:class:`~track_gen.tools.BandCollisionUtility`: texel ``(i, j)`` of env ``e`` is element
 ``e*res*res + j*res + i`` (``j`` along y) and samples the texel centre
 ``(x0 + (i + 0.5) * cell, y0 + (j + 0.5) * cell)``.
 
@@ -43,20 +43,21 @@ up to a cell. The grid resolves the road only when a cell is small against it:
 ``BandCollision("sdf")``) warns with :class:`GridResolutionWarning` when the largest course
 the generator can draw would get fewer than 4 texels across the road.
 
-The bake (:meth:`HeightFieldBaker.bake`) allocates nothing, never synchronizes, rebakes the
+The bake (:meth:`HeightFieldUtility.bake`) allocates nothing, never synchronizes, rebakes the
 masked envs only (unmasked envs stay bitwise unchanged) and can be recorded into a graph. Its
 work is proportional to the road's area in texels plus ``res^2`` per baked env (the fill):
 about 0.17-0.22 s for E=1024, res 128 on one CPU core (0.13 s raster, 0.05 s fill), about the
 cost of the SDF bake.
 """
 
+from ...core.deprecation import deprecated_names
 from .component import HeightFieldBake
-from .fields import FILL, MARGIN, RESOLUTION, SIZE_HI
-from .result import HeightField
+from .fields import FILL, MARGIN, RESOLUTION, SIZE_HI, HeightFieldSettings
+from .result import HeightFieldResult
 from .utility import (
     MIN_TEXELS_ACROSS,
     GridResolutionWarning,
-    HeightFieldBaker,
+    HeightFieldUtility,
     check_grid_resolution,
     largest_course_scale,
 )
@@ -64,9 +65,10 @@ from .utility import (
 __all__ = [
     "FILL",
     "GridResolutionWarning",
-    "HeightField",
+    "HeightFieldResult",
+    "HeightFieldSettings",
     "HeightFieldBake",
-    "HeightFieldBaker",
+    "HeightFieldUtility",
     "MARGIN",
     "MIN_TEXELS_ACROSS",
     "RESOLUTION",
@@ -74,3 +76,11 @@ __all__ = [
     "check_grid_resolution",
     "largest_course_scale",
 ]
+
+#: Names before the naming convention (one suffix per role, CONTRIBUTING.md), kept
+#: for one release: each one warns and gives the class it was renamed to.
+RENAMED = {
+    "HeightField": "HeightFieldResult",
+    "HeightFieldBaker": "HeightFieldUtility",
+}
+__getattr__ = deprecated_names(__name__, RENAMED, globals())

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from ...core.settings import settings_class
 from ...core.tunable import Tunable
 from ..fields import DISTANCE_HI, distance, grid_resolution
 
 RESOLUTION = grid_resolution(
     "resolution",
     doc="texels per side of each env's grid.",
-    surfaces=("tools.HeightFieldBake", "tools.HeightFieldBaker", "course.CourseConfig"),
+    surfaces=("tools.HeightFieldBake", "tools.HeightFieldUtility", "course.CourseConfig"),
     aliases={"CourseConfig": "heightfield_resolution"},
 )
 
@@ -18,7 +19,7 @@ MARGIN = distance(
     None,
     optional=True,
     doc="margin around the borders' bounding box; None is 10% of its larger side.",
-    surfaces=("tools.HeightFieldBake", "tools.HeightFieldBaker"),
+    surfaces=("tools.HeightFieldBake", "tools.HeightFieldUtility"),
 )
 
 
@@ -31,7 +32,7 @@ FILL = Tunable(
     optional=True,
     unit="track units",
     doc="height of the off-road texels; None is the env's lowest road height.",
-    surfaces=("tools.HeightFieldBake", "tools.HeightFieldBaker"),
+    surfaces=("tools.HeightFieldBake", "tools.HeightFieldUtility"),
 )
 
 
@@ -43,4 +44,16 @@ SIZE_HI = distance(
     doc="the largest course scale a curriculum will reach (for the resolution check); None "
     "reads it from the generator.",
     surfaces=("tools.HeightFieldBake", "tools.BandCollision"),
+)
+
+#: Every field of the tool, in its keyword order (``size_hi`` is the component's own: the
+#: resolution check it makes against the generator).
+FIELDS = (RESOLUTION, MARGIN, FILL)
+
+HeightFieldSettings = settings_class(
+    "HeightFieldSettings",
+    FIELDS,
+    title="Height field",
+    doc="The settings of a road height field (tools.HeightFieldBake, tools.HeightFieldUtility).",
+    module="track_gen.tools.heightfield",
 )

@@ -11,7 +11,7 @@ from ...core.rows import RowBatch
 
 
 @dataclass
-class HeightField(RowBatch):
+class HeightFieldResult(RowBatch):
     """Per-env road height grids (see the module docstring for the surface and the frame).
     The baker overwrites the same instance at every bake; :meth:`clone` takes a snapshot.
 

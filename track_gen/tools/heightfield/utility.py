@@ -12,11 +12,12 @@ import warp as wp
 from ...core.budget import AllocationBudget
 from ...core.exec import require_not_capturing
 from ...core.extents import EXTENT
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import Track
 from ..shared import fill_grid_kernel, mask_or
-from .fields import FILL, MARGIN, RESOLUTION, SIZE_HI
+from .fields import MARGIN, RESOLUTION, SIZE_HI, HeightFieldSettings
 from .kernels import _frame_kernel, _raster_kernel
-from .result import HeightField
+from .result import HeightFieldResult
 
 #: Fewest texels across the road (``2 * half_width / cell``) a grid must give the largest
 #: course before :func:`check_grid_resolution` warns.
@@ -32,7 +33,7 @@ class GridResolutionWarning(UserWarning):
     can draw: fewer than :data:`MIN_TEXELS_ACROSS` texels across the road."""
 
 
-class HeightFieldBaker:
+class HeightFieldUtility(SettingsUtility):
     """Bakes the road height of every env of a :class:`~track_gen.results.Track` into a
     square grid (see the module docstring for the surface, the frame and the overlap rule).
 
@@ -40,6 +41,8 @@ class HeightFieldBaker:
         track: the Track to bake. The baker keeps a reference and reads it in :meth:`bake`,
             so a generator's stable ``result`` works across regenerations (rebake the
             regenerated envs).
+        settings: a :class:`HeightFieldSettings` (positionally or as ``settings=``), or
+            ``resolution`` by position; its fields by keyword (``**fields``):
         resolution: texels per side of each env's grid (``RESOLUTION``).
         margin: margin around the borders' bounding box, track units (``MARGIN``), or None for
             10% of its larger side.
@@ -47,48 +50,48 @@ class HeightFieldBaker:
             lowest road height.
 
     Construction allocates :attr:`field` (``5 * E * res^2`` bytes plus the frames) and bakes
-    every env. Attributes (read-only): ``field`` (the :class:`HeightField` every bake
+    every env. Attributes (read-only): ``field`` (the :class:`HeightFieldResult` every bake
     overwrites), ``track``, ``resolution``, ``margin``, ``fill``, ``num_envs``, ``device``.
     """
+
+    SETTINGS = HeightFieldSettings
 
     def __init__(
         self,
         track: Track,
-        *,
-        resolution: int = 128,
-        margin: float | None = None,
-        fill: float | None = None,
+        *settings: HeightFieldSettings | int,
+        **fields,
     ):
         if not isinstance(track, Track):
             raise TypeError(
-                f"HeightFieldBaker(track): track must be a Track (a TrackGenerator's result), "
+                f"HeightFieldUtility(track): track must be a Track (a TrackGenerator's result), "
                 f"got {type(track).__name__}"
             )
-        self.resolution = RESOLUTION.check(resolution, "HeightFieldBaker resolution")
-        self.margin = MARGIN.check(margin, "HeightFieldBaker margin")
-        self.fill = FILL.check(fill, "HeightFieldBaker fill")
+        self.settings = resolve_settings(
+            HeightFieldSettings, "HeightFieldUtility", settings, fields
+        )
         self.track = track
         self.device = track.count.device
-        require_not_capturing(self.device, "HeightFieldBaker construction")
-        self.num_envs = E = track.num_envs
-        res = self.resolution
+        require_not_capturing(self.device, "HeightFieldUtility construction")
+        self.num_envs = track.num_envs
         budget = AllocationBudget(self.device, "lower the height-field resolution")
+        self._allocate(self, budget, self.device, self.settings, self.num_envs)
+        self.bake()
+
+    @staticmethod
+    def _allocate(out, budget, device, s: HeightFieldSettings, E: int) -> None:
+        """Every array of a baker of ``E`` envs, set on ``out`` (the baker, or a stand-in
+        when :meth:`buffers` records a plan)."""
+        res = s.resolution
         what = f"height fields (E * resolution^2 = {E} * {res}^2)"
-        self._all = budget.full(E, 1, wp.int32, "all-envs mask")
-        self.field = HeightField(
+        out._all = budget.full(E, 1, wp.int32, "all-envs mask")
+        out.field = HeightFieldResult(
             height=budget.zeros(E * res * res, wp.float32, what),
             on_road=budget.zeros(E * res * res, wp.int8, what),
             frame=budget.zeros(E, wp.vec4f, "height-field frames"),
         )
-        self.bake()
 
-    @staticmethod
-    def buffers(num_envs: int, resolution: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a baker of ``num_envs`` envs allocates."""
-        texels = num_envs * resolution * resolution
-        return [(num_envs, wp.int32), (texels, wp.float32), (texels, wp.int8), (num_envs, wp.vec4f)]
-
-    def bake(self, mask: wp.array | None = None) -> HeightField:
+    def bake(self, mask: wp.array | None = None) -> HeightFieldResult:
         """Rebake the envs with ``mask[e] != 0`` (None: every env) from the Track's current
         borders and return :attr:`field` (the same instance every call).
 

@@ -1,4 +1,4 @@
-"""A planar lidar: :class:`LidarScan`, :class:`LidarScanner` and :class:`Lidar`.
+"""A planar lidar: :class:`LidarResult`, :class:`LidarUtility` and :class:`Lidar`.
 
 Each env's agent casts ``num_beams`` horizontal rays per step from its position, beam ``b``
 at ``-fov/2 + (b + 1/2) * fov / num_beams`` rad from its heading (counter-clockwise; the
@@ -40,7 +40,7 @@ orientation; a finite position beyond ``COORD_LIMIT`` is clamped to it. A gate o
 of range is never hit. Every answer of a valid env with a finite pose is finite.
 
 Noise (``noise_std``, ``dropout``): beam ``b`` of env ``e`` at its scan ``k`` (the step
-counter ``LidarScan.step``: scans since the env's last reset, 0 after ``reset``) draws from
+counter ``LidarResult.step``: scans since the env's last reset, 0 after ``reset``) draws from
 a hash of ``(key[e], k, b)``, ``key[e]`` a hash of the env's effective seed and epoch (the
 ``seeds`` and ``generation`` at its last refresh): a pure function of (effective seed,
 epoch, step counter), the same on every run, replay and CPU thread count. A draw below
@@ -53,6 +53,7 @@ refresh and its scan on the generator's CPU env ranges (``cpu_threads``), each r
 writing its own rows, so the bytes do not depend on the thread count.
 """
 
+from ...core.deprecation import deprecated_names
 from .component import Lidar
 from .fields import (
     CELL_ENTRIES,
@@ -69,8 +70,8 @@ from .fields import (
     LidarSettings,
 )
 from .kernels import ScanStatus
-from .result import LidarScan
-from .utility import LidarScanner, beam_angles
+from .result import LidarResult
+from .utility import LidarUtility, beam_angles
 
 __all__ = [
     "LidarSettings",
@@ -82,8 +83,8 @@ __all__ = [
     "GATE_MODEL",
     "GRID_CELLS",
     "Lidar",
-    "LidarScan",
-    "LidarScanner",
+    "LidarResult",
+    "LidarUtility",
     "MAX_RANGE",
     "NOISE_STD",
     "NUM_BEAMS",
@@ -91,3 +92,11 @@ __all__ = [
     "ScanStatus",
     "beam_angles",
 ]
+
+#: Names before the naming convention (one suffix per role, CONTRIBUTING.md), kept
+#: for one release: each one warns and gives the class it was renamed to.
+RENAMED = {
+    "LidarScan": "LidarResult",
+    "LidarScanner": "LidarUtility",
+}
+__getattr__ = deprecated_names(__name__, RENAMED, globals())

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import math
 
-from ...core.tunable import Tunable, config_class
-from ..fields import distance
+from ...core.settings import settings_class
+from ...core.tunable import Tunable
+from ..fields import count, distance, field_of_view, probability
 
-_SURFACES = ("tools.Lidar", "tools.LidarScanner")
+_SURFACES = ("tools.Lidar", "tools.LidarUtility")
 
 # ---------------------------------------------------------------------------------- fields
-NUM_BEAMS = Tunable(
+NUM_BEAMS = count(
     "num_beams",
     360,
-    kind="int",
-    lo=1,
     hi=4096,
     unit="beams",
     doc="rays per env and step, spread evenly over the field of view.",
@@ -22,13 +21,8 @@ NUM_BEAMS = Tunable(
 )
 
 
-FOV = Tunable(
-    "fov",
+FOV = field_of_view(
     2.0 * math.pi,
-    kind="float",
-    lo=1.0e-6,
-    hi=2.0 * math.pi,
-    unit="rad",
     doc="angular width of the fan, centred on the agent's heading (2*pi: a full circle).",
     surfaces=_SURFACES,
 )
@@ -88,23 +82,16 @@ NOISE_STD = distance(
 )
 
 
-DROPOUT = Tunable(
+DROPOUT = probability(
     "dropout",
-    0.0,
-    kind="float",
-    lo=0.0,
-    hi=1.0,
-    unit="",
     doc="probability that a beam returns nothing (reads max_range, hit 0) at a step.",
     surfaces=_SURFACES,
 )
 
 
-GRID_CELLS = Tunable(
+GRID_CELLS = count(
     "grid_cells",
     32,
-    kind="int",
-    lo=1,
     hi=256,
     unit="cells",
     doc="cells per side of each env's square candidate grid of border segments and props "
@@ -113,11 +100,9 @@ GRID_CELLS = Tunable(
 )
 
 
-CELL_ENTRIES = Tunable(
+CELL_ENTRIES = count(
     "cell_entries",
     4,
-    kind="int",
-    lo=1,
     hi=1024,
     unit="entries per segment",
     doc="grid capacity per env: cell_entries * 2 * N_max cell entries (border segments and "
@@ -140,10 +125,11 @@ FIELDS = (
     CELL_ENTRIES,
 )
 
-LidarSettings = config_class(
+LidarSettings = settings_class(
     "LidarSettings",
-    [("Lidar", "", FIELDS)],
-    doc="The settings of a lidar (tools.Lidar, tools.LidarScanner, RaceConfig.lidar). "
+    FIELDS,
+    title="Lidar",
+    doc="The settings of a lidar (tools.Lidar, tools.LidarUtility, RaceConfig.lidar). "
     "Fields without a default are required.",
     module="track_gen.tools.lidar",
 )

@@ -17,14 +17,24 @@ import enum
 import warp as wp
 
 from ...core.extents import clamp3, in_range, in_range2, in_range3, scaled_quat
-from ...geometry import finite, finite3, xy
+from ...geometry import (
+    bucket_clear,
+    bucket_count,
+    bucket_fill,
+    bucket_scan,
+    finite,
+    finite3,
+    heading_of,
+    plan_x_axis,
+    xy,
+)
 from ...seeds import effective_seed_wp, fmix32_wp
 
 wp.set_module_options({"enable_backward": False})
 
 
 class ScanStatus(enum.IntEnum):
-    """How an env is scanned (``LidarScanner.status``), decided at its last refresh."""
+    """How an env is scanned (``LidarUtility.status``), decided at its last refresh."""
 
     NONE = 0  # no course (invalid env, unusable data): NaN distances, hit 0
     GRID = 1  # track: the ray marches through the env's grid
@@ -52,20 +62,6 @@ _STEP_MAX = wp.constant(2147483647)
 
 
 # ----------------------------------------------------------------------------- geometry
-@wp.func
-def _yaw_axis(rot: wp.quatf) -> wp.vec2f:
-    """Plan-view unit direction of the rotated local x axis (``(1, 0)`` when vertical or
-    zero); any finite scale of the quaternion."""
-    r = scaled_quat(rot)
-    c = r[3] * r[3] + r[0] * r[0] - r[1] * r[1] - r[2] * r[2]
-    s = 2.0 * (r[0] * r[1] + r[3] * r[2])
-    ln = wp.sqrt(c * c + s * s)
-    ax = wp.vec2f(1.0, 0.0)
-    if ln > 1.0e-30:
-        ax = wp.vec2f(c / ln, s / ln)
-    return ax
-
-
 @wp.func
 def _seg_hit(o: wp.vec2f, d: wp.vec2f, seg: wp.vec4f, best: float) -> float:
     """``min(best, t)`` for the ray ``o + t d`` (t >= 0) crossing the segment ``seg = (a.x,
@@ -151,10 +147,7 @@ def _wall_footprint(rot: wp.quatf, scale: wp.vec3f) -> wp.vec4f:
     """A wall's plan footprint (its base face seen from above): ``(u.x, u.y, half length,
     half thickness)``, ``u`` the plan direction of its local x (any scale of ``rot``)."""
     r = scaled_quat(rot)
-    ax = wp.vec2f(
-        r[3] * r[3] + r[0] * r[0] - r[1] * r[1] - r[2] * r[2],
-        2.0 * (r[0] * r[1] + r[3] * r[2]),
-    )
+    ax = plan_x_axis(r)
     ln = wp.length(ax)
     q2 = wp.dot(r, r)
     u = wp.vec2f(1.0, 0.0)
@@ -440,8 +433,7 @@ def _grid_kernel(
         status_out[e] = _NONE
         num_items_out[e] = 0
         grid_out[e] = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
-        for c in range(g * g + 1):
-            cell_start_inout[cs + c] = 0
+        bucket_clear(cell_start_inout, cs, g * g)
         return
     items = 2 * n + m
     num_items_out[e] = items
@@ -468,36 +460,9 @@ def _grid_kernel(
     h = side / float(g)
     g0 = lo - wp.vec2f(pad, pad)
     grid_out[e] = wp.vec4f(g0[0], g0[1], h, side)
-    # count the entries of each cell (into cell c + 1), then scan
-    for c in range(g * g + 1):
-        cell_start_inout[cs + c] = 0
-    for j in range(items):
-        bb = _item_box(
-            _item_code(j, n, n_max),
-            segments_inout,
-            sb,
-            n_max,
-            prop_pos,
-            prop_rot,
-            prop_scale,
-            prop_base,
-            prop_kind,
-        )
-        rx = _cell_range(bb[0], bb[2], g0[0], h, g)
-        ry = _cell_range(bb[1], bb[3], g0[1], h, g)
-        for iy in range(ry[0], ry[1] + 1):
-            for ix in range(rx[0], rx[1] + 1):
-                cell_start_inout[cs + iy * g + ix + 1] += 1
-    total = int(0)
-    for c in range(g * g + 1):
-        total += cell_start_inout[cs + c]
-        cell_start_inout[cs + c] = total
-    if total > cap:
-        status_out[e] = _BRUTE  # exact by brute force: the lists would not fit
-        return
-    status_out[e] = _GRID
-    # fill: cell_start[c] is the cursor of cell c (ending at the start of cell c + 1) ...
-    ci = e * cap
+    # the compressed rows of the cells (geometry/buckets.py): count each item in the cells
+    # its box overlaps, scan, then fill the items in descending order
+    bucket_clear(cell_start_inout, cs, g * g)
     for j in range(items):
         code = _item_code(j, n, n_max)
         bb = _item_box(
@@ -505,15 +470,21 @@ def _grid_kernel(
         )
         rx = _cell_range(bb[0], bb[2], g0[0], h, g)
         ry = _cell_range(bb[1], bb[3], g0[1], h, g)
-        for iy in range(ry[0], ry[1] + 1):
-            for ix in range(rx[0], rx[1] + 1):
-                c = cs + iy * g + ix
-                cell_item_out[ci + cell_start_inout[c]] = code
-                cell_start_inout[c] += 1
-    # ... so shift the starts back by one cell
-    for c in range(g * g, 0, -1):
-        cell_start_inout[cs + c] = cell_start_inout[cs + c - 1]
-    cell_start_inout[cs] = 0
+        bucket_count(cell_start_inout, cs, g, rx, ry)
+    total = bucket_scan(cell_start_inout, cs, g * g)
+    if total > cap:
+        status_out[e] = _BRUTE  # exact by brute force: the lists would not fit
+        return
+    status_out[e] = _GRID
+    ci = e * cap
+    for k in range(items):
+        code = _item_code(items - 1 - k, n, n_max)
+        bb = _item_box(
+            code, segments_inout, sb, n_max, prop_pos, prop_rot, prop_scale, prop_base, prop_kind
+        )
+        rx = _cell_range(bb[0], bb[2], g0[0], h, g)
+        ry = _cell_range(bb[1], bb[3], g0[1], h, g)
+        bucket_fill(cell_start_inout, cs, g, rx, ry, cell_item_out, ci, code)
 
 
 @wp.kernel
@@ -558,7 +529,7 @@ def _track_scan_kernel(
         hit_out[out] = 0
         return
     o = xy(clamp3(pos))
-    d = _beam(beams, b, _yaw_axis(rot))
+    d = _beam(beams, b, heading_of(rot))
     n = bead_count[e]
     sb = 2 * e * n_max
     prop_base = e * prop_cap
@@ -738,7 +709,7 @@ def _gate_scan_kernel(
         return
     p3 = clamp3(pos)
     o = xy(p3)
-    d = _beam(beams, b, _yaw_axis(rot))
+    d = _beam(beams, b, heading_of(rot))
     d3 = wp.vec3f(d[0], d[1], 0.0)
     n = wp.clamp(gate_count[e], 0, g_max)
     best = float(_BIG)

@@ -12,7 +12,7 @@ from ...core.rows import RowBatch
 
 # ---------------------------------------------------------------------------------- result
 @dataclass
-class LidarScan(RowBatch):
+class LidarResult(RowBatch):
     """Per-beam answers of one scan (env ``e``, beam ``b`` at row ``e * num_beams + b``).
     The scanner returns the same instance every step and overwrites it; :meth:`clone` takes
     a snapshot. Track units.
@@ -36,16 +36,10 @@ class LidarScan(RowBatch):
     _row_arrays = ("distance", "hit")
     _env_arrays = ("step",)
 
-    @staticmethod
-    def buffers(num_envs: int, num_beams: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        rows = num_envs * num_beams
-        return [(rows, wp.float32), (rows, wp.int32), (num_envs, wp.int32)]
-
     @classmethod
     def allocate(
         cls, num_envs: int, num_beams: int, device, budget: AllocationBudget | None = None
-    ) -> LidarScan:
+    ) -> LidarResult:
         """NaN distances, hit 0, step 0 (each array checked against ``budget`` first)."""
         budget = budget or AllocationBudget(device, "lower num_beams")
         rows = int(num_envs) * int(num_beams)

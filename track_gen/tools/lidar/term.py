@@ -1,12 +1,12 @@
 """The lidar's observation term ``"lidar"``: ``num_beams`` columns, beam ``b``'s distance /
-``max_range`` in ``[0, 1]`` (1: nothing hit within range; :attr:`LidarScan.distance`), 0
+``max_range`` in ``[0, 1]`` (1: nothing hit within range; :attr:`LidarResult.distance`), 0
 where the env is not usable or the beam has no answer."""
 
 from __future__ import annotations
 
 import warp as wp
 
-from ..terms import ObservationTerm, final_flag, settings_kwargs, unit_or_zero
+from ..terms import ObservationTerm, final_flag, put_column, unit_or_zero
 from .component import Lidar
 from .fields import LidarSettings
 
@@ -30,9 +30,7 @@ def write_lidar_columns(
     """Env ``e``'s beams, scaled by ``inv_range``, into columns ``col ..``."""
     for b in range(num_beams):
         v = unit_or_zero(ok, distance[e * num_beams + b] * inv_range)
-        obs_out[e, col + b] = v
-        if fin != 0:
-            final_obs_out[e, col + b] = v
+        put_column(obs_out, final_obs_out, e, col + b, v, fin)
 
 
 @wp.kernel
@@ -66,7 +64,7 @@ class LidarTerm(ObservationTerm):
     bounds = (0.0, 1.0)
 
     def components(self, settings, ctx):
-        return [Lidar(**settings_kwargs(settings))]
+        return [Lidar(settings)]
 
     def dim(self, settings, ctx) -> int:
         return settings.num_beams
@@ -75,10 +73,9 @@ class LidarTerm(ObservationTerm):
         return settings.noise_std > 0 or settings.dropout > 0
 
     def write(self, settings, ctx, res, col, mask, write_final, out) -> None:
-        wp.launch(
+        self.launch(
             _lidar_term_kernel,
-            out.obs.shape[0],
-            inputs=[
+            [
                 mask,
                 out.ok,
                 res[self.name].distance,
@@ -87,6 +84,5 @@ class LidarTerm(ObservationTerm):
                 1.0 / settings.max_range,
                 write_final,
             ],
-            outputs=[out.obs, out.final_obs],
-            device=out.obs.device,
+            out,
         )

@@ -8,22 +8,11 @@ import warp as wp
 from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import GateSequence, Track
-from ..props import PropSet
+from ..props import PropsResult
 from ..shared import check_rows, mask_or
-from .fields import (
-    CELL_ENTRIES,
-    DROPOUT,
-    FOV,
-    FRAME_DEPTH,
-    FRAME_THICKNESS,
-    GATE_MODEL,
-    GRID_CELLS,
-    MAX_RANGE,
-    NOISE_STD,
-    NUM_BEAMS,
-    POST_RADIUS,
-)
+from .fields import LidarSettings
 from .kernels import (
     _advance_kernel,
     _gate_key_kernel,
@@ -32,7 +21,7 @@ from .kernels import (
     _reset_kernel,
     _track_scan_kernel,
 )
-from .result import LidarScan
+from .result import LidarResult
 
 _TRACK_ROWS = {"inner": wp.vec3f, "outer": wp.vec3f}
 _TRACK_ENVS = {"count": wp.int32, "valid": wp.int32, "generation": wp.int32}
@@ -68,12 +57,8 @@ class _Shared:
         self.quat = budget.zeros(1, wp.quatf, "no props")
         self.count = budget.zeros(1, wp.int32, "no props")
 
-    @staticmethod
-    def buffers(num_beams: int) -> list[tuple[int, type]]:
-        return [(num_beams, wp.vec2f), (1, wp.int32), (1, wp.vec3f), (1, wp.quatf), (1, wp.int32)]
 
-
-class LidarScanner:
+class LidarUtility(SettingsUtility):
     """Planar range beams from each env's agent against its course (the module docs give
     the model, the candidate grid and the noise stream).
 
@@ -81,24 +66,17 @@ class LidarScanner:
         course: the generator's :class:`~track_gen.Track` (road borders) or
             :class:`~track_gen.GateSequence` (gates), read by pointer: call
             :meth:`refresh` after every regeneration.
-        num_beams: beams per env ``B`` (``NUM_BEAMS``).
-        fov: keyword-only field of view, rad (``FOV``, default 2*pi).
-        max_range: keyword-only, track units (``MAX_RANGE``, default 1.0).
-        props: keyword-only :class:`~track_gen.tools.PropSet` of the same track (read by
+        settings: a :class:`LidarSettings` (positionally or as ``settings=``), or
+            ``num_beams`` (beams per env ``B``) by position.
+        props: keyword-only :class:`~track_gen.tools.PropsResult` of the same track (read by
             pointer, refreshed with it), or None: no props.
-        gate_model: keyword-only, gate courses: ``"posts"`` or ``"frames"`` (``GATE_MODEL``).
-        post_radius: keyword-only, track units (``POST_RADIUS``).
-        frame_thickness: keyword-only, track units (``FRAME_THICKNESS``).
-        frame_depth: keyword-only, track units (``FRAME_DEPTH``).
-        noise_std: keyword-only range noise, track units (``NOISE_STD``, 0: none).
-        dropout: keyword-only dropout probability (``DROPOUT``, 0: none).
-        grid_cells: keyword-only grid side ``G`` (``GRID_CELLS``, track courses).
-        cell_entries: keyword-only grid capacity per item (``CELL_ENTRIES``).
         seeds: keyword-only int32 ``[E]`` per-env seeds (the generator's
             ``seeds.seeds``), read at every refresh; None: seed 0 for every env.
+        **fields: any field of :class:`LidarSettings` by keyword (over the settings
+            given), checked by it.
 
     Attributes:
-        scan_result: the :class:`LidarScan` every :meth:`scan` overwrites.
+        scan_result: the :class:`LidarResult` every :meth:`scan` overwrites.
         status: int32 ``[E]``: :class:`ScanStatus` of each env at its last refresh.
         key: uint32 ``[E]``: each env's noise key (a hash of its effective seed and epoch).
         grid: vec4f ``[E]``: ``(origin x, origin y, cell size, side)`` of each env's grid
@@ -108,25 +86,18 @@ class LidarScanner:
     :meth:`scan` and :meth:`reset` allocate nothing, never synchronize and can be recorded.
     """
 
+    SETTINGS = LidarSettings
+
     def __init__(
         self,
         course: Track | GateSequence,
-        num_beams: int = NUM_BEAMS.default,
-        *,
-        fov: float = FOV.default,
-        max_range: float = MAX_RANGE.default,
-        props: PropSet | None = None,
-        gate_model: str = GATE_MODEL.default,
-        post_radius: float = POST_RADIUS.default,
-        frame_thickness: float = FRAME_THICKNESS.default,
-        frame_depth: float = FRAME_DEPTH.default,
-        noise_std: float = NOISE_STD.default,
-        dropout: float = DROPOUT.default,
-        grid_cells: int = GRID_CELLS.default,
-        cell_entries: int = CELL_ENTRIES.default,
+        *settings: LidarSettings | int,
+        props: PropsResult | None = None,
         seeds: wp.array | None = None,
+        **fields,
     ):
-        owner = "LidarScanner"
+        owner = "LidarUtility"
+        self.settings = resolve_settings(LidarSettings, owner, settings, fields)
         if isinstance(course, Track):
             E, rows = check_rows(f"{owner} course", course, _TRACK_ROWS, _TRACK_ENVS, "Track")
             self.gates = False
@@ -138,17 +109,6 @@ class LidarScanner:
                 f"{owner} course must be a Track or a GateSequence (a generator's result), got "
                 f"{type(course).__name__}"
             )
-        self.num_beams = NUM_BEAMS.check(num_beams, f"{owner} num_beams")
-        self.fov = FOV.check(fov, f"{owner} fov")
-        self.max_range = MAX_RANGE.check(max_range, f"{owner} max_range")
-        self.gate_model = GATE_MODEL.check(gate_model, f"{owner} gate_model")
-        self.post_radius = POST_RADIUS.check(post_radius, f"{owner} post_radius")
-        self.frame_thickness = FRAME_THICKNESS.check(frame_thickness, f"{owner} frame_thickness")
-        self.frame_depth = FRAME_DEPTH.check(frame_depth, f"{owner} frame_depth")
-        self.noise_std = NOISE_STD.check(noise_std, f"{owner} noise_std")
-        self.dropout = DROPOUT.check(dropout, f"{owner} dropout")
-        self.grid_cells = GRID_CELLS.check(grid_cells, f"{owner} grid_cells")
-        self.cell_entries = CELL_ENTRIES.check(cell_entries, f"{owner} cell_entries")
         device = course.count.device
         if seeds is not None:
             check_array(f"{owner} seeds", seeds, wp.int32, E, device, "the per-env seeds")
@@ -156,20 +116,20 @@ class LidarScanner:
         self._prop_cap = 1
         self._prop_kind = 0
         if props is not None:
-            if not isinstance(props, PropSet):
+            if not isinstance(props, PropsResult):
                 raise TypeError(
-                    f"{owner} props must be a PropSet (tools.Props' result, or "
-                    f"tools.PropPlacer(...).props) or None, got {type(props).__name__}"
+                    f"{owner} props must be a PropsResult (tools.Props' result, or "
+                    f"tools.PropsUtility(...).props) or None, got {type(props).__name__}"
                 )
             if self.gates:
                 raise TypeError(f"{owner} props: a gate course has no props; pass props=None")
             PE, prow = check_rows(
-                f"{owner} props", props, _PROP_ROWS, {"count": wp.int32}, "PropSet"
+                f"{owner} props", props, _PROP_ROWS, {"count": wp.int32}, "PropsResult"
             )
             if PE != E or props.position.device != device:
                 raise ValueError(
                     f"{owner} props hold {PE} envs on {props.position.device}, expected {E} on "
-                    f"{device}: pass the PropSet of the same course"
+                    f"{device}: pass the PropsResult of the same course"
                 )
             if getattr(props, "kind", None) not in _PROP_KIND:
                 raise ValueError(f"{owner} props.kind must be 'cone' or 'wall'")
@@ -184,41 +144,25 @@ class LidarScanner:
         self.n_max = rows // E
         self.capacity = self.cell_entries * 2 * self.n_max
         budget = AllocationBudget(device, "lower num_beams, grid_cells or cell_entries")
-        self.scan_result = LidarScan.allocate(E, self.num_beams, device, budget)
-        self._shared = _Shared(budget, beam_angles(self.num_beams, self.fov))
-        self._all = budget.full(E, 1, wp.int32, "all-envs mask")
-        self.status = budget.zeros(E, wp.int32, "lidar env status")
-        self.key = budget.zeros(E, wp.uint32, "lidar noise keys")
-        if not self.gates:
-            G = self.grid_cells
-            self.grid = budget.zeros(E, wp.vec4f, "lidar grid boxes")
-            self.num_items = budget.zeros(E, wp.int32, "lidar item counts")
-            self.cell_start = budget.zeros(E * (G * G + 1), wp.int32, "lidar cell starts")
-            self.cell_item = budget.zeros(E * self.capacity, wp.int32, "lidar cell items")
-            self.segments = budget.zeros(E * 2 * self.n_max, wp.vec4f, "lidar border segments")
+        self._allocate(self, budget, device, self.settings, E, self.n_max, gates=self.gates)
         self.refresh()
 
     @staticmethod
-    def buffers(
-        num_envs: int,
-        num_beams: int,
-        *,
-        gates: bool,
-        n_max: int = 0,
-        grid_cells: int = GRID_CELLS.default,
-        cell_entries: int = CELL_ENTRIES.default,
-    ) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a scanner allocates (``n_max``: the track's
-        rows per env)."""
-        E = num_envs
-        out = LidarScan.buffers(E, num_beams) + _Shared.buffers(num_beams)
-        out += [(E, wp.int32), (E, wp.int32), (E, wp.uint32)]
+    def _allocate(out, budget, device, s: LidarSettings, E: int, n_max: int, *, gates: bool):
+        """Every array of a scanner of ``E`` envs of ``n_max`` rows, set on ``out`` (the
+        scanner, or a stand-in when :meth:`buffers` records a plan)."""
+        out.scan_result = LidarResult.allocate(E, s.num_beams, device, budget)
+        out._shared = _Shared(budget, beam_angles(s.num_beams, s.fov))
+        out._all = budget.full(E, 1, wp.int32, "all-envs mask")
+        out.status = budget.zeros(E, wp.int32, "lidar env status")
+        out.key = budget.zeros(E, wp.uint32, "lidar noise keys")
         if not gates:
-            G = grid_cells
-            cap = cell_entries * 2 * n_max
-            out += [(E, wp.vec4f), (E, wp.int32), (E * (G * G + 1), wp.int32), (E * cap, wp.int32)]
-            out += [(E * 2 * n_max, wp.vec4f)]
-        return out
+            G, capacity = s.grid_cells, s.cell_entries * 2 * n_max
+            out.grid = budget.zeros(E, wp.vec4f, "lidar grid boxes")
+            out.num_items = budget.zeros(E, wp.int32, "lidar item counts")
+            out.cell_start = budget.zeros(E * (G * G + 1), wp.int32, "lidar cell starts")
+            out.cell_item = budget.zeros(E * capacity, wp.int32, "lidar cell items")
+            out.segments = budget.zeros(E * 2 * n_max, wp.vec4f, "lidar border segments")
 
     def refresh(self, mask: wp.array | None = None) -> None:
         """Rebuild the noise key, the status and (track courses) the candidate grid of the
@@ -269,7 +213,7 @@ class LidarScanner:
             "orientation", orientation, wp.quatf, E, dev, "one world-from-body quaternion per env"
         )
 
-    def scan(self, position: wp.array, orientation: wp.array) -> LidarScan:
+    def scan(self, position: wp.array, orientation: wp.array) -> LidarResult:
         """Cast every env's beams and return :attr:`scan_result`; then each env's step
         counter advances by one.
 

@@ -1,4 +1,4 @@
-"""Kernels of :mod:`track_gen.tools.localizer` (private: use :class:`TrackLocalizer`).
+"""Kernels of :mod:`track_gen.tools.localizer` (private: use :class:`LocalizerUtility`).
 
 Every kernel runs one thread per env (``e = wp.tid()``) or per (env, row) pair
 (``e, i = wp.tid()``); every loop bound is clamped to the line's ``N_max`` so a bad count or a

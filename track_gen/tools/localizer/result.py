@@ -12,7 +12,7 @@ from ...core.rows import RowBatch
 
 @dataclass
 class TrackFrame(RowBatch):
-    """Per-env answers of :meth:`TrackLocalizer.locate` (the same instance every call;
+    """Per-env answers of :meth:`LocalizerUtility.locate` (the same instance every call;
     :meth:`clone` for a snapshot). Lengths in track units.
 
     Attributes:
@@ -45,11 +45,6 @@ class TrackFrame(RowBatch):
     tangent: wp.array
 
     _env_arrays = ("s", "n", "n_up", "distance", "segment", "closest", "tangent")
-
-    @staticmethod
-    def buffers(num_envs: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        return [(num_envs, wp.float32)] * 4 + [(num_envs, wp.int32)] + [(num_envs, wp.vec3f)] * 2
 
     @classmethod
     def allocate(cls, num_envs: int, device, budget: AllocationBudget | None = None) -> TrackFrame:

@@ -8,10 +8,11 @@ import warp as wp
 from ...core.budget import AllocationBudget
 from ...core.checks import check_array, check_float
 from ...core.exec import require_not_capturing
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import GateSequence, Track
-from ..course_line import CourseLine
+from ..course_line import CourseLineResult
 from ..shared import mask_or
-from .fields import WARM_WINDOW
+from .fields import LocalizerSettings
 from .kernels import (
     _curvature_at_kernel,
     _curvature_kernel,
@@ -45,10 +46,10 @@ def _check_line(line):
             hint = (
                 _GATE_HINT
                 if isinstance(line, GateSequence)
-                else "pass a Track or a CourseLine (tools.CenterlineFromGates)"
+                else "pass a Track or a CourseLineResult (tools.CenterlineFromGates)"
             )
             raise TypeError(
-                f"TrackLocalizer(line): {type(line).__name__} has no wp.array {name!r}; a line "
+                f"LocalizerUtility(line): {type(line).__name__} has no wp.array {name!r}; a line "
                 f"has the arrays {', '.join(_LINE_ARRAYS)}: {hint}"
             )
     count = line.count
@@ -68,19 +69,21 @@ def _check_line(line):
     return E, rows // E, device
 
 
-class TrackLocalizer:
+class LocalizerUtility(SettingsUtility):
     """Projects one position per env onto a closed line (see the module docstring for the
     search, the warm window and its bound, and the frame axes).
 
     Args:
         line: a :class:`~track_gen.results.Track` or a
-            :class:`~track_gen.tools.course_line.CourseLine` (any object with the wp.arrays
+            :class:`~track_gen.tools.course_line.CourseLineResult` (any object with the wp.arrays
             ``center`` vec3f ``[E*N]``, ``arclen`` float32 ``[E*N]``, ``length`` float32
             ``[E]``, ``count`` int32 ``[E]``, ``valid`` int32 ``[E]``), read live by pointer:
             a generator's stable ``result`` works across regenerations (:meth:`refresh` the
             regenerated envs).
-        warm_window: half-width ``W`` of the warm window in segments (``WARM_WINDOW``: int in
-            ``[1, 16384]``), or None for a full search on every locate.
+        settings: a :class:`LocalizerSettings` (positionally or as ``settings=``), or
+            ``warm_window`` by position or keyword: the half-width ``W`` of the warm window
+            in segments (``WARM_WINDOW``: int in ``[1, 16384]``), or None for a full search
+            on every locate.
 
     Construction allocates every buffer and refreshes every env. Attributes (read-only):
 
@@ -91,27 +94,30 @@ class TrackLocalizer:
       (the last answer), -1 for none (the next locate is a full search).
     """
 
-    def __init__(self, line: Track | CourseLine, *, warm_window: int | None = None):
+    SETTINGS = LocalizerSettings
+
+    def __init__(
+        self, line: Track | CourseLineResult, *settings: LocalizerSettings | int | None, **fields
+    ):
         E, n_max, device = _check_line(line)
-        self.warm_window = WARM_WINDOW.check(warm_window, "TrackLocalizer warm_window")
-        require_not_capturing(device, "TrackLocalizer construction")
+        self.settings = resolve_settings(LocalizerSettings, "LocalizerUtility", settings, fields)
+        require_not_capturing(device, "LocalizerUtility construction")
         self.line = line
         self.device = device
         self.num_envs = E
         self.N_max = n_max
         budget = AllocationBudget(device, "lower num_envs or N_max")
-        self.frame = TrackFrame.allocate(E, device, budget)
-        self.curvature = budget.zeros(E * n_max, wp.float32, "bead curvature (E * N_max)")
-        self.memory = budget.full(E, -1, wp.int32, "warm memory")
-        self._all = budget.full(E, 1, wp.int32, "all-envs mask")
+        self._allocate(self, budget, device, self.settings, E, n_max)
         self.refresh()
 
     @staticmethod
-    def buffers(num_envs: int, n_max: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a localizer of ``num_envs`` envs on a line of
-        ``n_max`` rows per env allocates."""
-        E = num_envs
-        return TrackFrame.buffers(E) + [(E * n_max, wp.float32), (E, wp.int32), (E, wp.int32)]
+    def _allocate(out, budget, device, s, E: int, n_max: int) -> None:
+        """Every array of a localizer of ``E`` envs on a line of ``n_max`` rows per env, set
+        on ``out`` (the localizer, or a stand-in when :meth:`buffers` records a plan)."""
+        out.frame = TrackFrame.allocate(E, device, budget)
+        out.curvature = budget.zeros(E * n_max, wp.float32, "bead curvature (E * N_max)")
+        out.memory = budget.full(E, -1, wp.int32, "warm memory")
+        out._all = budget.full(E, 1, wp.int32, "all-envs mask")
 
     # ------------------------------------------------------------------ derived data
 

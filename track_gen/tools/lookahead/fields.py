@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from ...core.tunable import Tunable, config_class
-from ..fields import arc_spacing
+from ...core.settings import settings_class
+from ...core.tunable import Tunable
+from ..fields import arc_spacing, count
 
-_SURFACES = ("tools.Lookahead", "tools.LookaheadSampler")
+_SURFACES = ("tools.Lookahead", "tools.LookaheadUtility")
 
-NUM_POINTS = Tunable(
+NUM_POINTS = count(
     "num_points",
     None,
-    kind="int",
-    lo=1,
     hi=4096,
     unit="points",
-    doc="points ahead of the agent per env (no default: Lookahead and LookaheadSampler "
+    doc="points ahead of the agent per env (no default: Lookahead and LookaheadUtility "
     "require it).",
     surfaces=_SURFACES,
 )
@@ -25,27 +24,32 @@ SPACING = arc_spacing(
     surfaces=_SURFACES,
 )
 
-SOURCE = Tunable(
-    "source",
+ALONG = Tunable(
+    "along",
     "center",
     kind="choice",
     choices=("center", "racing_line"),
     doc="the line the points lie on: the centre line, or the racing line of the "
     "'racing_line' component (with its target speeds).",
-    surfaces=("tools.Lookahead",),  # the sampler takes the racing line itself (line=)
+    surfaces=("tools.Lookahead",),  # the sampler follows the racing line it is given (line=)
 )
+#: The earlier name of :data:`ALONG` (``Lookahead(source=...)``, deprecated: ``source``
+#: names a component everywhere else).
+SOURCE = ALONG
 
 #: Every field of the tool, in its keyword order.
 FIELDS = (
     NUM_POINTS,
     SPACING,
-    SOURCE,
+    ALONG,
 )
 
-LookaheadSettings = config_class(
+LookaheadSettings = settings_class(
     "LookaheadSettings",
-    [("Lookahead", "", FIELDS)],
-    doc="The settings of a look-ahead sensor (tools.Lookahead, tools.LookaheadSampler, "
+    FIELDS,
+    title="Lookahead",
+    doc="The settings of a look-ahead sensor (tools.Lookahead, tools.LookaheadUtility, "
     "RaceConfig.lookahead). Fields without a default are required.",
     module="track_gen.tools.lookahead",
+    deprecated={"source": "along"},
 )

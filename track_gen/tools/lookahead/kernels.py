@@ -6,7 +6,16 @@ from __future__ import annotations
 import warp as wp
 
 from ...core.extents import clamp3, scaled_quat
-from ...geometry import arc_ahead, bead_at_arc64, bead_fraction, finite, finite3, xy
+from ...geometry import (
+    arc_ahead,
+    bead_at_arc64,
+    bead_fraction,
+    finite,
+    finite3,
+    plan_x_axis,
+    unit_heading,
+    xy,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -21,17 +30,12 @@ def heading_axis(rot: wp.quatf) -> wp.vec3f:
     quaternion whose largest component lies outside ``[2**-30, 2**30]`` is divided by it
     first; a rotated x axis that is vertical, or a zero quaternion: +x). ``ok`` is 0 for a
     non-finite quaternion."""
-    r = scaled_quat(rot)
-    c = r[3] * r[3] + r[0] * r[0] - r[1] * r[1] - r[2] * r[2]
-    s = 2.0 * (r[0] * r[1] + r[3] * r[2])
+    a = plan_x_axis(scaled_quat(rot))
     ok = float(0.0)
-    if finite(c) and finite(s):
+    if finite(a[0]) and finite(a[1]):
         ok = 1.0
-    ln = wp.sqrt(c * c + s * s)
-    out = wp.vec3f(1.0, 0.0, ok)
-    if ln > 1.0e-30:
-        out = wp.vec3f(c / ln, s / ln, ok)
-    return out
+    u = unit_heading(a)
+    return wp.vec3f(u[0], u[1], ok)
 
 
 @wp.func

@@ -11,7 +11,7 @@ from ...core.rows import RowBatch
 
 
 @dataclass
-class LookaheadPoints(RowBatch):
+class LookaheadResult(RowBatch):
     """The points ahead of each env's agent (the same instance every call; :meth:`clone` for
     a snapshot). Env ``e`` owns rows ``e*K .. e*K + K - 1``, row ``e*K + k`` is point
     ``k + 1`` (at centre-line arc ``s + (k + 1) * spacing``). Lengths in track units.
@@ -47,17 +47,10 @@ class LookaheadPoints(RowBatch):
     _row_arrays = ("position", "width_left", "width_right", "curvature", "speed", "arc")
     _env_arrays = ("valid",)
 
-    @staticmethod
-    def buffers(num_envs: int, num_points: int, speed: bool) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        rows = num_envs * num_points
-        floats = 5 if speed else 4
-        return [(rows, wp.vec3f)] + [(rows, wp.float32)] * floats + [(num_envs, wp.int32)]
-
     @classmethod
     def allocate(
         cls, num_envs: int, num_points: int, speed: bool, device, budget=None
-    ) -> LookaheadPoints:
+    ) -> LookaheadResult:
         """ "No answer" everywhere: NaN rows, ``valid = 0`` (each array checked against
         ``budget`` first)."""
         budget = budget or AllocationBudget(device, "lower num_points or num_envs")

@@ -1,14 +1,14 @@
 """The look-ahead's observation term ``"lookahead"``: per point ``k`` (``num_points``), 5
 columns: x / span, y / span (the point in the agent frame, ``span = num_points * spacing``),
 width_left, width_right (length units), curvature * spacing (the heading change over one
-spacing, rad); with ``source="racing_line"`` a 6th: the line's target speed / the env's top
+spacing, rad); with ``along="racing_line"`` a 6th: the line's target speed / the env's top
 speed. 0 where the env is not usable or the sensor has no answer."""
 
 from __future__ import annotations
 
 import warp as wp
 
-from ..terms import ObservationTerm, final_flag, put_column, settings_kwargs, unit_or_zero
+from ..terms import ObservationTerm, final_flag, put_column, unit_or_zero
 from .component import Lookahead
 from .fields import LookaheadSettings
 
@@ -110,26 +110,25 @@ class LookaheadTerm(ObservationTerm):
     env_defaults = {"num_points": 8, "spacing": 0.1}
 
     def components(self, settings, ctx):
-        return [Lookahead(**settings_kwargs(settings))]
+        return [Lookahead(settings)]
 
     def columns_per_point(self, settings) -> int:
         """5, plus the target speed with the racing line."""
-        return LOOKAHEAD_COLS + (1 if settings.source == "racing_line" else 0)
+        return LOOKAHEAD_COLS + (1 if settings.along == "racing_line" else 0)
 
     def dim(self, settings, ctx) -> int:
         return settings.num_points * self.columns_per_point(settings)
 
     def needs_racing_line(self, settings) -> bool:
-        return settings.source == "racing_line"
+        return settings.along == "racing_line"
 
     def write(self, settings, ctx, res, col, mask, write_final, out) -> None:
         look = res[self.name]
         K, h = settings.num_points, settings.spacing
         speed = look.speed if look.speed is not None else look.curvature  # unread without
-        wp.launch(
+        self.launch(
             _lookahead_term_kernel,
-            out.obs.shape[0],
-            inputs=[
+            [
                 mask,
                 out.ok,
                 look.position,
@@ -146,6 +145,5 @@ class LookaheadTerm(ObservationTerm):
                 ctx.speed_scale,
                 write_final,
             ],
-            outputs=[out.obs, out.final_obs],
-            device=out.obs.device,
+            out,
         )

@@ -7,117 +7,104 @@ import warp as wp
 from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import Track
-from ..racing_line import RacingLineSet
-from .fields import NUM_POINTS, SOURCE, SPACING
+from ..racing_line import RacingLineResult
+from .fields import LookaheadSettings
 from .kernels import _lookahead_kernel
-from .result import LookaheadPoints
+from .result import LookaheadResult
 
 
-def check_settings(owner: str, num_points, spacing, source) -> tuple[int, float, str]:
-    """``(num_points, spacing, source)`` checked against their Tunables (TypeError /
-    ValueError naming ``owner.<name>``, the value and the range)."""
-    for tunable, value in ((NUM_POINTS, num_points), (SPACING, spacing)):
-        if value is None:
-            raise TypeError(
-                f"{owner}.{tunable.name} is required ({tunable.unit}): pass a "
-                f"{tunable.kind} {tunable.range_text()}"
-            )
-    return (
-        NUM_POINTS.check(num_points, f"{owner}.num_points"),
-        SPACING.check(spacing, f"{owner}.spacing"),
-        SOURCE.check(source, f"{owner}.source"),
-    )
-
-
-class LookaheadSampler:
+class LookaheadUtility(SettingsUtility):
     """The ``num_points`` points ahead of each env's agent on the centre line or the racing
     line, in the agent's frame, with the road's left and right widths, the line's curvature
     (and the racing line's target speed) at each point (``docs/sensors/lookahead.md``).
 
     Point ``k`` (``k = 1 .. K``) lies at centre-line arc ``s + k * spacing`` (float64, modulo
     the loop's length ``length``), where ``s`` is the agent's arc position (a
-    :class:`~track_gen.tools.TrackLocalizer`'s ``TrackFrame.s``); between the two beads
+    :class:`~track_gen.tools.LocalizerUtility`'s ``TrackFrame.s``); between the two beads
     around that arc (``Track.arclen``; the closing segment runs from bead ``count - 1`` to
     bead 0) every quantity is linear in the arc: the centre line's point, or the racing
-    line's point (``RacingLineSet.position``) at the same fraction of the segment, so the
+    line's point (``RacingLineResult.position``) at the same fraction of the segment, so the
     racing line's points are spaced by the centre line's arc.
 
     Args:
         track: the generator's :class:`~track_gen.Track` (read live by pointer).
         curvature: float32 ``[E*N_max]`` per-bead signed curvature of the line (the
-            localizer's ``TrackLocalizer.curvature`` for the centre line; for the racing
-            line pass its ``RacingLineSet.curvature``), read live.
-        num_points: K (``NUM_POINTS``).
-        spacing: arc distance between points, track units (``SPACING``).
-        line: the :class:`RacingLineSet` of the track (``source="racing_line"``), or None for
-            the centre line.
+            localizer's ``LocalizerUtility.curvature`` for the centre line; for the racing
+            line pass its ``RacingLineResult.curvature``), read live.
+        settings: a :class:`LookaheadSettings` (positionally or as ``settings=``), or
+            ``num_points`` (K) and ``spacing`` (arc distance between points, track units) by
+            position; further fields by keyword. Its ``along`` follows ``line``.
+        line: keyword-only: the :class:`RacingLineResult` of the track (the points then lie
+            ``along="racing_line"``), or None for the centre line.
 
     Attributes:
-        points: the :class:`LookaheadPoints` every :meth:`sample` overwrites.
+        points: the :class:`LookaheadResult` every :meth:`sample` overwrites.
 
     Construction checks every argument, then allocates (outside any capture); :meth:`sample`
     is one launch, allocation-free, free of host synchronization and recordable.
     """
 
+    SETTINGS = LookaheadSettings
+
     def __init__(
         self,
         track: Track,
         curvature: wp.array,
-        num_points: int,
-        spacing: float,
-        *,
-        line: RacingLineSet | None = None,
+        *settings: LookaheadSettings | int | float,
+        line: RacingLineResult | None = None,
+        **fields,
     ):
         for name in ("center", "inner", "outer", "normal", "arclen", "length", "count", "valid"):
             if not isinstance(getattr(track, name, None), wp.array):
                 raise TypeError(
-                    f"LookaheadSampler(track): track must be a Track (a TrackGenerator's "
+                    f"LookaheadUtility(track): track must be a Track (a TrackGenerator's "
                     f"result), got {type(track).__name__} without a wp.array {name!r}"
                 )
-        source = "center" if line is None else "racing_line"
-        self.num_points, self.spacing, self.source = check_settings(
-            "LookaheadSampler", num_points, spacing, source
+        fields["along"] = "center" if line is None else "racing_line"
+        self.settings = resolve_settings(
+            LookaheadSettings, "LookaheadUtility", settings, fields, positional=2
         )
         device = track.center.device
         E = track.count.shape[0]
         n_max = track.center.shape[0] // E
-        check_array("LookaheadSampler curvature", curvature, wp.float32, E * n_max, device)
+        check_array("LookaheadUtility curvature", curvature, wp.float32, E * n_max, device)
         if line is not None:
-            if not isinstance(line, RacingLineSet):
+            if not isinstance(line, RacingLineResult):
                 raise TypeError(
-                    f"LookaheadSampler line must be a RacingLineSet (tools.RacingLine's "
+                    f"LookaheadUtility line must be a RacingLineResult (tools.RacingLine's "
                     f"result) or None, got {type(line).__name__}"
                 )
             if line.num_envs != E or line.N_max != n_max or line.device != device:
                 raise ValueError(
-                    f"LookaheadSampler line: a RacingLineSet of {line.num_envs} envs x "
+                    f"LookaheadUtility line: a RacingLineResult of {line.num_envs} envs x "
                     f"{line.N_max} rows on {line.device} for a track of {E} x {n_max} on "
                     f"{device}: plan the racing line of this track"
                 )
-        require_not_capturing(device, "LookaheadSampler construction")
+        require_not_capturing(device, "LookaheadUtility construction")
         self.track = track
         self.curvature = curvature
         self.line = line
         self.device = device
         self._n_max = n_max
         budget = AllocationBudget(device, "lower num_points or num_envs")
-        self.points = LookaheadPoints.allocate(E, self.num_points, line is not None, device, budget)
-        # for the centre line: a one-row stand-in the kernel never reads
-        self._spare = None if line is not None else budget.zeros(1, wp.float32, "spare row")
+        self._allocate(self, budget, device, self.settings, E)
 
     @staticmethod
-    def buffers(num_envs: int, num_points: int, racing: bool) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a sampler allocates (its :class:`LookaheadPoints`
-        and, for the centre line, a one-row stand-in for the racing line's arrays)."""
-        out = LookaheadPoints.buffers(num_envs, num_points, racing)
-        return out if racing else out + [(1, wp.float32)]
+    def _allocate(out, budget, device, s: LookaheadSettings, E: int) -> None:
+        """Every array of a sampler of ``E`` envs, set on ``out`` (the sampler, or a stand-in
+        when :meth:`buffers` records a plan): its :class:`LookaheadResult` and, for the
+        centre line, a one-row stand-in for the racing line's arrays (never read)."""
+        racing = s.along == "racing_line"
+        out.points = LookaheadResult.allocate(E, s.num_points, racing, device, budget)
+        out._spare = None if racing else budget.zeros(1, wp.float32, "spare row")
 
     @property
     def num_envs(self) -> int:
         return self.points.num_envs
 
-    def sample(self, s: wp.array, position: wp.array, orientation: wp.array) -> LookaheadPoints:
+    def sample(self, s: wp.array, position: wp.array, orientation: wp.array) -> LookaheadResult:
         """The points ahead of each env's agent; returns :attr:`points` (the same instance).
 
         Args:
@@ -132,7 +119,7 @@ class LookaheadSampler:
         allocation, no host sync.
         """
         E = self.num_envs
-        check_array("LookaheadSampler.sample s", s, wp.float32, E, self.device)
+        check_array("LookaheadUtility.sample s", s, wp.float32, E, self.device)
         check_array("position", position, wp.vec3f, E, self.device, "one per env")
         check_array("orientation", orientation, wp.quatf, E, self.device, "one per env")
         t, ln, pts = self.track, self.line, self.points

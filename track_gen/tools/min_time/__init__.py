@@ -1,12 +1,14 @@
 """Minimum-time trajectories of a point mass through gates or waypoints (drone racing pars):
 :class:`MinTime` (the course component ``"min_time"`` of gate courses),
-:class:`MinTimePlanner` (its utility, for any batch of point sequences) and :class:`MinTimeSet`
-(its result). See ``docs/drone-racing.md``."""
+:class:`MinTimeUtility` (its utility, for any batch of point sequences),
+:class:`MinTimeResult` (its result) and :class:`MinTimeSettings` (their settings). See
+``docs/drone-racing.md``."""
 
+from ...core.deprecation import deprecated_names
 from .component import MinTime
-from .fields import GRAVITY, ITERATIONS, MAX_WORK, SAMPLES, T_MAX, V_MAX
-from .result import MinTimeSet, MinTimeStatus
-from .utility import MAX_POINTS, MinTimePlanner, work_estimate
+from .fields import GRAVITY, ITERATIONS, MAX_WORK, SAMPLES, T_MAX, V_MAX, MinTimeSettings
+from .result import MinTimeResult, MinTimeStatus
+from .utility import MAX_POINTS, MinTimeUtility, work_estimate
 
 __all__ = [
     "GRAVITY",
@@ -14,11 +16,20 @@ __all__ = [
     "MAX_POINTS",
     "MAX_WORK",
     "MinTime",
-    "MinTimePlanner",
-    "MinTimeSet",
+    "MinTimeResult",
+    "MinTimeSettings",
     "MinTimeStatus",
+    "MinTimeUtility",
     "SAMPLES",
     "T_MAX",
     "V_MAX",
     "work_estimate",
 ]
+
+#: Names before the naming convention (one suffix per role, CONTRIBUTING.md), kept
+#: for one release: each one warns and gives the class it was renamed to.
+RENAMED = {
+    "MinTimePlanner": "MinTimeUtility",
+    "MinTimeSet": "MinTimeResult",
+}
+__getattr__ = deprecated_names(__name__, RENAMED, globals())

@@ -3,28 +3,24 @@ component)."""
 
 from __future__ import annotations
 
-from ...core.tunable import Tunable
+from ...core.settings import settings_class
+from ...core.tunable import Tunable, config_label
+from ..fields import count, positive
 
-_SURFACES = ("tools.MinTime", "tools.MinTimePlanner")
+_SURFACES = ("tools.MinTime", "tools.MinTimeUtility")
 
-T_MAX = Tunable(
+T_MAX = positive(
     "t_max",
     None,
-    kind="float",
-    lo=1.0e-6,
-    hi=1.0e6,
     unit="track units/s^2 (m/s^2 on a metre course)",
     doc="largest thrust acceleration |t| = |a - g| of the point mass (no default); it must "
     "exceed gravity by at least 0.1% (a mass that cannot hover cannot climb).",
     surfaces=_SURFACES,
 )
 
-V_MAX = Tunable(
+V_MAX = positive(
     "v_max",
     None,
-    kind="float",
-    lo=1.0e-6,
-    hi=1.0e6,
     unit="track units/s (m/s on a metre course)",
     doc="largest speed |v| of the point mass (no default).",
     surfaces=_SURFACES,
@@ -41,10 +37,9 @@ GRAVITY = Tunable(
     surfaces=_SURFACES,
 )
 
-SAMPLES = Tunable(
+SAMPLES = count(
     "samples",
     8,
-    kind="int",
     lo=2,
     hi=16,
     unit="intervals per segment",
@@ -53,11 +48,9 @@ SAMPLES = Tunable(
     surfaces=_SURFACES,
 )
 
-ITERATIONS = Tunable(
+ITERATIONS = count(
     "iterations",
     80,
-    kind="int",
-    lo=1,
     hi=400,
     unit="Newton iterations",
     doc="most interior-point iterations per env (an env stops earlier once converged); a "
@@ -73,3 +66,30 @@ MAX_WORK = 2.0e5
 
 #: The rule between ``t_max`` and ``gravity``: ``t_max >= GRAVITY_MARGIN * gravity``.
 GRAVITY_MARGIN = 1.001
+
+#: Every field of the tool, in its keyword order.
+FIELDS = (T_MAX, V_MAX, GRAVITY, SAMPLES, ITERATIONS)
+
+
+def _check_gravity(settings) -> None:
+    """``t_max >= GRAVITY_MARGIN * gravity``: a point mass that cannot hover cannot climb."""
+    s = settings
+    if not s.t_max >= GRAVITY_MARGIN * s.gravity:
+        raise ValueError(
+            f"{config_label(s)}.t_max = {s.t_max!r} must be at least {GRAVITY_MARGIN} * gravity "
+            f"({GRAVITY_MARGIN * s.gravity!r}): a point mass that cannot hover cannot "
+            "climb; raise t_max or lower gravity"
+        )
+
+
+MinTimeSettings = settings_class(
+    "MinTimeSettings",
+    FIELDS,
+    title="Minimum time",
+    doc="The settings of a minimum-time planner (tools.MinTime, tools.MinTimeUtility, "
+    "CourseConfig.min_time): the point mass's thrust and speed bounds, gravity and the "
+    "solver's samples and iterations. ``t_max`` and ``v_max`` are required; ``t_max >= "
+    "1.001 gravity``.",
+    module="track_gen.tools.min_time",
+    check=_check_gravity,
+)

@@ -12,7 +12,7 @@ from ...core.rows import RowBatch
 
 
 class MinTimeStatus(enum.IntFlag):
-    """Per-env status bits of a :class:`MinTimeSet` (``status[e]``; 0: converged).
+    """Per-env status bits of a :class:`MinTimeResult` (``status[e]``; 0: converged).
 
     Attributes:
         INPUT: the env has no usable points: ``count`` outside ``[2, capacity]``, an invalid
@@ -37,7 +37,7 @@ class MinTimeStatus(enum.IntFlag):
 
 
 @dataclass
-class MinTimeSet(RowBatch):
+class MinTimeResult(RowBatch):
     """A batch of minimum-time trajectories, flat and NaN-padded.
 
     Env ``e`` owns the point rows ``e*K .. e*K + K - 1`` (``K`` the planner's point capacity)
@@ -78,20 +78,6 @@ class MinTimeSet(RowBatch):
     _env_arrays = ("time", "sample_count", "status", "iterations")
 
     @classmethod
-    def buffers(cls, num_envs: int, capacity: int, samples: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        E = int(num_envs)
-        rows = E * (int(capacity) * int(samples) + 1)
-        return [
-            (E, wp.float32),
-            (E * int(capacity), wp.float32),
-            (rows, wp.float32),
-            (rows, wp.vec3f),
-            (rows, wp.vec3f),
-            (rows, wp.vec3f),
-        ] + [(E, wp.int32)] * 3
-
-    @classmethod
     def allocate(cls, num_envs: int, capacity: int, samples: int, device, budget=None):
         """NaN rows, ``status = NO_TRAJECTORY`` (nothing planned yet), each array checked
         against ``budget`` first."""
@@ -122,7 +108,7 @@ class MinTimeSet(RowBatch):
         """Intervals per segment ``M`` (``R = K * M + 1``)."""
         return (self.rows_per_env - 1) // self.capacity
 
-    def env_range(self, lo: int, hi: int) -> MinTimeSet:
+    def env_range(self, lo: int, hi: int) -> MinTimeResult:
         """The batch restricted to envs ``[lo, hi)`` (``passage_time`` cut at its own stride
         ``K``), sharing the memory."""
         K = self.capacity

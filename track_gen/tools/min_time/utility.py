@@ -7,9 +7,10 @@ import warp as wp
 from ...core.budget import AllocationBudget
 from ...core.checks import check_array, check_bool, check_mask
 from ...core.exec import require_not_capturing
-from .fields import GRAVITY, GRAVITY_MARGIN, ITERATIONS, MAX_WORK, SAMPLES, T_MAX, V_MAX
+from ...core.settings import SettingsUtility, resolve_settings
+from .fields import MAX_WORK, MinTimeSettings
 from .kernels import _plan_kernel, layout_sizes
-from .result import MinTimeSet
+from .result import MinTimeResult
 
 #: Most points (capacity ``K``) a planner takes per env.
 MAX_POINTS = 256
@@ -27,32 +28,6 @@ def work_estimate(capacity: int, samples: int, iterations: int) -> float:
     return float(capacity) * float(samples) * float(iterations)
 
 
-def check_settings(owner: str, t_max, v_max, gravity, samples, iterations) -> dict:
-    """Every setting checked against its Tunable (TypeError / ValueError naming
-    ``owner.<name>``, the value and the range) and ``t_max >= 1.001 gravity``, as a dict."""
-    out = {}
-    for tunable, value in (
-        (T_MAX, t_max),
-        (V_MAX, v_max),
-        (GRAVITY, gravity),
-        (SAMPLES, samples),
-        (ITERATIONS, iterations),
-    ):
-        if value is None and not tunable.optional:
-            raise TypeError(
-                f"{owner}.{tunable.name} is required ({tunable.unit}): pass a number "
-                f"{tunable.range_text()}"
-            )
-        out[tunable.name] = tunable.check(value, f"{owner}.{tunable.name}")
-    if not out["t_max"] >= GRAVITY_MARGIN * out["gravity"]:
-        raise ValueError(
-            f"{owner}.t_max = {out['t_max']!r} must be at least {GRAVITY_MARGIN} * gravity "
-            f"({GRAVITY_MARGIN * out['gravity']!r}): a point mass that cannot hover cannot "
-            "climb; raise t_max or lower gravity"
-        )
-    return out
-
-
 def check_work(owner: str, capacity: int, samples: int, iterations: int) -> None:
     """Refuse a plan whose one env may cost more than ``MAX_WORK`` interval-iterations."""
     work = work_estimate(capacity, samples, iterations)
@@ -64,7 +39,7 @@ def check_work(owner: str, capacity: int, samples: int, iterations: int) -> None
         )
 
 
-class MinTimePlanner:
+class MinTimeUtility(SettingsUtility):
     """Minimum-time trajectories of a point mass through a batch of point sequences
     (``docs/drone-racing.md`` has the formulation and the measurements).
 
@@ -89,14 +64,14 @@ class MinTimePlanner:
         v_end: keyword-only vec3f ``[E]`` velocity at its last point, likewise.
         valid: keyword-only int32 ``[E]`` or None: envs with ``valid[e] == 0`` get no
             trajectory (a generator's ``result.valid``); read live.
-        t_max: keyword-only thrust acceleration bound, track units/s^2 (``T_MAX``).
-        v_max: keyword-only speed bound, track units/s (``V_MAX``).
-        gravity: keyword-only, track units/s^2 (``GRAVITY``); ``t_max >= 1.001 gravity``.
-        samples: keyword-only intervals per segment (``SAMPLES``).
-        iterations: keyword-only Newton iteration budget per env (``ITERATIONS``).
+        settings: a :class:`MinTimeSettings` (positionally after ``count``, or as
+            ``settings=``), or its fields by keyword (``**fields``): ``t_max`` (thrust
+            acceleration bound, track units/s^2) and ``v_max`` (speed bound, track units/s)
+            required, ``gravity`` (track units/s^2; ``t_max >= 1.001 gravity``), ``samples``
+            (intervals per segment) and ``iterations`` (Newton iteration budget per env).
 
     Attributes:
-        result: the :class:`MinTimeSet` (allocated once; the same instance every call).
+        result: the :class:`MinTimeResult` (allocated once; the same instance every call).
 
     Construction checks every argument (TypeError / ValueError naming it) and the cost bound
     (``K x samples x iterations`` at most ``MAX_WORK``: about 0.4 s per env at its budget; an
@@ -104,23 +79,21 @@ class MinTimePlanner:
     capture and plans every env; :meth:`plan` is one launch, allocation-free and recordable.
     """
 
+    SETTINGS = MinTimeSettings
+
     def __init__(
         self,
         points: wp.array,
         count: wp.array,
-        *,
+        *settings: MinTimeSettings,
         closed: bool,
         v_start: wp.array | None = None,
         v_end: wp.array | None = None,
         valid: wp.array | None = None,
-        t_max: float,
-        v_max: float,
-        gravity: float = GRAVITY.default,
-        samples: int = SAMPLES.default,
-        iterations: int = ITERATIONS.default,
+        **fields,
     ):
-        owner = "MinTimePlanner"
-        settings = check_settings(owner, t_max, v_max, gravity, samples, iterations)
+        owner = "MinTimeUtility"
+        self.settings = resolve_settings(MinTimeSettings, owner, settings, fields, positional=0)
         closed = check_bool(f"{owner} closed", closed)
         if not isinstance(count, wp.array):
             raise TypeError(
@@ -156,9 +129,8 @@ class MinTimePlanner:
                 check_array(f"{owner} {name}", arr, wp.vec3f, E, device)
         if valid is not None:
             check_array(f"{owner} valid", valid, wp.int32, E, device)
-        check_work(owner, cap, settings["samples"], settings["iterations"])
+        check_work(owner, cap, self.samples, self.iterations)
         require_not_capturing(device, f"{owner} construction")
-        self.__dict__.update(settings)
         self.closed = closed
         self.points, self.count = points, count
         self.v_start, self.v_end, self.valid = v_start, v_end, valid
@@ -166,39 +138,31 @@ class MinTimePlanner:
         self.capacity = cap
         hint = f"lower num_envs ({E}), the points per env ({cap}) or samples ({self.samples})"
         precheck = AllocationBudget(device, hint)
-        for n, dtype in self.buffers(E, cap, self.samples):
+        for n, dtype in self.buffers(self.settings, E, cap):
             precheck.take(n, dtype, "the min-time planner")
         budget = AllocationBudget(device, hint)
-        self.result = MinTimeSet.allocate(E, cap, self.samples, device, budget)
-        sizes = layout_sizes(cap, self.samples)
-        self._pts = budget.zeros(E * (cap + 1), wp.vec3d, "min-time points")
-        self._pmap = budget.zeros(E * cap, wp.int32, "min-time point map")
-        self._scratch = [
-            budget.zeros(E * sizes[k], wp.float64, "min-time scratch") for k in _SCRATCH64
-        ]
-        self._dummy_i = budget.zeros(1, wp.int32, "empty mask")
-        self._rest = budget.zeros(E, wp.vec3f, "min-time rest velocities")
+        self._allocate(self, budget, device, self.settings, E, cap)
         self.plan()
 
     @staticmethod
-    def buffers(num_envs: int, capacity: int, samples: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a planner allocates."""
-        E = int(num_envs)
-        sizes = layout_sizes(int(capacity), int(samples))
-        scratch = [(E * sizes[k], wp.float64) for k in _SCRATCH64]
-        own = [(E * (int(capacity) + 1), wp.vec3d), (E * int(capacity), wp.int32)]
-        return (
-            MinTimeSet.buffers(E, capacity, samples)
-            + own
-            + scratch
-            + [(1, wp.int32), (E, wp.vec3f)]
-        )
+    def _allocate(out, budget, device, s: MinTimeSettings, E: int, cap: int) -> None:
+        """Every array of a planner of ``E`` envs of ``cap`` points, set on ``out`` (the
+        planner, or a stand-in when :meth:`buffers` records a plan)."""
+        out.result = MinTimeResult.allocate(E, cap, s.samples, device, budget)
+        sizes = layout_sizes(cap, s.samples)
+        out._pts = budget.zeros(E * (cap + 1), wp.vec3d, "min-time points")
+        out._pmap = budget.zeros(E * cap, wp.int32, "min-time point map")
+        out._scratch = [
+            budget.zeros(E * sizes[k], wp.float64, "min-time scratch") for k in _SCRATCH64
+        ]
+        out._dummy_i = budget.zeros(1, wp.int32, "empty mask")
+        out._rest = budget.zeros(E, wp.vec3f, "min-time rest velocities")
 
     @property
     def num_envs(self) -> int:
         return self.result.num_envs
 
-    def plan(self, mask: wp.array | None = None) -> MinTimeSet:
+    def plan(self, mask: wp.array | None = None) -> MinTimeResult:
         """Plan the envs with ``mask[e] != 0`` (None: every env) and return :attr:`result`
         (the same instance every call).
 

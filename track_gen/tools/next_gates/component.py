@@ -4,59 +4,54 @@ from __future__ import annotations
 
 import warp as wp
 
-from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.component import Component, buffer_bytes
 from ...core.ranges import EnvSplit
+from ...core.settings import HasSettings, resolve_settings
 from ...results import GateSequence
-from ..shared import generator_result
-from .utility import NextGateSensor, check_settings
+from ..shared import POSE_INPUTS, generator_result
+from .fields import NextGatesSettings
+from .utility import NextGatesUtility
 
 
-class NextGates(Component):
+class NextGates(HasSettings, Component):
     """Course component ``"next_gates"`` of a gate course: the poses of each env's next
-    ``num_gates`` gates relative to the agent's body frame (:class:`NextGatePoses`,
+    ``num_gates`` gates relative to the agent's body frame (:class:`NextGatesResult`,
     ``res["next_gates"]``).
 
     Args:
-        num_gates: slots per env (``NUM_GATES``); slot 0 is the progress target.
-        reveal_range: keyword-only (``REVEAL_RANGE``): with it, a gate answers its nominal
-            pose (drawn at generation) until the agent comes within this distance of the
-            gate's true centre, then its true pose until the env is reset or regenerated.
-        nominal_noise: keyword-only (``NOMINAL_NOISE``), the error of the nominal poses.
+        settings: a :class:`NextGatesSettings` (positionally or as ``settings=``), or
+            ``num_gates`` (slots per env; slot 0 is the progress target) by position.
         source: the component whose result holds the target gate (``next_index``):
             ``"progress"``.
+        **fields: any field of :class:`NextGatesSettings` by keyword: ``num_gates``,
+            ``reveal_range`` (with it, a gate answers its nominal pose, drawn at generation,
+            until the agent comes within this distance of the gate's true centre, then its
+            true pose until the env is reset or regenerated), ``nominal_noise`` (the error of
+            the nominal poses).
 
     Reads the bound ``position`` (vec3f ``[E]``) and ``orientation`` (quatf ``[E]``,
     world-from-body). ``on_generate(mask)`` draws the regenerated envs' nominal poses (on the
     generator's env ranges) and clears their revealed flags; ``reset(mask)`` clears the
-    flags. ``utility`` is the :class:`NextGateSensor`. Gate courses only.
+    flags. ``utility`` is the :class:`NextGatesUtility`. Gate courses only.
     """
 
     name = "next_gates"
     source = "progress"
     families = ("gates",)
-    INPUTS = (
-        InputSpec("position", wp.vec3f, doc="agent position per env, track units"),
-        InputSpec(
-            "orientation",
-            wp.quatf,
-            doc="agent orientation per env (x, y, z, w), world-from-body, yaw about +z",
-        ),
-    )
+    INPUTS = POSE_INPUTS
+
+    SETTINGS = NextGatesSettings
 
     def __init__(
         self,
-        num_gates: int,
-        *,
-        reveal_range: float | None = None,
-        nominal_noise: float = 0.0,
+        *settings: NextGatesSettings | int,
         source: str | None = None,
         name: str | None = None,
         after=None,
+        **fields,
     ):
         super().__init__(name=name, after=after, source=source)
-        self.num_gates, self.reveal_range, self.nominal_noise = check_settings(
-            "NextGates", num_gates, reveal_range, nominal_noise
-        )
+        self.settings = resolve_settings(NextGatesSettings, "NextGates", settings, fields)
 
     def attach(self, ctx) -> None:
         why = "a track course has no gates"
@@ -76,27 +71,16 @@ class NextGates(Component):
                     "NextGates(reveal_range=...): the generator has no seeds.seeds array for "
                     "the nominal poses' stream: use a GateGenerator"
                 )
-        self.utility = NextGateSensor(
-            gates,
-            next_index,
-            self.num_gates,
-            seeds=seeds,
-            reveal_range=self.reveal_range,
-            nominal_noise=self.nominal_noise,
-        )
+        self.utility = NextGatesUtility(gates, next_index, self.settings, seeds=seeds)
         self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.poses
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`NextGateSensor`'s buffers (:meth:`NextGateSensor.buffers`)."""
-        return buffer_bytes(
-            NextGateSensor.buffers(
-                layout.num_envs, layout.N_max, self.num_gates, self.reveal_range is not None
-            )
-        )
+        """The :class:`NextGatesUtility`'s buffers (:meth:`NextGatesUtility.buffers`)."""
+        return buffer_bytes(NextGatesUtility.buffers(self.settings, layout.num_envs, layout.N_max))
 
     def on_generate(self, ctx, mask) -> None:
-        self._split.run(NextGateSensor.refresh, mask)  # on the generator's env ranges
+        self._split.run(NextGatesUtility.refresh, mask)  # on the generator's env ranges
 
     def step(self, ctx):
         return self.utility.sense(self.bound["position"], self.bound["orientation"])

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from ...core.tunable import Tunable, config_class
-from ..fields import distance
+from ...core.settings import settings_class
+from ...core.tunable import config_label
+from ..fields import count, distance
 
-_SURFACES = ("tools.NextGates", "tools.NextGateSensor")
+_SURFACES = ("tools.NextGates", "tools.NextGatesUtility")
 
-NUM_GATES = Tunable(
+NUM_GATES = count(
     "num_gates",
     None,
-    kind="int",
-    lo=1,
     hi=256,
     unit="gates",
     doc="how many upcoming gates each env answers (slot 0: the target gate); required.",
@@ -46,10 +45,25 @@ FIELDS = (
     NOMINAL_NOISE,
 )
 
-NextGatesSettings = config_class(
+
+def _check(settings) -> None:
+    """``nominal_noise > 0`` needs a ``reveal_range`` (the nominal poses would never be
+    seen)."""
+    if settings.nominal_noise > 0.0 and settings.reveal_range is None:
+        raise ValueError(
+            f"{config_label(settings)}.nominal_noise = {settings.nominal_noise!r} needs "
+            "reveal_range: without it every gate answers its true pose, so the nominal poses "
+            "would never be seen; pass reveal_range=<a distance, track units> or "
+            "nominal_noise=0"
+        )
+
+
+NextGatesSettings = settings_class(
     "NextGatesSettings",
-    [("Next gates", "", FIELDS)],
-    doc="The settings of a next-gates sensor (tools.NextGates, tools.NextGateSensor). "
+    FIELDS,
+    title="Next gates",
+    doc="The settings of a next-gates sensor (tools.NextGates, tools.NextGatesUtility). "
     "Fields without a default are required.",
     module="track_gen.tools.next_gates",
+    check=_check,
 )

@@ -1,4 +1,4 @@
-"""Kernels of :mod:`track_gen.tools.next_gates` (private: use :class:`NextGateSensor`).
+"""Kernels of :mod:`track_gen.tools.next_gates` (private: use :class:`NextGatesUtility`).
 
 Every kernel runs one thread per env (``e = wp.tid()``) and clamps every loop bound to the
 gate capacity, so a bad count can never index out of bounds.

@@ -11,7 +11,7 @@ from ...core.rows import RowBatch
 
 
 @dataclass
-class NextGatePoses(RowBatch):
+class NextGatesResult(RowBatch):
     """Per-env poses of the next ``K`` gates in the agent's body frame (the same instance every
     step; :meth:`clone` for a snapshot). Slot ``k`` of env ``e`` is row ``e*K + k``; slot 0 is
     the gate the agent must pass next. Lengths in track units.
@@ -46,22 +46,16 @@ class NextGatePoses(RowBatch):
         """Slots per env ``K``."""
         return self._slots
 
-    def env_range(self, lo: int, hi: int) -> NextGatePoses:
+    def env_range(self, lo: int, hi: int) -> NextGatesResult:
         """The rows of envs ``[lo, hi)`` (shared memory), keeping the slot count."""
         out = super().env_range(lo, hi)
         out._slots = self._slots
         return out
 
-    @staticmethod
-    def buffers(num_envs: int, num_gates: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        rows = num_envs * num_gates
-        return [(rows, wp.vec3f), (rows, wp.quatf), (rows, wp.int32), (rows, wp.int32)]
-
     @classmethod
     def allocate(
         cls, num_envs: int, num_gates: int, device, budget: AllocationBudget | None = None
-    ) -> NextGatePoses:
+    ) -> NextGatesResult:
         """Buffers holding "no answer", each checked against ``budget`` first."""
         budget = budget or AllocationBudget(device, "lower num_envs or num_gates")
         rows = num_envs * num_gates

@@ -7,51 +7,32 @@ import warp as wp
 from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import GateSequence
 from ..shared import mask_or
-from .fields import NOMINAL_NOISE, NUM_GATES, REVEAL_RANGE
+from .fields import NextGatesSettings
 from .kernels import _clear_kernel, _nominal_kernel, _sense_kernel
-from .result import NextGatePoses
+from .result import NextGatesResult
 
 _GATE_ARRAYS = ("position", "orientation", "half_size", "count", "valid", "generation")
 
 
-def check_settings(
-    owner: str, num_gates, reveal_range, nominal_noise
-) -> tuple[int, float | None, float]:
-    """The three settings checked by their declarations (``owner`` names them in errors),
-    and ``nominal_noise > 0`` refused without a ``reveal_range`` (it would never be seen)."""
-    if num_gates is None:
-        raise TypeError(
-            f"{owner}.num_gates is required: pass the number of upcoming gates to answer "
-            f"({NUM_GATES.range_text()})"
-        )
-    k = NUM_GATES.check(num_gates, f"{owner}.num_gates")
-    reveal = REVEAL_RANGE.check(reveal_range, f"{owner}.reveal_range")
-    noise = NOMINAL_NOISE.check(nominal_noise, f"{owner}.nominal_noise")
-    if noise > 0.0 and reveal is None:
-        raise ValueError(
-            f"{owner}.nominal_noise = {nominal_noise!r} needs reveal_range: without it every "
-            "gate answers its true pose, so the nominal poses would never be seen; pass "
-            "reveal_range=<a distance, track units> or nominal_noise=0"
-        )
-    return k, reveal, noise
-
-
-class NextGateSensor:
+class NextGatesUtility(SettingsUtility):
     """The poses of each env's next ``num_gates`` gates in the agent's body frame.
 
     Args:
         gates: the course's :class:`~track_gen.GateSequence` (a GateGenerator's ``result``),
             read live by pointer.
         next_index: int32 ``[E]``: each env's target gate (a
-            :class:`~track_gen.tools.ProgressTracker`'s ``events.next_index``), read live.
-        num_gates: slots per env ``K`` (``NUM_GATES``).
-        seeds: int32 ``[E]``: the generator's per-env seeds (``generator.seeds.seeds``); with
-            ``gates.generation`` they give each env's effective seed, the nominal poses'
-            stream. Required when ``reveal_range`` is set.
-        reveal_range: ``REVEAL_RANGE`` (None: every slot answers the true pose).
-        nominal_noise: ``NOMINAL_NOISE`` (needs ``reveal_range``).
+            :class:`~track_gen.tools.ProgressUtility`'s ``events.next_index``), read live.
+        settings: a :class:`NextGatesSettings` (positionally or as ``settings=``), or
+            ``num_gates`` (slots per env ``K``) by position; ``reveal_range`` (None: every
+            slot answers the true pose) and ``nominal_noise`` (needs ``reveal_range``) by
+            keyword (``**fields``).
+        seeds: keyword-only int32 ``[E]``: the generator's per-env seeds
+            (``generator.seeds.seeds``); with ``gates.generation`` they give each env's
+            effective seed, the nominal poses' stream. Required when ``reveal_range`` is
+            set.
 
     State (allocated once):
 
@@ -73,21 +54,22 @@ class NextGateSensor:
     allocation-free and free of host synchronization.
     """
 
+    SETTINGS = NextGatesSettings
+
     def __init__(
         self,
         gates: GateSequence,
         next_index: wp.array,
-        num_gates: int,
-        *,
+        *settings: NextGatesSettings | int,
         seeds: wp.array | None = None,
-        reveal_range: float | None = None,
-        nominal_noise: float = 0.0,
+        **fields,
     ):
-        k, reveal, noise = check_settings("NextGateSensor", num_gates, reveal_range, nominal_noise)
+        self.settings = resolve_settings(NextGatesSettings, "NextGatesUtility", settings, fields)
+        reveal = self.reveal_range
         for name in _GATE_ARRAYS:
             if not isinstance(getattr(gates, name, None), wp.array):
                 raise TypeError(
-                    f"NextGateSensor(gates): expected a GateSequence (a GateGenerator's result), "
+                    f"NextGatesUtility(gates): expected a GateSequence (a GateGenerator's result), "
                     f"got {type(gates).__name__} without a wp.array {name!r}"
                 )
         E = gates.count.shape[0]
@@ -95,46 +77,38 @@ class NextGateSensor:
         check_array("next_index", next_index, wp.int32, E, device, "the progress target per env")
         if reveal is not None and seeds is None:
             raise TypeError(
-                "NextGateSensor(seeds=None): reveal_range needs the generator's seeds "
+                "NextGatesUtility(seeds=None): reveal_range needs the generator's seeds "
                 "(generator.seeds.seeds, int32 [E]) for the nominal poses"
             )
         if seeds is not None:  # checked also when unused (no reveal_range): never ignored
             check_array("seeds", seeds, wp.int32, E, device, "the generator's seeds.seeds")
-        require_not_capturing(device, "NextGateSensor construction")
+        require_not_capturing(device, "NextGatesUtility construction")
         self.gates = gates
         self.next_index = next_index
         self.seeds = seeds
         self.device = device
         self.num_envs = E
-        self.num_gates = k
-        self.reveal_range = reveal
-        self.nominal_noise = noise
         self.max_gates = gates.position.shape[0] // E
         budget = AllocationBudget(device, "lower num_envs or num_gates")
-        self.poses = NextGatePoses.allocate(E, k, device, budget)
-        self._all = budget.full(E, 1, wp.int32, "all-envs mask")
-        self.nominal_position = self.nominal_orientation = self.seen = None
-        if reveal is not None:
-            rows = E * self.max_gates
-            nan = float("nan")
-            self.nominal_position = budget.full(
-                rows, wp.vec3f(nan, nan, nan), wp.vec3f, "nominal gate poses"
-            )
-            self.nominal_orientation = budget.full(
-                rows, wp.quatf(nan, nan, nan, nan), wp.quatf, "nominal gate poses"
-            )
-            self.seen = budget.zeros(rows, wp.int32, "revealed gates")
-        # the buffers above are NextGateSensor.buffers(E, max_gates, k, reveal is not None)
+        self._allocate(self, budget, device, self.settings, E, self.max_gates)
         self.refresh()
 
     @staticmethod
-    def buffers(num_envs: int, max_gates: int, num_gates: int, reveal: bool):
-        """``(count, dtype)`` of every array a sensor allocates."""
-        out = NextGatePoses.buffers(num_envs, num_gates) + [(num_envs, wp.int32)]
-        if reveal:
-            rows = num_envs * max_gates
-            out += [(rows, wp.vec3f), (rows, wp.quatf), (rows, wp.int32)]
-        return out
+    def _allocate(out, budget, device, s: NextGatesSettings, E: int, max_gates: int) -> None:
+        """Every array of a sensor of ``E`` envs of ``max_gates`` gates, set on ``out`` (the
+        sensor, or a stand-in when :meth:`buffers` records a plan)."""
+        out.poses = NextGatesResult.allocate(E, s.num_gates, device, budget)
+        out._all = budget.full(E, 1, wp.int32, "all-envs mask")
+        out.nominal_position = out.nominal_orientation = out.seen = None
+        if s.reveal_range is not None:
+            rows, nan = E * max_gates, float("nan")
+            out.nominal_position = budget.full(
+                rows, wp.vec3f(nan, nan, nan), wp.vec3f, "nominal gate poses"
+            )
+            out.nominal_orientation = budget.full(
+                rows, wp.quatf(nan, nan, nan, nan), wp.quatf, "nominal gate poses"
+            )
+            out.seen = budget.zeros(rows, wp.int32, "revealed gates")
 
     def refresh(self, mask: wp.array | None = None) -> None:
         """Draw the nominal poses of the envs with ``mask[e] != 0`` (None: all) from their
@@ -167,12 +141,12 @@ class NextGateSensor:
             device=self.device,
         )
 
-    def sense(self, position: wp.array, orientation: wp.array) -> NextGatePoses:
+    def sense(self, position: wp.array, orientation: wp.array) -> NextGatesResult:
         """Answer every env's next gates for the agent at ``position`` (vec3f ``[E]``, track
         units) with ``orientation`` (quatf ``[E]``, x y z w, world-from-body; normalized
         here) and return :attr:`poses` (the same instance every call). With
         ``reveal_range``, first marks every gate within range as seen. A finite position
-        beyond ``COORD_LIMIT`` is clamped; see :class:`NextGatePoses` for "no answer"."""
+        beyond ``COORD_LIMIT`` is clamped; see :class:`NextGatesResult` for "no answer"."""
         E = self.num_envs
         check_array("position", position, wp.vec3f, E, self.device, "one agent per env")
         check_array("orientation", orientation, wp.quatf, E, self.device, "one agent per env")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import warp as wp
-
-from ...core.component import Component, InputSpec, buffer_bytes
-from .utility import ProgressTracker
+from ...core.component import Component, buffer_bytes
+from ..shared import POSITION
+from .utility import ProgressUtility
 
 
 class Progress(Component):
@@ -14,21 +13,21 @@ class Progress(Component):
 
     ``step`` returns the :class:`ProgressEvents` (``res.events``); ``reset(mask)`` restarts the
     masked envs (no false crossing on the first step after a reset); an invalid env is frozen
-    with ``dist_to_next = 0``. ``utility`` is the :class:`ProgressTracker`.
+    with ``dist_to_next = 0``. ``utility`` is the :class:`ProgressUtility`.
     """
 
     name = "progress"
     source = "checkpoints"
-    INPUTS = (InputSpec("position", wp.vec3f, doc="agent position per env, track units"),)
+    INPUTS = (POSITION,)
 
     def attach(self, ctx) -> None:
         checkpoints = ctx.get(self.source).result
-        self.utility = ProgressTracker(checkpoints, valid=ctx.generator.result.valid)
+        self.utility = ProgressUtility(checkpoints, valid=ctx.generator.result.valid)
         self.result = self.utility.events
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`ProgressTracker`'s buffers (:meth:`ProgressTracker.buffers`)."""
-        return buffer_bytes(ProgressTracker.buffers(layout.num_envs))
+        """The :class:`ProgressUtility`'s buffers (:meth:`ProgressUtility.buffers`)."""
+        return buffer_bytes(ProgressUtility.buffers(layout.num_envs))
 
     def step(self, ctx):
         return self.utility.update(self.bound["position"])

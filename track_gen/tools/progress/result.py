@@ -27,7 +27,7 @@ class ProgressEvents(RowBatch):
             ``position``, track units (the agent's position clamped to ``COORD_LIMIT``,
             1e18: finite for any finite position); 0 for an env that is invalid or has no
             checkpoints (its progress is frozen), right after a reset and while the target's
-            position is non-finite or beyond ``COORD_LIMIT`` (a hand-made CheckpointSet);
+            position is non-finite or beyond ``COORD_LIMIT`` (a hand-made CheckpointsResult);
             NaN for a non-finite position (no crossing is counted then).
     """
 
@@ -39,11 +39,6 @@ class ProgressEvents(RowBatch):
     dist_to_next: wp.array
 
     _env_arrays = ("passed", "wrong_way", "laps", "progress", "next_index", "dist_to_next")
-
-    @staticmethod
-    def buffers(num_envs: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        return [(num_envs, wp.int32)] * 5 + [(num_envs, wp.float32)]
 
     @classmethod
     def allocate(

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import warp as wp
 
-from ...core.budget import AllocationBudget
+from ...core.budget import AllocationBudget, planned_buffers
 from ...core.checks import check_array, check_mask
 from ...core.exec import require_not_capturing
-from ..checkpoints import CheckpointSet
+from ..checkpoints import CheckpointsResult
 from ..shared import check_rows, optional_input
 from .kernels import _reset_kernel, _update_kernel
 from .result import ProgressEvents
 
 
-class ProgressTracker:
+class ProgressUtility:
     """Counts one agent's passes through its checkpoints, per env.
 
     Args:
-        checkpoints: a :class:`~track_gen.tools.checkpoints.CheckpointSet` (a
-            :class:`~track_gen.tools.checkpoints.CheckpointPlacer`'s result, or
-            ``CheckpointSet.from_gates(seq)``), read live by pointer.
+        checkpoints: a :class:`~track_gen.tools.checkpoints.CheckpointsResult` (a
+            :class:`~track_gen.tools.checkpoints.CheckpointsUtility`'s result, or
+            ``CheckpointsResult.from_gates(seq)``), read live by pointer.
         valid: optional int32 ``[E]`` array on the same device (the generator's
             ``result.valid``), read live: an env with ``valid[e] == 0`` is frozen like an env
             without checkpoints. None: only ``count`` decides.
@@ -30,41 +32,47 @@ class ProgressTracker:
     env reset.
     """
 
-    @staticmethod
-    def buffers(num_envs: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a tracker of ``num_envs`` envs allocates (its
-        :class:`ProgressEvents`, the previous positions and an empty array)."""
-        return ProgressEvents.buffers(num_envs) + [(num_envs, wp.vec3f), (1, wp.int32)]
-
-    def __init__(self, checkpoints: CheckpointSet, valid: wp.array | None = None):
-        if not isinstance(checkpoints, CheckpointSet):
+    def __init__(self, checkpoints: CheckpointsResult, valid: wp.array | None = None):
+        if not isinstance(checkpoints, CheckpointsResult):
             raise TypeError(
-                "ProgressTracker(checkpoints): expected a CheckpointSet (CheckpointPlacer("
-                "...).checkpoints or CheckpointSet.from_gates(seq)), got "
+                "ProgressUtility(checkpoints): expected a CheckpointsResult (CheckpointsUtility("
+                "...).checkpoints or CheckpointsResult.from_gates(seq)), got "
                 f"{type(checkpoints).__name__}"
             )
         cs = checkpoints
         v3 = wp.vec3f
         rows_of = {"position": v3, "left": v3, "right": v3, "tangent": v3, "up_half": wp.float32}
-        E, rows = check_rows("checkpoints", cs, rows_of, {"count": wp.int32}, "CheckpointSet")
+        E, rows = check_rows("checkpoints", cs, rows_of, {"count": wp.int32}, "CheckpointsResult")
         device = cs.position.device
         if valid is not None:
             check_array(
                 "valid", valid, wp.int32, E, device, "pass the generator's result.valid or None"
             )
-        require_not_capturing(device, "ProgressTracker construction")
+        require_not_capturing(device, "ProgressUtility construction")
         self.checkpoints = cs
         self.valid = valid
         self.device = device
         self._cap = rows // E
         budget = AllocationBudget(device, "lower num_envs")
-        self.events = ProgressEvents.allocate(E, device, budget)
-        nan = float("nan")
-        self._prev = budget.full(E, wp.vec3f(nan, nan, nan), wp.vec3f, "previous positions")
-        self._no_array = budget.zeros(1, wp.int32, "empty mask")
-        # the buffers above are ProgressTracker.buffers(E)
+        self._allocate(self, budget, device, E)
         self._update_key: tuple | None = None  # (position, valid) the launch was recorded on
         self._update_launch = None
+
+    @staticmethod
+    def _allocate(out, budget, device, E: int) -> None:
+        """Every array of a tracker of ``E`` envs, set on ``out`` (the tracker, or a stand-in
+        when :meth:`buffers` records a plan): its :class:`ProgressEvents`, the previous
+        positions and an empty array."""
+        nan = float("nan")
+        out.events = ProgressEvents.allocate(E, device, budget)
+        out._prev = budget.full(E, wp.vec3f(nan, nan, nan), wp.vec3f, "previous positions")
+        out._no_array = budget.zeros(1, wp.int32, "empty mask")
+
+    @classmethod
+    def buffers(cls, num_envs: int) -> list[tuple[int, type]]:
+        """``(count, dtype)`` of every array a tracker of ``num_envs`` envs allocates (its
+        allocation run through a plan, nothing allocated)."""
+        return planned_buffers(lambda b: cls._allocate(SimpleNamespace(), b, "cpu", num_envs))
 
     @property
     def num_envs(self) -> int:

@@ -1,4 +1,4 @@
-"""Props along the road borders: :class:`PropSet`, :class:`PropPlacer` and :class:`Props`.
+"""Props along the road borders: :class:`PropsResult`, :class:`PropsUtility` and :class:`Props`.
 
 A prop is an instance pose for a renderer or an obstacle set: a cone standing on a border
 point, or a wall segment spanning two consecutive border points. Per env and per border
@@ -6,7 +6,7 @@ point, or a wall segment spanning two consecutive border points. Per env and per
 border's closed 3D polyline, the first at the border's bead 0 (the start line), with no gap
 and no doubled prop at the seam.
 
-Placement rules (one thread per env, :meth:`PropPlacer.place`):
+Placement rules (one thread per env, :meth:`PropsUtility.place`):
 
 * **Spacing.** A border of closed 3D length ``L`` (closing segment included) gets
   ``n = max(1, round(L / spacing))`` props (halves round up); prop ``k`` (``k = 0 .. n-1``)
@@ -42,6 +42,7 @@ Pose conventions (any z: the borders may be elevated):
   a zero chord, has length 0 and the border direction at its point).
 """
 
+from ...core.deprecation import deprecated_names
 from .component import BORDER_SLACK, Props, border_length_bound, declared_border_bound
 from .fields import (
     CONE_DIAMETER,
@@ -52,10 +53,11 @@ from .fields import (
     SPACING,
     WALL_HEIGHT,
     WALL_THICKNESS,
+    PropsSettings,
 )
 from .kernels import PropKind, PropSide
-from .result import PropSet
-from .utility import PropPlacer, capacity_for
+from .result import PropsResult
+from .utility import PropsUtility, capacity_for
 
 __all__ = [
     "BORDER_SLACK",
@@ -64,10 +66,11 @@ __all__ = [
     "KIND",
     "MAX_PROPS",
     "PropKind",
-    "PropPlacer",
-    "PropSet",
+    "PropsUtility",
+    "PropsResult",
     "PropSide",
     "Props",
+    "PropsSettings",
     "SIDE",
     "SPACING",
     "WALL_HEIGHT",
@@ -76,3 +79,11 @@ __all__ = [
     "capacity_for",
     "declared_border_bound",
 ]
+
+#: Names before the naming convention (one suffix per role, CONTRIBUTING.md), kept
+#: for one release: each one warns and gives the class it was renamed to.
+RENAMED = {
+    "PropPlacer": "PropsUtility",
+    "PropSet": "PropsResult",
+}
+__getattr__ = deprecated_names(__name__, RENAMED, globals())

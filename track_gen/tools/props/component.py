@@ -8,21 +8,12 @@ import numpy as np
 
 from ...core.component import Component, buffer_bytes
 from ...core.ranges import EnvSplit
+from ...core.settings import HasSettings, resolve_settings
 from ...results import Track
 from ..checkpoints import construction_result
 from ..shared import generator_result
-from .fields import (
-    _SIZE_FIELDS,
-    CONE_DIAMETER,
-    CONE_HEIGHT,
-    KIND,
-    MAX_PROPS,
-    SIDE,
-    SPACING,
-    WALL_HEIGHT,
-    WALL_THICKNESS,
-)
-from .utility import PropPlacer, capacity_for
+from .fields import _SIZE_FIELDS, PropsSettings
+from .utility import PropsUtility, capacity_for
 
 #: Relative margin of :func:`border_length_bound`.
 BORDER_SLACK = 1.01
@@ -76,60 +67,46 @@ def _longest_border(track) -> float:
 
 
 # ---------------------------------------------------------------------------------- component
-class Props(Component):
+class Props(HasSettings, Component):
     """Course component ``"props"``: cones or wall segments every ``spacing`` along the
     borders of each env, refreshed for the regenerated envs (``on_generate``).
 
     Args:
-        kind: ``"cone"`` or ``"wall"`` (``KIND``).
-        spacing: target 3D arc distance between props along a border, track units
-            (``SPACING``; required).
-        side: ``"both"``, ``"inner"`` or ``"outer"`` (``SIDE``).
-        max_props: per-env capacity (``MAX_PROPS``), or ``"auto"`` (None): ``sides *
-            max(1, ceil(B / spacing))`` with ``B = border_length_bound((N_max + 1) * bead
-            spacing, half_width, grade)``: the centerline of a valid track is at most
-            ``(N_max + 1)`` bead spacings long (a longer loop is TRUNCATED and invalid), a
-            border at most ``2 * pi * half_width`` longer, and elevation adds at most
-            ``grade`` times the centerline when the generator checks grades
-            (``z_valid_grade > 0``; otherwise a steep border may be truncated, flagged in
-            ``truncated``).
-        cone_diameter: keyword-only prop size (see :class:`PropPlacer`).
-        cone_height: keyword-only prop size.
-        wall_thickness: keyword-only prop size.
-        wall_height: keyword-only prop size.
+        settings: a :class:`PropsSettings` (positionally or as ``settings=``), or its first
+            four fields by position (``kind``, ``spacing``, ``side``, ``max_props``); every
+            field by keyword (``**fields``; :class:`PropsSettings` gives each one). Here
+            ``max_props`` may be ``"auto"`` (None): ``sides * max(1, ceil(B / spacing))``
+            with ``B = border_length_bound((N_max + 1) * bead spacing, half_width, grade)``:
+            the centerline of a valid track is at most ``(N_max + 1)`` bead spacings long (a
+            longer loop is TRUNCATED and invalid), a border at most ``2 * pi * half_width``
+            longer, and elevation adds at most ``grade`` times the centerline when the
+            generator checks grades (``z_valid_grade > 0``; otherwise a steep border may be
+            truncated, flagged in ``truncated``).
         name: component name (default ``"props"``).
 
-    ``result`` is the :class:`PropSet`; ``utility`` the :class:`PropPlacer`. Track courses
+    ``result`` is the :class:`PropsResult`; ``utility`` the :class:`PropsUtility`. Track courses
     only (a gate course is refused with a TypeError).
     """
 
     name = "props"
     families = ("track",)
 
+    SETTINGS = PropsSettings
+
     def __init__(
-        self,
-        kind: str = "cone",
-        spacing: float | None = None,
-        side: str = "both",
-        max_props: int | str | None = "auto",
-        *,
-        cone_diameter: float = CONE_DIAMETER.default,
-        cone_height: float = CONE_HEIGHT.default,
-        wall_thickness: float = WALL_THICKNESS.default,
-        wall_height: float = WALL_HEIGHT.default,
-        name: str | None = None,
+        self, *settings: PropsSettings | str | float | int | None, name: str | None = None, **fields
     ):
         super().__init__(name=name)
-        self.kind = KIND.check(kind, "Props kind")
-        self.spacing = SPACING.check(spacing, "Props spacing")
-        self.side = SIDE.check(side, "Props side")
-        if isinstance(max_props, str) and max_props == "auto":
-            max_props = None
-        self.max_props = MAX_PROPS.check(max_props, "Props max_props")
-        sizes = (cone_diameter, cone_height, wall_thickness, wall_height)
-        self.sizes = {
-            t.name: t.check(v, f"Props {t.name}") for t, v in zip(_SIZE_FIELDS, sizes, strict=True)
-        }
+        # "auto": None, the capacity the course chooses
+        settings = tuple(None if i == 3 and v == "auto" else v for i, v in enumerate(settings))
+        if isinstance(fields.get("max_props"), str) and fields["max_props"] == "auto":
+            fields["max_props"] = None
+        self.settings = resolve_settings(PropsSettings, "Props", settings, fields, positional=4)
+
+    @property
+    def sizes(self) -> dict[str, float]:
+        """The prop sizes by field name (``cone_diameter``, ..., track units)."""
+        return {t.name: self.settings[t.name] for t in _SIZE_FIELDS}
 
     def attach(self, ctx) -> None:
         track = generator_result(ctx, Track, "Props", "props stand on road borders")
@@ -149,24 +126,16 @@ class Props(Component):
                 bound = _longest_border(construction_result(ctx))  # no declared bound
             sides = 2 if self.side == "both" else 1
             capacity_for(self.spacing, bound, sides, "Props spacing")
-        self.utility = PropPlacer(
-            track,
-            self.kind,
-            self.spacing,
-            self.side,
-            self.max_props,
-            max_loop_length=bound,
-            **self.sizes,
-        )
+        self.utility = PropsUtility(track, self.settings, max_loop_length=bound)
         self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.props
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`PropPlacer`'s buffers at the capacity ``attach`` chooses: the explicit
+        """The :class:`PropsUtility`'s buffers at the capacity ``attach`` chooses: the explicit
         ``max_props``, else the declared border bound (a lower bound for an elevated config
         without a grade check, whose capacity reads its first batch)."""
-        cap = self.max_props
-        if cap is None:
+        bound = None
+        if self.max_props is None:
             bead = getattr(config, "resolved_spacing", None)
             half_width = getattr(config, "half_width", None)
             if bead is None or half_width is None:
@@ -177,8 +146,10 @@ class Props(Component):
                 (layout.N_max + 1) * float(bead), float(half_width), float(grade)
             )
             sides = 2 if self.side == "both" else 1
-            cap = capacity_for(self.spacing, bound, sides, "Props spacing")
-        return buffer_bytes(PropPlacer.buffers(layout.num_envs, cap))
+            capacity_for(self.spacing, bound, sides, "Props spacing")
+        return buffer_bytes(
+            PropsUtility.buffers(self.settings, layout.num_envs, max_loop_length=bound)
+        )
 
     def on_generate(self, ctx, mask) -> None:
-        self._split.run(PropPlacer.place, mask)  # on the generator's env ranges
+        self._split.run(PropsUtility.place, mask)  # on the generator's env ranges

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from ...core.settings import settings_class
 from ...core.tunable import Tunable
-from ..fields import arc_spacing, distance
+from ..fields import arc_spacing, count, distance
 
-_SURFACES = ("tools.Props", "tools.PropPlacer")
+_SURFACES = ("tools.Props", "tools.PropsUtility")
 
 # ---------------------------------------------------------------------------------- fields
 KIND = Tunable(
@@ -35,14 +36,12 @@ SIDE = Tunable(
 )
 
 
-MAX_PROPS = Tunable(
+MAX_PROPS = count(
     "max_props",
     None,
-    kind="int",
-    lo=1,
     hi=65536,
-    optional=True,
     unit="props",
+    optional=True,
     doc="per-env prop capacity (all borders together); None ('auto') derives it from a bound "
     "on the border length.",
     surfaces=_SURFACES,
@@ -61,3 +60,16 @@ WALL_HEIGHT = _size("wall_height", 0.05, "height of a wall (scale z).")
 
 
 _SIZE_FIELDS = (CONE_DIAMETER, CONE_HEIGHT, WALL_THICKNESS, WALL_HEIGHT)
+
+#: Every field of the tool, in its keyword order.
+FIELDS = (KIND, SPACING, SIDE, MAX_PROPS, *_SIZE_FIELDS)
+
+PropsSettings = settings_class(
+    "PropsSettings",
+    FIELDS,
+    title="Props",
+    doc="The settings of the props along a track's borders (tools.Props, tools.PropsUtility). "
+    "``spacing`` is required; ``max_props`` None lets the component choose the capacity "
+    "(Props' 'auto').",
+    module="track_gen.tools.props",
+)

@@ -7,20 +7,21 @@ import enum
 import warp as wp
 
 from ...core.extents import in_range3
+from ...geometry import yaw_quat
 from ..shared import switched_off as _switched_off
 
 wp.set_module_options({"enable_backward": False})
 
 
 class PropKind(enum.IntEnum):
-    """What a prop is (``PropPlacer.kind`` inside the kernel)."""
+    """What a prop is (``PropsUtility.kind`` inside the kernel)."""
 
     CONE = 0  # upright, on a border point
     WALL = 1  # a segment between two consecutive border points
 
 
 class PropSide(enum.IntEnum):
-    """Which border a prop row belongs to (``PropSet.side``; -1 past ``count``)."""
+    """Which border a prop row belongs to (``PropsResult.side``; -1 past ``count``)."""
 
     INNER = 0
     OUTER = 1
@@ -78,7 +79,7 @@ def _pose(d: wp.vec3f, pitched: int) -> wp.quatf:
     yaw = float(0.0)
     if h > 0.0:
         yaw = wp.atan2(d[1], d[0])
-    q = wp.quat_from_axis_angle(wp.vec3f(0.0, 0.0, 1.0), yaw)
+    q = yaw_quat(yaw)
     if pitched != 0:
         pitch = float(0.0)
         if h > 0.0 or d[2] != 0.0:

@@ -12,7 +12,7 @@ from ...core.rows import RowBatch
 
 # ---------------------------------------------------------------------------------- result
 @dataclass
-class PropSet(RowBatch):
+class PropsResult(RowBatch):
     """A batch of prop poses, flat and NaN-padded (env ``e`` owns rows ``e*M .. e*M + M - 1``;
     rows past ``count[e]`` are NaN, ``side`` -1). Units are track units.
 
@@ -42,17 +42,10 @@ class PropSet(RowBatch):
     _row_arrays = ("position", "orientation", "scale", "side")
     _env_arrays = ("count", "truncated")
 
-    @staticmethod
-    def buffers(num_envs: int, max_props: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        rows = num_envs * max_props
-        out = [(rows, wp.vec3f), (rows, wp.quatf), (rows, wp.vec3f), (rows, wp.int32)]
-        return out + [(num_envs, wp.int32)] * 2
-
     @classmethod
     def allocate(
         cls, num_envs: int, max_props: int, device, budget=None, kind: str = "cone"
-    ) -> PropSet:
+    ) -> PropsResult:
         """NaN rows, ``side = -1``, ``count = truncated = 0`` (each array checked against
         ``budget`` first)."""
         budget = budget or AllocationBudget(device, "lower max_props")

@@ -7,23 +7,14 @@ import math
 import warp as wp
 
 from ...core.budget import AllocationBudget
-from ...core.checks import check_float, check_mask
+from ...core.checks import check_mask
 from ...core.exec import require_not_capturing
+from ...core.settings import resolve_settings
 from ...results import Track
-from ..shared import optional_input
-from .fields import (
-    _SIZE_FIELDS,
-    CONE_DIAMETER,
-    CONE_HEIGHT,
-    KIND,
-    MAX_PROPS,
-    SIDE,
-    SPACING,
-    WALL_HEIGHT,
-    WALL_THICKNESS,
-)
+from ..shared import LoopCapacityUtility, optional_input
+from .fields import _SIZE_FIELDS, MAX_PROPS, PropsSettings
 from .kernels import PropKind, _place_kernel
-from .result import PropSet
+from .result import PropsResult
 
 _KIND_OF = {"cone": PropKind.CONE, "wall": PropKind.WALL}
 
@@ -54,91 +45,80 @@ def capacity_for(
 
 
 # ---------------------------------------------------------------------------------- placer
-class PropPlacer:
+class PropsUtility(LoopCapacityUtility):
     """Props along the borders of a road-band :class:`~track_gen.Track` (the module docs
     give the placement rules and pose conventions).
 
     Args:
         track: the generator's :class:`~track_gen.Track` (read live by pointer: call
             :meth:`place` after every regeneration).
-        kind: ``"cone"`` or ``"wall"`` (``KIND``).
-        spacing: target 3D arc distance between props along a border, track units
-            (``SPACING``; required).
-        side: ``"both"``, ``"inner"`` or ``"outer"`` (``SIDE``).
-        max_props: per-env capacity M, all borders together (``MAX_PROPS``). Default:
-            derived from ``max_loop_length``.
+        settings: a :class:`PropsSettings` (positionally or as ``settings=``), or its first
+            four fields by position (``kind``, ``spacing``, ``side``, ``max_props``: the
+            per-env capacity M, all borders together; default: derived from
+            ``max_loop_length``); every field by keyword (``**fields``).
         max_loop_length: keyword-only bound on any border's closed 3D length (track units,
             > 0; :func:`border_length_bound`): ``M = sides * max(1, ceil(max_loop_length /
             spacing))``. Ignored when ``max_props`` is given; one of the two is required.
-        cone_diameter: keyword-only, track units (``CONE_DIAMETER``, default 0.04).
-        cone_height: keyword-only, track units (``CONE_HEIGHT``, default 0.06).
-        wall_thickness: keyword-only, track units (``WALL_THICKNESS``, default 0.02).
-        wall_height: keyword-only, track units (``WALL_HEIGHT``, default 0.05).
 
     Attributes:
-        props: the :class:`PropSet` (allocated once, overwritten by :meth:`place`).
+        props: the :class:`PropsResult` (allocated once, overwritten by :meth:`place`).
 
     Construction allocates (outside any capture) and places every env once; :meth:`place`
     is allocation-free, one launch, and capturable.
     """
 
+    SETTINGS = PropsSettings
+
     def __init__(
         self,
         track: Track,
-        kind: str = "cone",
-        spacing: float | None = None,
-        side: str = "both",
-        max_props: int | None = None,
-        *,
+        *settings: PropsSettings | str | float | int | None,
         max_loop_length: float | None = None,
-        cone_diameter: float = CONE_DIAMETER.default,
-        cone_height: float = CONE_HEIGHT.default,
-        wall_thickness: float = WALL_THICKNESS.default,
-        wall_height: float = WALL_HEIGHT.default,
+        **fields,
     ):
         for name in ("inner", "outer", "count", "valid"):
             if not isinstance(getattr(track, name, None), wp.array):
                 raise TypeError(
-                    f"PropPlacer(track): track must be a Track (a TrackGenerator's result), "
+                    f"PropsUtility(track): track must be a Track (a TrackGenerator's result), "
                     f"got {type(track).__name__} without a wp.array {name!r}"
                 )
-        self.kind = KIND.check(kind, "PropPlacer kind")
-        self.spacing = SPACING.check(spacing, "PropPlacer spacing")
-        self.side = SIDE.check(side, "PropPlacer side")
-        sizes = (cone_diameter, cone_height, wall_thickness, wall_height)
-        self.sizes = tuple(
-            t.check(v, f"PropPlacer {t.name}") for t, v in zip(_SIZE_FIELDS, sizes, strict=True)
+        self.settings = resolve_settings(
+            PropsSettings, "PropsUtility", settings, fields, positional=4
         )
         use_inner, use_outer = _SIDES_OF[self.side]
-        sides = int(use_inner) + int(use_outer)
-        if max_props is not None:
-            cap = MAX_PROPS.check(max_props, "PropPlacer max_props")
-        elif max_loop_length is not None:
-            bound = check_float("max_loop_length", max_loop_length, lo=1.0e-6, hi=1.0e12)
-            cap = capacity_for(self.spacing, bound, sides)
-        else:
-            raise ValueError(
-                "PropPlacer needs a capacity: pass max_props (an int >= 1, the per-env prop "
-                "capacity) or max_loop_length= (a bound on any border's length; capacity "
-                "sides * max(1, ceil(max_loop_length / spacing)))"
-            )
+        cap = self._capacity(self.settings, max_loop_length)
         device = track.inner.device
-        require_not_capturing(device, "PropPlacer construction")
+        require_not_capturing(device, "PropsUtility construction")
         self.track = track
         self.device = device
         E = track.count.shape[0]
         self._n_max = track.inner.shape[0] // E
         self._flags = (int(use_inner), int(use_outer), int(_KIND_OF[self.kind]))
         budget = AllocationBudget(device, "raise the spacing or lower max_props")
-        self.props = PropSet.allocate(E, cap, device, budget, kind=self.kind)
-        self._no_mask = budget.zeros(1, wp.int32, "empty mask")
+        self._allocate(self, budget, device, self.settings, E, cap)
         self.place()
 
+    @property
+    def sizes(self) -> tuple[float, float, float, float]:
+        """``(cone_diameter, cone_height, wall_thickness, wall_height)``, track units."""
+        return tuple(self.settings[t.name] for t in _SIZE_FIELDS)
+
+    CAPACITY_FIELD = "max_props"
+    CAPACITY_HINT = (
+        "pass max_props (an int >= 1, the per-env prop capacity) or max_loop_length= (a bound "
+        "on any border's length; capacity sides * max(1, ceil(max_loop_length / spacing)))"
+    )
+
+    @classmethod
+    def _capacity_for(cls, s: PropsSettings, bound: float) -> int:
+        return capacity_for(s.spacing, bound, sum(_SIDES_OF[s.side]))
+
     @staticmethod
-    def buffers(num_envs: int, max_props: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a placer allocates (its :class:`PropSet` and an
-        empty mask)."""
-        return PropSet.buffers(num_envs, max_props) + [(1, wp.int32)]
+    def _allocate(out, budget, device, s: PropsSettings, E: int, capacity: int) -> None:
+        """Every array of a placer of ``E`` envs and ``capacity`` props per env, set on
+        ``out`` (the placer, or a stand-in when :meth:`buffers` records a plan)."""
+        out.props = PropsResult.allocate(E, capacity, device, budget, kind=s.kind)
+        out._no_mask = budget.zeros(1, wp.int32, "empty mask")
 
     @property
     def num_envs(self) -> int:
@@ -149,7 +129,7 @@ class PropPlacer:
         """Per-env capacity M."""
         return self.props.max_props
 
-    def place(self, mask: wp.array | None = None) -> PropSet:
+    def place(self, mask: wp.array | None = None) -> PropsResult:
         """Place the props of the envs with ``mask[e] != 0`` (None: every env) and return
         :attr:`props` (the same instance every call).
 

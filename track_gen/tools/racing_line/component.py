@@ -4,72 +4,53 @@ from __future__ import annotations
 
 from ...core.component import Component, buffer_bytes
 from ...core.ranges import EnvSplit
-from .fields import ITERATIONS, KAPPA_ITERATIONS, LINEARISATIONS
-from .utility import RacingLinePlanner, check_settings
+from ...core.settings import HasSettings, resolve_settings
+from .fields import RacingLineSettings
+from .utility import RacingLineUtility
 
 
-class RacingLine(Component):
+class RacingLine(HasSettings, Component):
     """Course component ``"racing_line"`` of a track course: the minimum-curvature line, its
-    speed profile and par lap time per env (:class:`RacingLinePlanner`), recomputed for the
+    speed profile and par lap time per env (:class:`RacingLineUtility`), recomputed for the
     regenerated envs (``on_generate``; unmasked envs keep every byte).
 
     Args:
-        vehicle_width: track units (``VEHICLE_WIDTH``).
-        a_lat: keyword-only lateral acceleration limit, track units / s^2 (``A_LAT``).
-        a_lon: keyword-only longitudinal acceleration limit, track units / s^2 (``A_LON``).
-        v_max: keyword-only top speed, track units / s (``V_MAX``).
-        kappa_max: keyword-only curvature bound, 1 / track units, or None (``KAPPA_MAX``).
-        iterations: keyword-only active-set iterations per linearisation (``ITERATIONS``).
-        linearisations: keyword-only QP solves, each around the last line
-            (``LINEARISATIONS``).
-        kappa_iterations: keyword-only ADMM iterations of the ``kappa_max`` phase
-            (``KAPPA_ITERATIONS``).
+        settings: a :class:`RacingLineSettings` (positionally or as ``settings=``), or
+            ``vehicle_width`` by position.
+        name: component name (default ``"racing_line"``).
+        after: names this component runs after.
+        **fields: any field of :class:`RacingLineSettings` by keyword (``vehicle_width``,
+            ``a_lat``, ``a_lon``, ``v_max`` required; its doc gives each one's meaning, unit
+            and range).
 
-    ``result`` is the :class:`RacingLineSet` (a per-generation result: read it through
-    ``course.components["racing_line"].result``), ``utility`` the :class:`RacingLinePlanner`.
+    ``result`` is the :class:`RacingLineResult` (a per-generation result: read it through
+    ``course.components["racing_line"].result``), ``utility`` the :class:`RacingLineUtility`.
     Every argument is checked here, before any course is built.
     """
 
     name = "racing_line"
     families = ("track",)
 
+    SETTINGS = RacingLineSettings
+
     def __init__(
         self,
-        vehicle_width: float,
-        *,
-        a_lat: float,
-        a_lon: float,
-        v_max: float,
-        kappa_max: float | None = None,
-        iterations: int = ITERATIONS.default,
-        linearisations: int = LINEARISATIONS.default,
-        kappa_iterations: int = KAPPA_ITERATIONS.default,
+        *settings: RacingLineSettings | float,
         name: str | None = None,
         after=None,
+        **fields,
     ):
         super().__init__(name=name, after=after)
-        self.settings = check_settings(
-            "RacingLine",
-            vehicle_width,
-            a_lat,
-            a_lon,
-            v_max,
-            kappa_max,
-            iterations,
-            linearisations,
-            kappa_iterations,
-        )
+        self.settings = resolve_settings(RacingLineSettings, "RacingLine", settings, fields)
 
     def attach(self, ctx) -> None:
-        s = dict(self.settings)
-        width = s.pop("vehicle_width")
-        self.utility = RacingLinePlanner(ctx.generator.result, width, **s)
+        self.utility = RacingLineUtility(ctx.generator.result, self.settings)
         self._split = EnvSplit(self.utility, ctx.generator)
         self.result = self.utility.line
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`RacingLinePlanner`'s buffers (:meth:`RacingLinePlanner.buffers`)."""
-        return buffer_bytes(RacingLinePlanner.buffers(layout.num_envs, layout.N_max))
+        """The :class:`RacingLineUtility`'s buffers (:meth:`RacingLineUtility.buffers`)."""
+        return buffer_bytes(RacingLineUtility.buffers(self.settings, layout.num_envs, layout.N_max))
 
     def on_generate(self, ctx, mask) -> None:
-        self._split.run(RacingLinePlanner.plan, mask)  # on the generator's env ranges
+        self._split.run(RacingLineUtility.plan, mask)  # on the generator's env ranges

@@ -12,7 +12,7 @@ from ...core.units import TRACK_UNITS
 
 
 @dataclass
-class RacingLineSet(RowBatch):
+class RacingLineResult(RowBatch):
     """A batch of racing lines, flat and NaN-padded like the :class:`~track_gen.Track` they
     follow (env ``e`` owns rows ``e*N_max .. e*N_max + N_max - 1``, row ``i`` is bead ``i``).
     Rows past the track's ``count`` and every row of an env without a line (an invalid
@@ -50,15 +50,7 @@ class RacingLineSet(RowBatch):
     _env_arrays = ("lap_time", "length")
 
     @classmethod
-    def buffers(cls, num_envs: int, n_max: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        rows, E = num_envs * n_max, num_envs
-        return [(rows, wp.float32), (rows, wp.vec3f), (rows, wp.float32), (rows, wp.float32)] + [
-            (E, wp.float32)
-        ] * 2
-
-    @classmethod
-    def allocate(cls, num_envs: int, n_max: int, device, budget=None) -> RacingLineSet:
+    def allocate(cls, num_envs: int, n_max: int, device, budget=None) -> RacingLineResult:
         """NaN everywhere (each array checked against ``budget`` first)."""
         budget = budget or AllocationBudget(device, "lower num_envs or N_max")
         nan = float("nan")

@@ -7,73 +7,17 @@ import warp as wp
 from ...core.budget import AllocationBudget
 from ...core.checks import check_array, check_mask
 from ...core.exec import require_not_capturing
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import Track
-from .fields import (
-    A_LAT,
-    A_LON,
-    ITERATIONS,
-    KAPPA_ITERATIONS,
-    KAPPA_MAX,
-    LINEARISATIONS,
-    V_MAX,
-    VEHICLE_WIDTH,
-)
+from .fields import RacingLineSettings
 from .kernels import _plan_kernel, _sample_kernel
-from .result import RacingLineSet
-
-#: Most solver iterations per plan, ``linearisations * (iterations + kappa_iterations)``
-#: (``kappa_iterations`` only with a ``kappa_max``): about 0.5 s per env of ~100 beads on a
-#: 2-core CPU, proportional to the beads (benchmarks/work_bounds.py).
-SOLVE_WORK_HI = 40000
+from .result import RacingLineResult
 
 #: float64 scratch arrays ``[E*N_max]`` of the planner (see :func:`_plan_kernel`).
 _SCRATCH64 = "wt lo hi d0 d1 d2 g m0 m1 m2 l0 l1 l2 r1 r2 x y lam best z2 u2".split()
 
 
-def check_settings(
-    owner: str,
-    vehicle_width,
-    a_lat,
-    a_lon,
-    v_max,
-    kappa_max,
-    iterations,
-    linearisations,
-    kappa_iterations,
-) -> dict:
-    """Every setting checked against its Tunable (TypeError / ValueError naming
-    ``owner.<name>``, the value and the range), as a dict."""
-    out = {}
-    for tunable, value in (
-        (VEHICLE_WIDTH, vehicle_width),
-        (A_LAT, a_lat),
-        (A_LON, a_lon),
-        (V_MAX, v_max),
-        (KAPPA_MAX, kappa_max),
-        (ITERATIONS, iterations),
-        (LINEARISATIONS, linearisations),
-        (KAPPA_ITERATIONS, kappa_iterations),
-    ):
-        if value is None and not tunable.optional:
-            raise TypeError(
-                f"{owner}.{tunable.name} is required ({tunable.unit}): pass a float "
-                f"{tunable.range_text()}"
-            )
-        out[tunable.name] = tunable.check(value, f"{owner}.{tunable.name}")
-    work = out["linearisations"] * (
-        out["iterations"] + (out["kappa_iterations"] if out["kappa_max"] is not None else 0)
-    )
-    if work > SOLVE_WORK_HI:
-        raise ValueError(
-            f"{owner}: linearisations x (iterations + kappa_iterations) = {work:,} solver "
-            f"iterations per plan, above {SOLVE_WORK_HI:,} (about half a second per env of the "
-            "default track size on a 2-core CPU, more on longer tracks): lower linearisations, "
-            "iterations or kappa_iterations (kappa_iterations count only with kappa_max)"
-        )
-    return out
-
-
-class RacingLinePlanner:
+class RacingLineUtility(SettingsUtility):
     """Minimum-curvature racing lines, speed profiles and par lap times of a
     :class:`~track_gen.Track` batch (``docs/racing-line.md`` has the formulation).
 
@@ -91,90 +35,65 @@ class RacingLinePlanner:
     Args:
         track: the generator's :class:`~track_gen.Track` (read live by pointer: call
             :meth:`plan` after every regeneration, with the same mask).
-        vehicle_width: track units (``VEHICLE_WIDTH``); the offsets keep half of it inside
-            each border.
-        a_lat: keyword-only lateral acceleration limit, track units / s^2 (``A_LAT``).
-        a_lon: keyword-only longitudinal acceleration limit, track units / s^2 (``A_LON``).
-        v_max: keyword-only top speed, track units / s (``V_MAX``).
-        kappa_max: keyword-only curvature bound, 1 / track units, or None (``KAPPA_MAX``).
-        iterations: keyword-only active-set iterations per linearisation (``ITERATIONS``).
-        linearisations: keyword-only QP solves, each around the last line
-            (``LINEARISATIONS``).
-        kappa_iterations: keyword-only ADMM iterations of the ``kappa_max`` phase
-            (``KAPPA_ITERATIONS``).
+        settings: a :class:`RacingLineSettings` (positionally or as ``settings=``), or
+            ``vehicle_width`` by position (the offsets keep half of it inside each border).
+        **fields: any field of :class:`RacingLineSettings` by keyword.
 
     Attributes:
-        line: the :class:`RacingLineSet` (allocated once).
+        line: the :class:`RacingLineResult` (allocated once).
 
     Construction checks every argument before anything is allocated or launched, allocates
     (outside any capture) and plans every env; :meth:`plan` is one launch, allocation-free and
     capturable.
     """
 
+    SETTINGS = RacingLineSettings
+
     def __init__(
         self,
         track: Track,
-        vehicle_width: float,
-        *,
-        a_lat: float,
-        a_lon: float,
-        v_max: float,
-        kappa_max: float | None = None,
-        iterations: int = ITERATIONS.default,
-        linearisations: int = LINEARISATIONS.default,
-        kappa_iterations: int = KAPPA_ITERATIONS.default,
+        *settings: RacingLineSettings | float,
+        **fields,
     ):
         for name in ("center", "normal", "inner", "outer", "count", "valid"):
             if not isinstance(getattr(track, name, None), wp.array):
                 raise TypeError(
-                    f"RacingLinePlanner(track): track must be a Track (a TrackGenerator's "
+                    f"RacingLineUtility(track): track must be a Track (a TrackGenerator's "
                     f"result), got {type(track).__name__} without a wp.array {name!r}"
                 )
-        settings = check_settings(
-            "RacingLinePlanner",
-            vehicle_width,
-            a_lat,
-            a_lon,
-            v_max,
-            kappa_max,
-            iterations,
-            linearisations,
-            kappa_iterations,
-        )
-        self.__dict__.update(settings)
+        self.settings = resolve_settings(RacingLineSettings, "RacingLineUtility", settings, fields)
         device = track.center.device
-        require_not_capturing(device, "RacingLinePlanner construction")
+        require_not_capturing(device, "RacingLineUtility construction")
         E = track.count.shape[0]
         n_max = track.center.shape[0] // E
         hint = f"lower num_envs ({E}) or N_max ({n_max})"
         precheck = AllocationBudget(device, hint)
-        for count, dtype in self.buffers(E, n_max):
+        for count, dtype in self.buffers(self.settings, E, n_max):
             precheck.take(count, dtype, "the racing line planner")
         budget = AllocationBudget(device, hint)
         self.track = track
         self.device = device
         self._n_max = n_max
-        self.line = RacingLineSet.allocate(E, n_max, device, budget)
+        self._allocate(self, budget, device, self.settings, E, n_max)
         self.line.unit = getattr(track, "unit", self.line.unit)  # m and m/s on a metre course
-        rows = E * n_max
-        self._scratch = [budget.zeros(rows, wp.float64, "racing line scratch") for _ in _SCRATCH64]
-        self._act = budget.zeros(rows, wp.int32, "racing line active set")
-        self._no_mask = budget.zeros(1, wp.int32, "empty mask")
         self.plan()
 
     @staticmethod
-    def buffers(num_envs: int, n_max: int) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array a planner allocates (its :class:`RacingLineSet`,
-        the float64 and int32 scratch and an empty mask)."""
-        rows = num_envs * n_max
-        scratch = [(rows, wp.float64)] * len(_SCRATCH64) + [(rows, wp.int32), (1, wp.int32)]
-        return RacingLineSet.buffers(num_envs, n_max) + scratch
+    def _allocate(out, budget, device, s, E: int, n_max: int) -> None:
+        """Every array of a planner of ``E`` envs of ``n_max`` beads, set on ``out`` (the
+        planner, or a stand-in when :meth:`buffers` records a plan): its
+        :class:`RacingLineResult`, the float64 and int32 scratch and an empty mask."""
+        rows = E * n_max
+        out.line = RacingLineResult.allocate(E, n_max, device, budget)
+        out._scratch = [budget.zeros(rows, wp.float64, "racing line scratch") for _ in _SCRATCH64]
+        out._act = budget.zeros(rows, wp.int32, "racing line active set")
+        out._no_mask = budget.zeros(1, wp.int32, "empty mask")
 
     @property
     def num_envs(self) -> int:
         return self.line.num_envs
 
-    def plan(self, mask: wp.array | None = None) -> RacingLineSet:
+    def plan(self, mask: wp.array | None = None) -> RacingLineResult:
         """Plan the lines of the envs with ``mask[e] != 0`` (None: every env) and return
         :attr:`line` (the same instance every call).
 
@@ -215,7 +134,7 @@ class RacingLinePlanner:
     def sample(self, s: wp.array, offset_out: wp.array, speed_out: wp.array) -> None:
         """Each env's racing-line offset (track units, + toward the left border) and target
         speed (track units / s) at arc ``s[e]`` of its track's centre line (the arc a
-        :class:`~track_gen.tools.TrackLocalizer` answers, ``TrackFrame.s``; taken modulo the
+        :class:`~track_gen.tools.LocalizerUtility` answers, ``TrackFrame.s``; taken modulo the
         loop's length), linear between the two beads around it.
 
         Args:
@@ -228,12 +147,12 @@ class RacingLinePlanner:
         be two arrays); one launch, no allocation, no host sync, recordable.
         """
         E = self.num_envs
-        check_array("RacingLinePlanner.sample s", s, wp.float32, E, self.device)
-        check_array("RacingLinePlanner.sample offset_out", offset_out, wp.float32, E, self.device)
-        check_array("RacingLinePlanner.sample speed_out", speed_out, wp.float32, E, self.device)
+        check_array("RacingLineUtility.sample s", s, wp.float32, E, self.device)
+        check_array("RacingLineUtility.sample offset_out", offset_out, wp.float32, E, self.device)
+        check_array("RacingLineUtility.sample speed_out", speed_out, wp.float32, E, self.device)
         if offset_out.ptr == speed_out.ptr:
             raise ValueError(
-                "RacingLinePlanner.sample: offset_out and speed_out are the same array: pass "
+                "RacingLineUtility.sample: offset_out and speed_out are the same array: pass "
                 "two [E] float32 arrays"
             )
         t, ln = self.track, self.line

@@ -1,5 +1,5 @@
 """Top-down rasters around the agent: :class:`EgoRaster` (the course component
-``"raster"``), :class:`EgoRasterizer` (its utility), :class:`EgoRasterImage` (its result) and
+``"raster"``), :class:`EgoRasterUtility` (its utility), :class:`EgoRasterResult` (its result) and
 :class:`RasterCell` (the cell bits). See ``docs/sensors/raster.md``.
 
 Frame. Per env, the raster is a ``res x res`` square of side ``extent`` centred on the
@@ -28,21 +28,30 @@ are therefore those of a float32 test against every quad; they differ from exact
 only for a centre (or a square edge, a disc) within float32 rounding of a border.
 """
 
+from ...core.deprecation import deprecated_names
 from .component import EgoRaster
 from .fields import EXTENT, RESOLUTION, EgoRasterSettings
 from .kernels import RasterCell
-from .result import EgoRasterImage
-from .utility import ENTRIES_PER_BEAD, PAD_CELLS, EgoRasterizer, grid_buckets
+from .result import EgoRasterResult
+from .utility import ENTRIES_PER_BEAD, PAD_CELLS, EgoRasterUtility, grid_buckets
 
 __all__ = [
     "EgoRasterSettings",
     "ENTRIES_PER_BEAD",
     "EXTENT",
     "EgoRaster",
-    "EgoRasterImage",
-    "EgoRasterizer",
+    "EgoRasterResult",
+    "EgoRasterUtility",
     "PAD_CELLS",
     "RESOLUTION",
     "RasterCell",
     "grid_buckets",
 ]
+
+#: Names before the naming convention (one suffix per role, CONTRIBUTING.md), kept
+#: for one release: each one warns and gives the class it was renamed to.
+RENAMED = {
+    "EgoRasterImage": "EgoRasterResult",
+    "EgoRasterizer": "EgoRasterUtility",
+}
+__getattr__ = deprecated_names(__name__, RENAMED, globals())

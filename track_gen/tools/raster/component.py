@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import warp as wp
-
-from ...core.component import Component, InputSpec, buffer_bytes
+from ...core.component import Component, buffer_bytes
 from ...core.exec import is_capturing
 from ...core.ranges import EnvSplit, run_ranges
+from ...core.settings import HasSettings, resolve_settings
 from ...results import Track
-from ..heightfield import HeightField
-from ..props import PropSet
-from ..shared import generator_result
-from .fields import RESOLUTION
-from .utility import EgoRasterizer, check_settings
+from ..heightfield import HeightFieldResult
+from ..props import PropsResult
+from ..shared import POSE_INPUTS, generator_result
+from .fields import EgoRasterSettings
+from .utility import EgoRasterUtility
 
 
 def _name(owner: str, keyword: str, value) -> str | None:
@@ -25,13 +24,14 @@ def _name(owner: str, keyword: str, value) -> str | None:
     return value
 
 
-class EgoRaster(Component):
+class EgoRaster(HasSettings, Component):
     """Course component ``"raster"`` of a track course: a top-down, agent-centred,
-    heading-up raster per env (:class:`EgoRasterImage`, ``res["raster"]``).
+    heading-up raster per env (:class:`EgoRasterResult`, ``res["raster"]``).
 
     Args:
-        resolution: cells per side (``RESOLUTION``).
-        extent: side of the square window, track units (``EXTENT``; required).
+        settings: an :class:`EgoRasterSettings` (positionally or as ``settings=``), or
+            ``resolution`` (cells per side) and ``extent`` (side of the square window, track
+            units; required) by position, or by keyword (``**fields``).
         cones: keyword-only name of a ``tools.Props`` component of kind ``"cone"`` (e.g.
             ``"props"``) whose cones set the ``CONE`` bit, or None.
         height: keyword-only name of a ``tools.HeightFieldBake`` component (e.g.
@@ -43,31 +43,27 @@ class EgoRaster(Component):
     both on the generator's CPU env ranges (``cpu_threads``; one call inside a capture and
     on CUDA), with the same bytes for any thread count; no runtime state (``reset`` does
     nothing). ``utility`` is the
-    :class:`EgoRasterizer`. Track courses only.
+    :class:`EgoRasterUtility`. Track courses only.
     """
 
     name = "raster"
     families = ("track",)
-    INPUTS = (
-        InputSpec("position", wp.vec3f, doc="agent position per env, track units"),
-        InputSpec(
-            "orientation",
-            wp.quatf,
-            doc="agent orientation per env (x, y, z, w), world-from-body, yaw about +z",
-        ),
-    )
+    INPUTS = POSE_INPUTS
+
+    SETTINGS = EgoRasterSettings
 
     def __init__(
         self,
-        resolution: int = RESOLUTION.default,
-        extent: float | None = None,
-        *,
+        *settings: EgoRasterSettings | int | float,
         cones: str | None = None,
         height: str | None = None,
         name: str | None = None,
         after=None,
+        **fields,
     ):
-        self.resolution, self.extent = check_settings("EgoRaster", resolution, extent)
+        self.settings = resolve_settings(
+            EgoRasterSettings, "EgoRaster", settings, fields, positional=2
+        )
         self.cones = _name("EgoRaster", "cones", cones)
         self.height = _name("EgoRaster", "height", height)
         super().__init__(name=name, after=after)  # checks after: a sequence of names
@@ -81,27 +77,25 @@ class EgoRaster(Component):
         props = field = None
         if self.cones is not None:
             props = ctx.get(self.cones).result
-            if not isinstance(props, PropSet):
+            if not isinstance(props, PropsResult):
                 raise TypeError(
                     f"EgoRaster(cones={self.cones!r}): that component's result is a "
-                    f"{type(props).__name__}, not a PropSet: pass the name of a "
+                    f"{type(props).__name__}, not a PropsResult: pass the name of a "
                     "tools.Props('cone', ...) component"
                 )
             if props.kind != "cone":
                 raise ValueError(
                     f"EgoRaster(cones={self.cones!r}): that component's result is not a "
-                    "PropSet of cones: pass the name of a tools.Props('cone', ...) component"
+                    "PropsResult of cones: pass the name of a tools.Props('cone', ...) component"
                 )
         if self.height is not None:
             field = ctx.get(self.height).result
-            if not isinstance(field, HeightField):
+            if not isinstance(field, HeightFieldResult):
                 raise TypeError(
                     f"EgoRaster(height={self.height!r}): that component's result is not a "
-                    "HeightField: pass the name of a tools.HeightFieldBake component"
+                    "HeightFieldResult: pass the name of a tools.HeightFieldBake component"
                 )
-        self.utility = EgoRasterizer(
-            track, self.resolution, self.extent, props=props, height_field=field
-        )
+        self.utility = EgoRasterUtility(track, self.settings, props=props, height_field=field)
         self._split = EnvSplit(self.utility, ctx.generator)
         self._tasks = []  # one render per CPU env range, on the bound inputs' slices
         self.result = self.utility.image
@@ -118,15 +112,14 @@ class EgoRaster(Component):
             self._tasks.append(lambda v=view, p=p, q=q: v.render(p, q))
 
     def planned_bytes(self, layout, config) -> int:
-        """The :class:`EgoRasterizer`'s buffers (:meth:`EgoRasterizer.buffers`)."""
+        """The :class:`EgoRasterUtility`'s buffers (:meth:`EgoRasterUtility.buffers`)."""
+        height = self.height is not None
         return buffer_bytes(
-            EgoRasterizer.buffers(
-                layout.num_envs, layout.N_max, self.resolution, self.height is not None
-            )
+            EgoRasterUtility.buffers(self.settings, layout.num_envs, layout.N_max, height=height)
         )
 
     def on_generate(self, ctx, mask) -> None:
-        self._split.run(EgoRasterizer.refresh, mask)  # on the generator's env ranges
+        self._split.run(EgoRasterUtility.refresh, mask)  # on the generator's env ranges
 
     def step(self, ctx):
         if not self._tasks or is_capturing(ctx.device):

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from ...core.tunable import Tunable, config_class
-from ..fields import distance
+from ...core.settings import settings_class
+from ..fields import count, distance
 
-_SURFACES = ("tools.EgoRaster", "tools.EgoRasterizer")
+_SURFACES = ("tools.EgoRaster", "tools.EgoRasterUtility")
 
-RESOLUTION = Tunable(
+RESOLUTION = count(
     "resolution",
     64,
-    lo=8,
     hi=512,
     unit="cells",
+    lo=8,
     doc="cells per side of each env's square raster.",
     surfaces=_SURFACES,
 )
@@ -32,10 +32,11 @@ FIELDS = (
     EXTENT,
 )
 
-EgoRasterSettings = config_class(
+EgoRasterSettings = settings_class(
     "EgoRasterSettings",
-    [("Ego raster", "", FIELDS)],
-    doc="The settings of an ego raster (tools.EgoRaster, tools.EgoRasterizer, RaceConfig.raster). "
-    "Fields without a default are required.",
+    FIELDS,
+    title="Ego raster",
+    doc="The settings of an ego raster (tools.EgoRaster, tools.EgoRasterUtility, "
+    "RaceConfig.raster). Fields without a default are required.",
     module="track_gen.tools.raster",
 )

@@ -1,4 +1,4 @@
-"""Kernels of :mod:`track_gen.tools.raster` (private: use :class:`EgoRasterizer`).
+"""Kernels of :mod:`track_gen.tools.raster` (private: use :class:`EgoRasterUtility`).
 
 The grid kernel runs one thread per env, the cell kernel one per (env, row), the
 cone kernel one per env (it ORs its bit into the cells the cell kernel wrote). Every loop
@@ -12,7 +12,8 @@ import enum
 
 import warp as wp
 
-from ...core.extents import clamp3, in_range3, scaled_quat
+from ...core.extents import clamp3, in_range3
+from ...geometry import bucket_clear, bucket_count, bucket_fill, bucket_scan, heading_of
 from ...geometry import finite3 as _finite3
 from ..shared import band_beads as _band_beads
 from ..shared import border_box as _border_box
@@ -26,7 +27,7 @@ wp.set_module_options({"enable_backward": False})
 
 
 class RasterCell(enum.IntFlag):
-    """The bits of a raster cell (``EgoRasterImage.cells``, uint8).
+    """The bits of a raster cell (``EgoRasterResult.cells``, uint8).
 
     ROAD: the cell centre lies on the road band (some quad of the band contains it by the
         even-odd rule of the band collider).
@@ -61,6 +62,12 @@ def _bucket(v: float, lo: float, hi: float, g: int) -> int:
     return wp.clamp(int(wp.floor(t)), 0, g - 1)
 
 
+@wp.func
+def _buckets(lo: float, hi: float, x0: float, x1: float, g: int) -> wp.vec2i:
+    """The buckets ``[first, last]`` of ``g`` along ``[x0, x1]`` that ``[lo, hi]`` covers."""
+    return wp.vec2i(_bucket(lo, x0, x1, g), _bucket(hi, x0, x1, g))
+
+
 @wp.kernel
 def _grid_kernel(
     # inputs
@@ -91,8 +98,7 @@ def _grid_kernel(
     beads_out[e] = n
     gg = g * g
     ob = e * (gg + 1)
-    for b in range(gg + 1):
-        offsets_inout[ob + b] = 0
+    bucket_clear(offsets_inout, ob, gg)
     overflow_out[e] = 0
     if n == 0:
         frame_out[e] = wp.vec4f(_NAN, _NAN, _NAN, _NAN)
@@ -119,18 +125,10 @@ def _grid_kernel(
         hi = wp.max(wp.max(a, b2), wp.max(c, d))
         boxes_inout[base + i] = wp.vec4f(lo[0], lo[1], hi[0], hi[1])
         slopes_out[base + i] = wp.vec4f(_slope(a, b2), _slope(b2, c), _slope(d, c), _slope(d, a))
-        bx0 = _bucket(lo[0] - pad, x0, x1, g)
-        bx1 = _bucket(hi[0] + pad, x0, x1, g)
-        by0 = _bucket(lo[1] - pad, y0, y1, g)
-        by1 = _bucket(hi[1] + pad, y0, y1, g)
-        for by in range(by0, by1 + 1):
-            for bx in range(bx0, bx1 + 1):
-                offsets_inout[ob + by * g + bx] += 1
-    total = int(0)
-    for b in range(gg):
-        total += offsets_inout[ob + b]
-        offsets_inout[ob + b] = total  # inclusive ends
-    offsets_inout[ob + gg] = total
+        ix = _buckets(lo[0] - pad, hi[0] + pad, x0, x1, g)
+        iy = _buckets(lo[1] - pad, hi[1] + pad, y0, y1, g)
+        bucket_count(offsets_inout, ob, g, ix, iy)
+    total = bucket_scan(offsets_inout, ob, gg)  # geometry/buckets.py: the ends, then the total
     if total > cap:
         overflow_out[e] = 1  # the cell kernel tests every quad of this env
         return
@@ -139,15 +137,9 @@ def _grid_kernel(
     for k in range(n):
         i = n - 1 - k
         box = boxes_inout[base + i]
-        bx0 = _bucket(box[0] - pad, x0, x1, g)
-        bx1 = _bucket(box[2] + pad, x0, x1, g)
-        by0 = _bucket(box[1] - pad, y0, y1, g)
-        by1 = _bucket(box[3] + pad, y0, y1, g)
-        for by in range(by0, by1 + 1):
-            for bx in range(bx0, bx1 + 1):
-                slot = offsets_inout[ob + by * g + bx] - 1
-                offsets_inout[ob + by * g + bx] = slot
-                entries_out[eb + slot] = i
+        ix = _buckets(box[0] - pad, box[2] + pad, x0, x1, g)
+        iy = _buckets(box[1] - pad, box[3] + pad, y0, y1, g)
+        bucket_fill(offsets_inout, ob, g, ix, iy, entries_out, eb, i)
 
 
 @wp.func
@@ -170,15 +162,7 @@ def _pose_kernel(
     if beads[e] == 0 or not _finite3(position[e]) or not _finite4(q) or zero:
         heading_out[e] = wp.vec2f(_NAN, _NAN)
         return
-    r = scaled_quat(q)
-    # the rotated body x: (w^2 + x^2 - y^2 - z^2, 2 (x y + w z)); valid for non-unit q
-    c = r[3] * r[3] + r[0] * r[0] - r[1] * r[1] - r[2] * r[2]
-    s = 2.0 * (r[0] * r[1] + r[3] * r[2])
-    ln = wp.sqrt(c * c + s * s)
-    h = wp.vec2f(1.0, 0.0)  # a vertical body x: heading +x
-    if ln > 1.0e-30:
-        h = wp.vec2f(c / ln, s / ln)
-    heading_out[e] = h
+    heading_out[e] = heading_of(q)  # geometry/frames.py (a vertical body x: heading +x)
 
 
 @wp.func

@@ -13,7 +13,7 @@ from .kernels import RasterCell
 
 
 @dataclass
-class EgoRasterImage(RowBatch):
+class EgoRasterResult(RowBatch):
     """Per-env top-down rasters around the agent (the same instance every step;
     :meth:`clone` for a snapshot). See :mod:`track_gen.tools.raster` for the frame.
 
@@ -39,17 +39,10 @@ class EgoRasterImage(RowBatch):
         """Cells per side ``res`` (:attr:`rows_per_env` is ``res * res``)."""
         return math.isqrt(self.rows_per_env)
 
-    @staticmethod
-    def buffers(num_envs: int, resolution: int, height: bool) -> list[tuple[int, type]]:
-        """``(count, dtype)`` of every array :meth:`allocate` makes."""
-        cells = num_envs * resolution * resolution
-        out = [(cells, wp.uint8), (num_envs, wp.vec2f)]
-        return out + ([(cells, wp.float32)] if height else [])
-
     @classmethod
     def allocate(
         cls, num_envs: int, resolution: int, height: bool, device, budget: AllocationBudget
-    ) -> EgoRasterImage:
+    ) -> EgoRasterResult:
         """Every cell ``UNKNOWN``, NaN heights and headings, checked against ``budget``."""
         cells = num_envs * resolution * resolution
         nan = float("nan")

@@ -1,5 +1,5 @@
 """The raster's observation term ``"raster"``: the ego raster (heading up, cell ``(row,
-col)`` as in :class:`EgoRasterImage`), channel-major: ``resolution**2`` columns per channel,
+col)`` as in :class:`EgoRasterResult`), channel-major: ``resolution**2`` columns per channel,
 1.0 where the cell has the channel's :class:`RasterCell` bit, else 0.0 (and 0.0 on an
 ``UNKNOWN`` cell); the channels road, border, and cone when ``"cones"`` is observed too
 (the raster then draws the cones' props)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..terms import ObservationTerm, final_flag, settings_kwargs
+from ..terms import ObservationTerm, final_flag, put_column
 from .component import EgoRaster
 from .fields import EgoRasterSettings
 from .kernels import RasterCell
@@ -54,9 +54,7 @@ def write_raster_columns(
         for c in range(channels):
             k = col + c * cells_per_env + i
             v = wp.where(known and (bits & _channel_bit(c)) != 0, 1.0, 0.0)
-            obs_out[e, k] = v
-            if fin != 0:
-                final_obs_out[e, k] = v
+            put_column(obs_out, final_obs_out, e, k, v, fin)
 
 
 @wp.kernel
@@ -95,16 +93,15 @@ class RasterTerm(ObservationTerm):
 
     def components(self, settings, ctx):
         cones = "props" if "cones" in ctx.observed else None
-        return [EgoRaster(**settings_kwargs(settings), cones=cones)]
+        return [EgoRaster(settings, cones=cones)]
 
     def dim(self, settings, ctx) -> int:
         return self.channels(ctx) * settings.resolution**2
 
     def write(self, settings, ctx, res, col, mask, write_final, out) -> None:
-        wp.launch(
+        self.launch(
             _raster_term_kernel,
-            out.obs.shape[0],
-            inputs=[
+            [
                 mask,
                 out.ok,
                 res[self.name].cells,
@@ -113,6 +110,5 @@ class RasterTerm(ObservationTerm):
                 col,
                 write_final,
             ],
-            outputs=[out.obs, out.final_obs],
-            device=out.obs.device,
+            out,
         )

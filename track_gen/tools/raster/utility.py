@@ -9,13 +9,14 @@ import warp as wp
 from ...core.budget import AllocationBudget
 from ...core.checks import check_array
 from ...core.exec import require_not_capturing
+from ...core.settings import SettingsUtility, resolve_settings
 from ...results import Track
-from ..heightfield import HeightField
-from ..props import PropSet
+from ..heightfield import HeightFieldResult
+from ..props import PropsResult
 from ..shared import mask_or
-from .fields import EXTENT, RESOLUTION
+from .fields import EgoRasterSettings
 from .kernels import _cells_kernel, _cones_kernel, _grid_kernel, _pose_kernel
-from .result import EgoRasterImage
+from .result import EgoRasterResult
 
 #: Bucket index entries each env may hold, per bead of ``N_max`` (more: the env's cells test
 #: every quad, still exactly).
@@ -30,32 +31,20 @@ def grid_buckets(n_max: int) -> int:
     return min(max(math.isqrt(int(n_max)) + 1, 8), 64)
 
 
-def check_settings(owner: str, resolution, extent) -> tuple[int, float]:
-    """``resolution`` and ``extent`` checked by their declarations (``owner`` names them)."""
-    res = RESOLUTION.check(resolution, f"{owner}.resolution")
-    if extent is None:
-        raise TypeError(
-            f"{owner}.extent is required: pass the side of the square window around the "
-            f"agent, track units ({EXTENT.range_text()})"
-        )
-    # the declarations keep the cell side extent / res >= 1e-6 / 512, far above float32's
-    # smallest normal: no second bound here
-    return res, EXTENT.check(extent, f"{owner}.extent")
-
-
-class EgoRasterizer:
+class EgoRasterUtility(SettingsUtility):
     """Top-down, agent-centred, heading-up rasters of a track's road, per env.
 
     Args:
         track: the generator's :class:`~track_gen.Track` (read live by pointer: call
             :meth:`refresh` after every regeneration).
-        resolution: cells per side ``res`` (``RESOLUTION``).
-        extent: side of the square window, track units (``EXTENT``); cell side
-            ``extent / res``.
-        props: an optional :class:`~track_gen.tools.PropSet` of cones (``kind == "cone"``)
+        settings: an :class:`EgoRasterSettings` (positionally or as ``settings=``), or
+            ``resolution`` (cells per side ``res``) and ``extent`` (side of the square window,
+            track units; cell side ``extent / res``) by position, or by keyword
+            (``**fields``).
+        props: an optional :class:`~track_gen.tools.PropsResult` of cones (``kind == "cone"``)
             on the same envs, read live: sets the ``CONE`` bit.
-        height_field: an optional :class:`~track_gen.tools.HeightField` on the same envs,
-            read live: fills :attr:`EgoRasterImage.height`.
+        height_field: an optional :class:`~track_gen.tools.HeightFieldResult` on the same envs,
+            read live: fills :attr:`EgoRasterResult.height`.
 
     State (allocated once, rebuilt by :meth:`refresh` for the masked envs): per env, the
     plan-view box of its borders padded by ``PAD_CELLS`` cells, cut into ``G x G`` buckets
@@ -68,33 +57,39 @@ class EgoRasterizer:
     every quad.
     """
 
+    SETTINGS = EgoRasterSettings
+
     def __init__(
         self,
         track: Track,
-        resolution: int = RESOLUTION.default,
-        extent: float | None = None,
-        *,
-        props: PropSet | None = None,
-        height_field: HeightField | None = None,
+        *settings: EgoRasterSettings | int | float,
+        props: PropsResult | None = None,
+        height_field: HeightFieldResult | None = None,
+        **fields,
     ):
-        self.resolution, self.extent = check_settings("EgoRasterizer", resolution, extent)
+        # the declarations keep the cell side extent / res >= 1e-6 / 512, far above
+        # float32's smallest normal: no second bound here
+        self.settings = resolve_settings(
+            EgoRasterSettings, "EgoRasterUtility", settings, fields, positional=2
+        )
         for name in ("inner", "outer", "center", "count", "valid"):
             if not isinstance(getattr(track, name, None), wp.array):
                 raise TypeError(
-                    f"EgoRasterizer(track): track must be a Track (a TrackGenerator's result), "
+                    f"EgoRasterUtility(track): track must be a Track (a TrackGenerator's result), "
                     f"got {type(track).__name__} without a wp.array {name!r}"
                 )
         E = track.count.shape[0]
         device = track.count.device
         if props is not None:
-            if not isinstance(props, PropSet):
+            if not isinstance(props, PropsResult):
                 raise TypeError(
-                    "EgoRasterizer props must be a PropSet of cones (tools.Props' result, or "
-                    f"tools.PropPlacer(...).props) or None, got {type(props).__name__}"
+                    "EgoRasterUtility props must be a PropsResult of cones (tools.Props' result, "
+                    "or "
+                    f"tools.PropsUtility(...).props) or None, got {type(props).__name__}"
                 )
             if props.kind != "cone":
                 raise ValueError(
-                    "EgoRasterizer(props=...): the raster draws cones; pass a PropSet of "
+                    "EgoRasterUtility(props=...): the raster draws cones; pass a PropsResult of "
                     f"kind 'cone' (got kind {getattr(props, 'kind', None)!r})"
                 )
             for name, dtype in (("position", wp.vec3f), ("scale", wp.vec3f)):
@@ -107,16 +102,17 @@ class EgoRasterizer:
                 )
             check_array("props.count", props.count, wp.int32, E, device)
         if height_field is not None:
-            if not isinstance(height_field, HeightField):
+            if not isinstance(height_field, HeightFieldResult):
                 raise TypeError(
-                    "EgoRasterizer height_field must be a HeightField (tools.HeightFieldBake's "
-                    "result, or tools.HeightFieldBaker(...).field) or None, got "
+                    "EgoRasterUtility height_field must be a HeightFieldResult "
+                    "(tools.HeightFieldBake's "
+                    "result, or tools.HeightFieldUtility(...).field) or None, got "
                     f"{type(height_field).__name__}"
                 )
             rows = height_field.height.shape[0]
             check_array("height_field.frame", height_field.frame, wp.vec4f, E, device)
             check_array("height_field.height", height_field.height, wp.float32, rows, device)
-        require_not_capturing(device, "EgoRasterizer construction")
+        require_not_capturing(device, "EgoRasterUtility construction")
         self.track = track
         self.props = props
         self.height_field = height_field
@@ -127,37 +123,28 @@ class EgoRasterizer:
         self.capacity = ENTRIES_PER_BEAD * self.N_max
         self.cell = self.extent / self.resolution
         budget = AllocationBudget(device, "lower num_envs or resolution")
-        self.image = EgoRasterImage.allocate(
-            E, self.resolution, height_field is not None, device, budget
+        self._allocate(
+            self, budget, device, self.settings, E, self.N_max, height=height_field is not None
         )
-        g = self.buckets
-        self.beads = budget.zeros(E, wp.int32, "raster beads")
-        nan = float("nan")
-        self.frame = budget.full(E, wp.vec4f(nan, nan, nan, nan), wp.vec4f, "raster grids")
-        self.overflow = budget.zeros(E, wp.int32, "raster grid overflow")
-        self.offsets = budget.zeros(E * (g * g + 1), wp.int32, "raster grid buckets")
-        self.entries = budget.zeros(E * self.capacity, wp.int32, "raster grid entries")
-        self.boxes = budget.full(
-            E * self.N_max, wp.vec4f(nan, nan, nan, nan), wp.vec4f, "raster quad boxes"
-        )
-        self.slopes = budget.full(
-            E * self.N_max, wp.vec4f(nan, nan, nan, nan), wp.vec4f, "raster quad slopes"
-        )
-        self._all = budget.full(E, 1, wp.int32, "all-envs mask")
-        self._empty_f = budget.zeros(1, wp.float32, "no height field")
-        self._empty_v = budget.zeros(1, wp.vec4f, "no height field")
-        # the buffers above are EgoRasterizer.buffers(E, N_max, res, height)
         self.refresh()
 
     @staticmethod
-    def buffers(num_envs: int, n_max: int, resolution: int, height: bool):
-        """``(count, dtype)`` of every array a rasterizer allocates."""
-        E, g = num_envs, grid_buckets(n_max)
-        own = [(E, wp.int32), (E, wp.vec4f), (E, wp.int32), (E * (g * g + 1), wp.int32)]
-        own += [(E * ENTRIES_PER_BEAD * n_max, wp.int32), (E * n_max, wp.vec4f)]
-        own += [(E * n_max, wp.vec4f), (E, wp.int32)]
-        own += [(1, wp.float32), (1, wp.vec4f)]
-        return EgoRasterImage.buffers(E, resolution, height) + own
+    def _allocate(out, budget, device, s: EgoRasterSettings, E: int, n_max: int, *, height: bool):
+        """Every array of a rasterizer of ``E`` envs of ``n_max`` rows, set on ``out`` (the
+        rasterizer, or a stand-in when :meth:`buffers` records a plan)."""
+        g, nan = grid_buckets(n_max), float("nan")
+        nan4 = wp.vec4f(nan, nan, nan, nan)
+        out.image = EgoRasterResult.allocate(E, s.resolution, height, device, budget)
+        out.beads = budget.zeros(E, wp.int32, "raster beads")
+        out.frame = budget.full(E, nan4, wp.vec4f, "raster grids")
+        out.overflow = budget.zeros(E, wp.int32, "raster grid overflow")
+        out.offsets = budget.zeros(E * (g * g + 1), wp.int32, "raster grid buckets")
+        out.entries = budget.zeros(E * ENTRIES_PER_BEAD * n_max, wp.int32, "raster grid entries")
+        out.boxes = budget.full(E * n_max, nan4, wp.vec4f, "raster quad boxes")
+        out.slopes = budget.full(E * n_max, nan4, wp.vec4f, "raster quad slopes")
+        out._all = budget.full(E, 1, wp.int32, "all-envs mask")
+        out._empty_f = budget.zeros(1, wp.float32, "no height field")
+        out._empty_v = budget.zeros(1, wp.vec4f, "no height field")
 
     def refresh(self, mask: wp.array | None = None) -> None:
         """Rebuild the bucket grids of the envs with ``mask[e] != 0`` (None: all) from the
@@ -174,7 +161,7 @@ class EgoRasterizer:
             device=self.device,
         )
 
-    def render(self, position: wp.array, orientation: wp.array) -> EgoRasterImage:
+    def render(self, position: wp.array, orientation: wp.array) -> EgoRasterResult:
         """The raster of every env around the agent at ``position`` (vec3f ``[E]``, track
         units) heading along ``orientation`` (quatf ``[E]``, x y z w, world-from-body: the
         plan-view direction of its rotated body x); returns :attr:`image` (the same instance
