@@ -1,6 +1,7 @@
 """Reinforcement-learning environments on track_gen courses (the optional ``[rl]`` extra).
 
-:class:`RaceEnv` is the batched car-racing env itself (Warp only), standing on
+:class:`RaceEnv` is the batched car-racing env and :class:`DroneRaceEnv` the batched
+quadrotor racing gate courses in metres (Warp only), both standing on
 :class:`BatchedEnv`, the machinery every batched env shares (observation terms, masked
 auto-reset with regeneration and the curriculum hook, capture, final observations,
 statistics; ``docs/training.md``). The adapters import their trainer's package when
@@ -9,11 +10,27 @@ imported: ``track_gen.envs.gym`` (gymnasium 1.x ``VectorEnv``) and ``track_gen.e
 """
 
 from .base import BatchedEnv, EnvStats, EpisodeState, EpisodeStats, StepOutputs
+from .drone import (
+    DRONE_PRESETS,
+    DroneConfig,
+    DroneCrash,
+    DroneRaceEnv,
+    DroneState,
+    drone_config,
+    drone_gates_spec,
+)
 from .race import CarState, RaceConfig, RaceDone, RaceEnv, RaceStats
 
 __all__ = [
     "BatchedEnv",
     "CarState",
+    "DRONE_PRESETS",
+    "DroneConfig",
+    "DroneCrash",
+    "DroneRaceEnv",
+    "DroneState",
+    "drone_config",
+    "drone_gates_spec",
     "EnvStats",
     "EpisodeState",
     "EpisodeStats",

@@ -58,6 +58,7 @@ from .lookahead import Lookahead, LookaheadPoints, LookaheadSampler, LookaheadSe
 from .lookahead.term import LookaheadTerm
 from .min_time import MinTime, MinTimePlanner, MinTimeSet, MinTimeStatus
 from .next_gates import NextGatePoses, NextGates, NextGateSensor, NextGatesSettings
+from .next_gates.term import NextGatesTerm
 from .progress import Progress, ProgressEvents, ProgressTracker
 from .props import PropKind, PropPlacer, Props, PropSet, PropSide
 from .racing_line import RacingLine, RacingLinePlanner, RacingLineSet
@@ -82,6 +83,7 @@ register_term(LidarTerm())
 register_term(LookaheadTerm())
 register_term(ConesTerm())
 register_term(RasterTerm())
+register_term(NextGatesTerm())
 
 __all__ = [
     "unregister_term",
