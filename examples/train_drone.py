@@ -44,17 +44,29 @@ HELD_OUT = 1_000_000
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")
 
 
-def train(*, config, num_envs=256, iterations=100, seed=0, device=None, steps_per_env=32,
-          verbose=True):
+def train(
+    *,
+    config,
+    num_envs=256,
+    iterations=100,
+    seed=0,
+    device=None,
+    steps_per_env=32,
+    verbose=True,
+    **ppo,
+):
     """PPO from scratch; returns ``(runner, env, history)`` (one dict per iteration:
-    ``episodes``, ``mean_progress`` laps, ``lap_rate``, ``mean_length`` steps, ``seconds``)."""
+    ``episodes``, ``mean_progress`` laps, ``lap_rate``, ``mean_length`` steps, ``seconds``).
+    ``ppo``: keyword arguments of ``ppo_config`` over this script's (``init_std`` 0.3, two
+    hidden layers of 128)."""
     torch.manual_seed(seed)
     np.random.seed(seed)
     from rsl_rl.runners import OnPolicyRunner
 
     env = DroneRaceEnv(num_envs, device, seed * 100003, config=config)
     vec = RslRlEnv(env)
-    cfg = ppo_config(num_steps_per_env=steps_per_env, init_std=0.3, hidden_dims=(128, 128))
+    ppo = {"init_std": 0.3, "hidden_dims": (128, 128), **ppo}
+    cfg = ppo_config(num_steps_per_env=steps_per_env, **ppo)
     runner = OnPolicyRunner(vec, cfg, log_dir=None, device=str(vec.device))
     history = []
     t0 = time.perf_counter()
@@ -167,7 +179,11 @@ def path_env(paths, config, device=None) -> DroneRaceEnv:
         paths, num_envs=len(paths), device=device, gate_width=config.gate_width, unit="m"
     )
     return DroneRaceEnv(
-        len(paths), None, 0, config=config.replace(par=True), new_course_on_reset=False,
+        len(paths),
+        None,
+        0,
+        config=config.replace(par=True),
+        new_course_on_reset=False,
         spec=spec,
     )
 
@@ -233,13 +249,25 @@ def main(argv=None) -> int:
     ap.add_argument("--paths", default=os.path.join(DATA, "drone"), help="waypoint paths")
     ap.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "track_gen_train_drone"))
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="a DroneConfig field of the training (a JSON value), repeatable",
+    )
+    ap.add_argument("--init-std", type=float, default=0.3, help="PPO's initial action std")
+    ap.add_argument("--entropy", type=float, default=0.003, help="PPO's entropy coefficient")
+    ap.add_argument("--lr", type=float, default=1e-3, help="PPO's learning rate")
     ap.add_argument("--headless", action="store_true", help="accepted for uniformity")
     args = ap.parse_args(argv)
     wp.config.quiet = True
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    config = drone_config(args.preset, max_laps=args.max_laps)
+    fields = {k: json.loads(v) for k, v in (a.split("=", 1) for a in args.set)}
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
+    config = drone_config(args.preset, **{"max_laps": args.max_laps, **fields})
     runner, env, history = train(
         config=config,
         num_envs=args.num_envs,
@@ -247,6 +275,9 @@ def main(argv=None) -> int:
         seed=args.seed,
         device=args.device,
         steps_per_env=args.steps_per_env,
+        init_std=args.init_std,
+        entropy_coef=args.entropy,
+        learning_rate=args.lr,
     )
     train_s = history[-1]["seconds"]
     t0 = time.perf_counter()
@@ -271,8 +302,11 @@ def main(argv=None) -> int:
     }
     (out / "metrics.json").write_text(json.dumps(no_nan(metrics), indent=1))
     runner.save(str(out / "model.pt"))
-    plot(history, out / "training_curve.png", f"PPO on DroneRaceEnv ({args.preset}), "
-         f"E={args.num_envs}, seed {args.seed}")
+    plot(
+        history,
+        out / "training_curve.png",
+        f"PPO on DroneRaceEnv ({args.preset}), E={args.num_envs}, seed {args.seed}",
+    )
     print(
         f"held-out ({held['envs']} courses, {held['invalid']} invalid): gates passed "
         f"{100 * held['gates_passed']:.1f} %, laps {held['mean_laps']:.2f} / {args.eval_laps}, "

@@ -63,8 +63,9 @@ def gates_of(env: DroneRaceEnv, e: int) -> np.ndarray:
 
 def record(runner, config, paths, device, n: int, out: Path) -> None:
     """The flights of ``n`` held-out courses and of the paths, beside their pars."""
-    env = DroneRaceEnv(n, device, HELD_OUT, config=config.replace(par=True),
-                       new_course_on_reset=False)
+    env = DroneRaceEnv(
+        n, device, HELD_OUT, config=config.replace(par=True), new_course_on_reset=False
+    )
     res = fly(runner, env, record=n)
     arrays = {}
     for e in range(n):
@@ -162,12 +163,24 @@ def main(argv=None) -> int:
             device=args.device,
             steps_per_env=args.steps_per_env,
         )
-        env = DroneRaceEnv(args.eval_envs, args.device, HELD_OUT,
-                           config=eval_config.replace(par=True), new_course_on_reset=False)
+        env = DroneRaceEnv(
+            args.eval_envs,
+            args.device,
+            HELD_OUT,
+            config=eval_config.replace(par=True),
+            new_course_on_reset=False,
+        )
         held = summary(fly(runner, env), eval_config.max_laps)
         flown = evaluate_paths(runner, eval_config, paths, args.device) if paths else {}
-        runs.append({"seed": seed, "history": history, "held_out": held, "paths": flown,
-                     "train_seconds": history[-1]["seconds"]})
+        runs.append(
+            {
+                "seed": seed,
+                "history": history,
+                "held_out": held,
+                "paths": flown,
+                "train_seconds": history[-1]["seconds"],
+            }
+        )
         print(f"seed {seed}: held-out {held}; paths {flown}", flush=True)
         if seed == seeds[0]:
             record(runner, eval_config, paths, args.device, 4, out)
@@ -188,8 +201,10 @@ def main(argv=None) -> int:
     (out / "table.md").write_text(text)
     plot(runs, out / "drone_study.png")
     print(text)
-    print(f"ok: {len(seeds)} seeds in {wall:.0f} s; wrote {out}/study.json, table.md, "
-          "drone_study.png, trajectories.npz")
+    print(
+        f"ok: {len(seeds)} seeds in {wall:.0f} s; wrote {out}/study.json, table.md, "
+        "drone_study.png, trajectories.npz"
+    )
     return 0
 
 

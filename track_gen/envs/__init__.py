@@ -18,6 +18,7 @@ from .drone import (
     DroneState,
     drone_config,
     drone_gates_spec,
+    fly_drones,
 )
 from .race import CarState, RaceConfig, RaceDone, RaceEnv, RaceStats
 
@@ -31,6 +32,7 @@ __all__ = [
     "DroneState",
     "drone_config",
     "drone_gates_spec",
+    "fly_drones",
     "EnvStats",
     "EpisodeState",
     "EpisodeStats",

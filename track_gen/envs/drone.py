@@ -70,6 +70,7 @@ __all__ = [
     "DroneState",
     "drone_config",
     "drone_gates_spec",
+    "fly_drones",
 ]
 
 _SIGNAL_MODE = {
@@ -149,6 +150,70 @@ def _gates_spec(spec, E: int, device, config: DroneConfig):
 def _lag_gain(h: float, tau: float) -> float:
     """``1 - exp(-h / tau)`` in float64: a held command's share reached after ``h``."""
     return -math.expm1(-h / tau)
+
+
+def _launch_fly(config, actions, position, velocity, orientation, rates, thrust) -> None:
+    h = config.dt / config.substeps
+    wp.launch(
+        _fly_kernel,
+        actions.shape[0],
+        inputs=[
+            actions,
+            config.substeps,
+            h,
+            config.gravity,
+            config.thrust_min,
+            config.thrust_max,
+            wp.vec3f(*config.max_rate),
+            _lag_gain(h, config.tau_thrust),
+            _lag_gain(h, config.tau_rate),
+            wp.vec3f(*config.drag),
+        ],
+        outputs=[position, velocity, orientation, rates, thrust],
+        device=actions.device,
+    )
+
+
+def fly_drones(config, actions, position, velocity, orientation, rates, thrust) -> None:
+    """One control step (``config.dt``) of the quadrotor dynamics of ``config`` on your own
+    arrays, in place (what :class:`DroneRaceEnv` runs first in every step; the dynamics:
+    ``drone_kernels``' module docs and ``docs/drone-racing.md``).
+
+    Args:
+        config: a :class:`DroneConfig`.
+        actions: float32 ``[N, 4]``: thrust, roll, pitch and yaw rate commands in [-1, 1]
+            (clamped; non-finite read as 0).
+        position: vec3f ``[N]`` (m), velocity: vec3f ``[N]`` (m/s), orientation: quatf
+            ``[N]`` (world from body, unit), rates: vec3f ``[N]`` (rad/s), thrust: float32
+            ``[N]`` (m/s^2): read and written.
+
+    Every argument is checked first (TypeError / ValueError naming it); allocation-free and
+    capturable."""
+    if not isinstance(config, DroneConfig):
+        raise TypeError(f"config must be a DroneConfig, got {type(config).__name__}")
+    if not isinstance(actions, wp.array):
+        raise TypeError(f"actions must be a wp.array, got {type(actions).__name__}")
+    if actions.dtype != wp.float32 or actions.ndim != 2 or actions.shape[1] != 4:
+        raise ValueError(
+            f"actions must be float32 [N, 4], got {actions.dtype.__name__} {actions.shape}"
+        )
+    n, dev = actions.shape[0], actions.device
+    named = {"position": (position, wp.vec3f), "velocity": (velocity, wp.vec3f)}
+    named.update(orientation=(orientation, wp.quatf), rates=(rates, wp.vec3f))
+    named.update(thrust=(thrust, wp.float32))
+    for name, (a, dtype) in named.items():
+        if not isinstance(a, wp.array):
+            raise TypeError(f"{name} must be a wp.array, got {type(a).__name__}")
+        if a.dtype != dtype or a.shape != (n,) or not a.is_contiguous:
+            raise ValueError(
+                f"{name} must be a contiguous {dtype.__name__} [{n}] array (one per action "
+                f"row), got {a.dtype.__name__} {a.shape}"
+            )
+        if a.device != dev:
+            raise ValueError(f"{name} is on {a.device}, actions on {dev}: use one device")
+    if not actions.is_contiguous:
+        raise ValueError("actions must be contiguous")
+    _launch_fly(config, actions, position, velocity, orientation, rates, thrust)
 
 
 class DroneRaceEnv(BatchedEnv):
@@ -244,8 +309,6 @@ class DroneRaceEnv(BatchedEnv):
         self._par_time = (
             self.par.time if mt is not None else budget.full(E, wp.nan, wp.float32, "pars")
         )
-        h = config.dt / config.substeps
-        self._gains = (_lag_gain(h, config.tau_thrust), _lag_gain(h, config.tau_rate))
         guard = self.device.is_cpu and not self.stochastic_terms()
         mode = SIGNAL_NONE if kw is None else _SIGNAL_MODE[kw.get("score", "value_loss")]
         self._init_state(budget, new_course, kw, mode, guard)
@@ -253,24 +316,9 @@ class DroneRaceEnv(BatchedEnv):
 
     # ------------------------------------------------------------------ the drone
     def _act(self) -> None:
-        c, d = self.config, self.drone
-        wp.launch(
-            _fly_kernel,
-            self.num_envs,
-            inputs=[
-                d.actions,
-                c.substeps,
-                c.dt / c.substeps,
-                c.gravity,
-                c.thrust_min,
-                c.thrust_max,
-                wp.vec3f(*c.max_rate),
-                self._gains[0],
-                self._gains[1],
-                wp.vec3f(*c.drag),
-            ],
-            outputs=[d.position, d.velocity, d.orientation, d.rates, d.thrust],
-            device=self.device,
+        d = self.drone
+        _launch_fly(
+            self.config, d.actions, d.position, d.velocity, d.orientation, d.rates, d.thrust
         )
 
     def _write_state(self, res, mask: wp.array, masked_only: int, write_final: int) -> None:
@@ -313,14 +361,17 @@ class DroneRaceEnv(BatchedEnv):
                 ev.progress,
                 ev.next_index,
                 res.frame.s,
+                res.frame.distance,
                 self.course.course_line.line.length,
                 self._par_time,
                 d.position,
+                d.velocity,
                 d.rates,
                 d.bounds_lo,
                 d.bounds_hi,
                 c.dt,
                 c.radius,
+                c.progress_tube,
                 c.max_laps,
                 c.max_episode_steps,
                 c.reward_progress,

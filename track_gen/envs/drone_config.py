@@ -57,8 +57,12 @@ THRUST_MAX = _f(
     "gravity). Action 0 hovers.",
 )
 MAX_RATE = _axes(
-    "max_rate", (12.0, 12.0, 6.0), 1.0e-3, 100.0, "rad/s", "body rates (roll, pitch, yaw) at "
-    "action +-1."
+    "max_rate",
+    (12.0, 12.0, 6.0),
+    1.0e-3,
+    100.0,
+    "rad/s",
+    "body rates (roll, pitch, yaw) at action +-1.",
 )
 TAU_THRUST = _f("tau_thrust", 0.04, 1.0e-4, 10.0, "s", "time constant of the thrust's lag.")
 TAU_RATE = _f("tau_rate", 0.03, 1.0e-4, 10.0, "s", "time constant of the body rates' lag.")
@@ -135,6 +139,15 @@ MAX_EPISODE_STEPS = Tunable(
 REWARD_PROGRESS = _weight(
     "reward_progress", 1.0, "per m", "reward per metre gained along the course line."
 )
+PROGRESS_TUBE = _f(
+    "progress_tube",
+    3.0,
+    1.0e-3,
+    1.0e4,
+    "m",
+    "progress along the course line counts only within this distance of the line (and at "
+    "most the distance the drone's speed covers per step).",
+)
 REWARD_GATE = _weight("reward_gate", 2.0, "per gate", "reward per gate passed.")
 PENALTY_CRASH = _weight("penalty_crash", 5.0, "", "subtracted on the step the drone crashes.")
 PENALTY_RATE = _weight(
@@ -186,6 +199,7 @@ EPISODE_FIELDS = (
     MAX_LAPS,
     MAX_EPISODE_STEPS,
     REWARD_PROGRESS,
+    PROGRESS_TUBE,
     REWARD_GATE,
     PENALTY_CRASH,
     PENALTY_RATE,
@@ -216,6 +230,11 @@ def check_rules(config) -> None:
             f"drag {max(c.drag)!r} 1/s exceeds 0.5 (the explicit drag step loses stability): "
             f"raise substeps to >= {need} or lower dt"
         )
+    if 2.0 * c.radius >= c.gate_width:
+        raise ValueError(
+            f"DroneConfig.radius = {c.radius!r} m: the drone cannot pass a {c.gate_width!r} m "
+            "gate: raise gate_width or lower radius"
+        )
     if c.z_min > c.z_max:
         raise ValueError(
             f"DroneConfig.z_min = {c.z_min!r} m must be <= z_max = {c.z_max!r} m: lower z_min"
@@ -235,11 +254,6 @@ def check_rules(config) -> None:
         raise ValueError(
             f"DroneConfig.frame_thickness = {c.frame_thickness!r} m leaves no opening in a "
             f"{c.gate_width!r} m gate: lower frame_thickness"
-        )
-    if 2.0 * c.radius >= c.gate_width:
-        raise ValueError(
-            f"DroneConfig.radius = {c.radius!r} m: the drone cannot pass a {c.gate_width!r} m "
-            "gate: raise gate_width or lower radius"
         )
 
 
@@ -302,6 +316,7 @@ DRONE_PRESETS = MappingProxyType(
                 "spawn_back": 0.5,
                 "max_episode_steps": 1000,
                 "reward_progress": 5.0,
+                "progress_tube": 0.6,
                 "par_v_max": 5.0,
                 "next_gates_position_scale": 1.5,
             }
@@ -314,8 +329,9 @@ def drone_config(preset: str = "racing_5inch", **fields) -> DroneConfig:
     """The :class:`DroneConfig` of ``preset`` (a key of :data:`DRONE_PRESETS`) with
     ``fields`` over it (any DroneConfig field, flat term keywords included)."""
     if not isinstance(preset, str) or preset not in DRONE_PRESETS:
-        raise ValueError(f"preset = {preset!r} is not a drone preset: use one of "
-                         f"{list(DRONE_PRESETS)}")
+        raise ValueError(
+            f"preset = {preset!r} is not a drone preset: use one of {list(DRONE_PRESETS)}"
+        )
     return DroneConfig(**{**DRONE_PRESETS[preset], **fields})
 
 

@@ -189,15 +189,18 @@ def _episode_kernel(
     gates: wp.array(dtype=wp.int32),
     next_index: wp.array(dtype=wp.int32),
     frame_s: wp.array(dtype=wp.float32),
+    frame_distance: wp.array(dtype=wp.float32),
     length: wp.array(dtype=wp.float32),
     par_time: wp.array(dtype=wp.float32),
     position: wp.array(dtype=wp.vec3f),
+    velocity: wp.array(dtype=wp.vec3f),
     rates: wp.array(dtype=wp.vec3f),
     bounds_lo: wp.array(dtype=wp.vec3f),
     bounds_hi: wp.array(dtype=wp.vec3f),
     # static
     dt: float,
     radius: float,
+    progress_tube: float,
     max_laps: int,
     max_episode_steps: int,
     reward_progress: float,
@@ -231,10 +234,13 @@ def _episode_kernel(
     final_gates_out: wp.array(dtype=wp.int32),
 ):
     """Crashes, reward, done flags and bookkeeping of one env after its state columns: the
-    arc gained along the course line ``ds`` (m, wrapped, 0 on an episode's first step) and
-    the reward ``reward_progress * ds + reward_gate * passed - penalty_crash * crashed -
-    penalty_rate * |w|^2 (+ reward_par * (ds / length * par - dt) with a par)``; 0 where the
-    env is not usable (:func:`~track_gen.envs.episode.close_step` closes the step)."""
+    arc gained along the course line ``ds`` (m, wrapped, 0 on an episode's first step; 0 while
+    the drone is farther than ``progress_tube`` from the line, and at most the distance its
+    speed covers in ``dt`` either way: the closest point cannot be dragged along the line
+    faster than the drone flies) and the reward ``reward_progress * ds + reward_gate * passed
+    - penalty_crash * crashed - penalty_rate * |w|^2 (+ reward_par * (ds / length * par -
+    dt) with a par)``; 0 where the env is not usable
+    (:func:`~track_gen.envs.episode.close_step` closes the step)."""
     e = wp.tid()
     ok = ok_env[e] != 0
     L = length[e]
@@ -244,6 +250,8 @@ def _episode_kernel(
     if ok and wp.isfinite(sp):
         ds = s - sp
         ds = ds - L * wp.floor(ds / L + 0.5)
+        reach = wp.length(velocity[e]) * dt
+        ds = wp.where(frame_distance[e] <= progress_tube, wp.clamp(ds, -reach, reach), 0.0)
     s_prev_inout[e] = wp.where(ok, s, sp)
     prog = progress_inout[e] + wp.where(ok, ds / wp.max(L, 1.0e-9), 0.0)
     progress_inout[e] = prog

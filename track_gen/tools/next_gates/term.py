@@ -101,7 +101,18 @@ def _next_gates_term_kernel(
     fin = final_flag(write_final, mask[e])
     ok = ok_env[e] != 0
     write_next_gates_columns(
-        e, ok, fin, col, slots, scale, position, orientation, index, revealed, obs_out, final_obs_out
+        e,
+        ok,
+        fin,
+        col,
+        slots,
+        scale,
+        position,
+        orientation,
+        index,
+        revealed,
+        obs_out,
+        final_obs_out,
     )
 
 
