@@ -142,13 +142,21 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="/tmp/drone_study")
     ap.add_argument("--smoke", action="store_true", help="a seconds-long run of everything")
     args = ap.parse_args(argv)
+    for name in ("num_envs", "iterations", "steps_per_env", "eval_envs"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    try:
+        seeds = [int(s) for s in args.seeds.split(",")]
+    except ValueError:
+        ap.error(f"--seeds must be a comma list of ints, got {args.seeds!r}")
+    if len(set(seeds)) != len(seeds) or not seeds:
+        ap.error(f"--seeds must be distinct ints, got {args.seeds!r}")
     if args.smoke:
         args.num_envs, args.iterations, args.eval_envs = 16, 2, 4
     wp.config.quiet = True
     torch.set_num_threads(1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    seeds = [int(s) for s in args.seeds.split(",")]
     config = drone_config("racing_5inch", max_laps=1)
     eval_config = config.replace(max_laps=2)
     paths = read_paths(args.paths)
