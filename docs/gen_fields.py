@@ -251,7 +251,7 @@ def render() -> str:
         "## Env fields: `DroneConfig`",
         "",
         "Declared beside the drone env (`track_gen/envs/drone_config.py`), in SI units; the "
-        "defaults are the 5-inch racing quad, `drone_config(\"crazyflie\")` the other preset "
+        'defaults are the 5-inch racing quad, `drone_config("crazyflie")` the other preset '
         "([Drone racing](../drone-racing.md)).",
         "",
     ]
