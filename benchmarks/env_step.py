@@ -15,6 +15,10 @@ normalized courses), ``kinematic`` and ``single_track`` (``RaceConfig.for_vehicl
 dynamics=...)``: the vehicle in metres on ``presets.circuit`` courses, dt 0.1 s for the GT).
 Run:  PYTHONPATH=. python benchmarks/env_step.py --E 1024 --dynamics kinematic single_track
 
+``--env drone``: the same for a :class:`DroneRaceEnv` (the 5-inch preset, its observation of
+32 columns: the state and two next gates; 4 actions), whose random actions crash within
+about a second: a pessimistic regeneration load.
+
 ``--curriculum``: per E, the env alone (the same random actions) with and without
 ``RaceEnv(curriculum={"buffer_size": ..., "replay_prob": 0.5, "score": "learnability"})``:
 a :class:`~track_gen.curriculum.LevelReplay` at the auto-reset (the env's signal: 1.0 where
@@ -33,8 +37,10 @@ import time
 import torch
 import warp as wp
 
-from track_gen.envs import RaceConfig, RaceEnv
+from track_gen.envs import DroneRaceEnv, RaceConfig, RaceEnv
 from track_gen.envs.rsl_rl import RslRlRaceEnv, ppo_config
+
+ENVS = {"race": RaceEnv, "drone": DroneRaceEnv}
 
 
 def env_only(env: RaceEnv, device, steps: int, warmup: int) -> dict:
@@ -115,18 +121,31 @@ def config_for(dynamics: str, vehicle: str) -> RaceConfig:
 
 
 def measure(
-    E: int, device, steps: int, warmup: int, captured: bool, dynamics="track-units", vehicle="gt"
+    E: int,
+    device,
+    steps: int,
+    warmup: int,
+    captured: bool,
+    dynamics="track-units",
+    vehicle="gt",
+    kind: str = "race",
 ) -> dict:
     from rsl_rl.runners import OnPolicyRunner
 
     torch.manual_seed(0)
-    env = RaceEnv(E, device, 0, captured=captured, config=config_for(dynamics, vehicle))
+    if kind == "race":
+        env = RaceEnv(E, device, 0, captured=captured, config=config_for(dynamics, vehicle))
+    else:
+        env = ENVS[kind](E, device, 0, captured=captured)
     vec = RslRlRaceEnv(env)
     runner = OnPolicyRunner(vec, ppo_config(), log_dir=None, device=str(vec.device))
     actor = runner.alg.actor
-    out = {"E": E, "device": str(env.device), "captured": captured, "dynamics": dynamics}
-    if dynamics != "track-units":
-        out["vehicle"] = vehicle
+    A = env.actions.shape[1]
+    out = {"env": kind, "E": E, "device": str(env.device), "captured": captured}
+    if kind == "race":
+        out["dynamics"] = dynamics
+        if dynamics != "track-units":
+            out["vehicle"] = vehicle
     with torch.inference_mode():
         obs = vec.get_observations()
         for _ in range(warmup):
@@ -143,7 +162,7 @@ def measure(
         out["ms_per_step_with_policy"] = 1e3 * dt / steps
         out["resets_per_step"] = st.episodes / steps
         gen = torch.Generator(device=vec.device).manual_seed(0)
-        actions = torch.rand((steps, E, 2), generator=gen, device=vec.device) * 2.0 - 1.0
+        actions = torch.rand((steps, E, A), generator=gen, device=vec.device) * 2.0 - 1.0
         t = time.perf_counter()
         for i in range(steps):
             vec.step(actions[i])
@@ -164,6 +183,7 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     ap.add_argument("--captured", action="store_true", help="replay a recorded step")
     ap.add_argument("--json", default=None, help="also write the rows to this file")
+    ap.add_argument("--env", default="race", choices=tuple(ENVS), help="the env measured")
     ap.add_argument("--curriculum", action="store_true", help="with and without LevelReplay")
     ap.add_argument("--rounds", type=int, default=3, help="--curriculum: alternated rounds")
     ap.add_argument("--buffer-size", type=int, default=256, help="--curriculum: buffer slots")
@@ -199,12 +219,17 @@ def main(argv=None) -> int:
                 flush=True,
             )
         args.E = []
-    for E, dyn in ((E, d) for E in args.E for d in args.dynamics):
-        r = measure(E, args.device, args.steps, args.warmup, args.captured, dyn, args.vehicle)
+    dynamics = args.dynamics if args.env == "race" else ["track-units"]
+    for E, dyn in ((E, d) for E in args.E for d in dynamics):
+        r = measure(
+            E, args.device, args.steps, args.warmup, args.captured, dyn, args.vehicle, args.env
+        )
         rows.append(r)
         car = dyn if dyn == "track-units" else f"{args.vehicle} {dyn}"
+        car = car if args.env == "race" else "racing_5inch"
         print(
-            f"E={E:5d} {r['device']} {car}: {r['steps_per_s_with_policy']:9.0f} env-steps/s "
+            f"{args.env} E={E:5d} {r['device']} {car}: "
+            f"{r['steps_per_s_with_policy']:9.0f} env-steps/s "
             f"with the policy ({r['ms_per_step_with_policy']:.2f} ms/step), "
             f"{r['resets_per_step']:.1f} auto-resets/step; env only "
             f"{r['steps_per_s_env_only']:9.0f} ({r['ms_per_step_env_only']:.2f} ms/step, "

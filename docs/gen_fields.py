@@ -200,7 +200,7 @@ def render() -> str:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from track_gen import GateGenConfig, SamplerConfig, TrackGenConfig
-    from track_gen.envs import RaceConfig
+    from track_gen.envs import DroneConfig, RaceConfig
     from track_gen.envs.vehicles import VehicleSettings
 
     n_shared = len(SamplerConfig.__sections__)
@@ -267,6 +267,18 @@ def render() -> str:
         "",
     ]
     lines += _section_tables(VehicleSettings, 0, "###", params=False)
+    lines += [
+        "",
+        "## Env fields: `DroneConfig`",
+        "",
+        "Declared beside the drone env (`track_gen/envs/drone_config.py`), in SI units; the "
+        'defaults are the 5-inch racing quad, `drone_config("crazyflie")` the other preset '
+        "([Drone racing](../drone-racing.md)).",
+        "",
+    ]
+    if any(t.dynamic for t in DroneConfig.__tunables__):
+        raise RuntimeError("DroneConfig has a dynamic field: give its table the params column")
+    lines += _section_tables(DroneConfig, 0, "###", params=False)
     return "\n".join(lines).rstrip() + "\n"
 
 

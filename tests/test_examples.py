@@ -27,6 +27,8 @@ CASES = {
     "level_replay.py": ["--steps", "40", "--num-envs", "16"],
     # enough PPO to lap: the held-out lap times as % of par are then measured numbers
     "train_ppo.py": ["--iterations", "25", "--num-envs", "32", "--eval-envs", "8"],
+    # a smoke run: every step of the script (training, held-out courses, the published paths)
+    "train_drone.py": ["--iterations", "2", "--num-envs", "16", "--eval-envs", "4"],
     "torchrun_seeding.py": ["--num-envs", "4", "--steps", "60"],
     "newton_car.py": ["--check"],
 }

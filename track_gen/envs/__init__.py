@@ -1,6 +1,7 @@
 """Reinforcement-learning environments on track_gen courses (the optional ``[rl]`` extra).
 
-:class:`RaceEnv` is the batched car-racing env itself (Warp only), standing on
+:class:`RaceEnv` is the batched car-racing env and :class:`DroneRaceEnv` the batched
+quadrotor racing gate courses in metres (Warp only), both standing on
 :class:`BatchedEnv`, the machinery every batched env shares (observation terms, masked
 auto-reset with regeneration and the curriculum hook, capture, final observations,
 statistics; ``docs/training.md``). The adapters import their trainer's package when
@@ -10,6 +11,16 @@ env (:class:`VehicleSettings`, the presets ``GT`` and ``F1TENTH``).
 """
 
 from .base import BatchedEnv, EnvStats, EpisodeState, EpisodeStats, StepOutputs
+from .drone import (
+    DRONE_PRESETS,
+    DroneConfig,
+    DroneCrash,
+    DroneRaceEnv,
+    DroneState,
+    drone_config,
+    drone_gates_spec,
+    fly_drones,
+)
 from .race import CarState, RaceConfig, RaceDone, RaceEnv, RaceStats
 from .race_config import CarLimits
 from .vehicles import VehicleSettings
@@ -18,6 +29,14 @@ __all__ = [
     "BatchedEnv",
     "CarLimits",
     "CarState",
+    "DRONE_PRESETS",
+    "DroneConfig",
+    "DroneCrash",
+    "DroneRaceEnv",
+    "DroneState",
+    "drone_config",
+    "drone_gates_spec",
+    "fly_drones",
     "EnvStats",
     "EpisodeState",
     "EpisodeStats",

@@ -1,6 +1,7 @@
 """gymnasium 1.x ``VectorEnv`` over an env of :mod:`track_gen.envs`: :class:`BatchedVectorEnv`
-(the adapter of any :class:`~track_gen.envs.BatchedEnv`) and :class:`RaceVectorEnv` (over a
-:class:`~track_gen.envs.RaceEnv`).
+(the adapter of any :class:`~track_gen.envs.BatchedEnv`), :class:`RaceVectorEnv` (over a
+:class:`~track_gen.envs.RaceEnv`) and :class:`DroneVectorEnv` (over a
+:class:`~track_gen.envs.DroneRaceEnv`).
 
 Autoreset mode ``SAME_STEP`` (``metadata["autoreset_mode"]``): a step that ends an env's
 episode returns, for that env, the FIRST observation of its next episode in ``obs`` (its car
@@ -25,9 +26,10 @@ from gymnasium.vector.utils import batch_space
 
 from ..core.budget import AllocationBudget
 from ..core.checks import check_int, is_int
+from .drone import DroneRaceEnv
 from .race import ENV_BUDGET_HINT, RaceDone, RaceEnv
 
-__all__ = ["BatchedVectorEnv", "RaceVectorEnv"]
+__all__ = ["BatchedVectorEnv", "DroneVectorEnv", "RaceVectorEnv"]
 
 
 class BatchedVectorEnv(VectorEnv):
@@ -184,3 +186,11 @@ class RaceVectorEnv(BatchedVectorEnv):
     :class:`BatchedVectorEnv` for the arguments and spaces)."""
 
     env_class = RaceEnv
+
+
+class DroneVectorEnv(BatchedVectorEnv):
+    """A gymnasium ``VectorEnv`` of ``num_envs`` quadrotors racing gate courses
+    (:class:`DroneRaceEnv`; see :class:`BatchedVectorEnv` for the arguments and spaces: 4
+    actions in [-1, 1], thrust then body rates)."""
+
+    env_class = DroneRaceEnv

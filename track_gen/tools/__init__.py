@@ -78,6 +78,7 @@ from .lookahead import Lookahead, LookaheadResult, LookaheadSettings, LookaheadU
 from .lookahead.term import LookaheadTerm
 from .min_time import MinTime, MinTimeResult, MinTimeSettings, MinTimeStatus, MinTimeUtility
 from .next_gates import NextGates, NextGatesResult, NextGatesSettings, NextGatesUtility
+from .next_gates.term import NextGatesTerm
 from .progress import Progress, ProgressEvents, ProgressUtility
 from .props import PropKind, Props, PropSide, PropsResult, PropsSettings, PropsUtility
 from .racing_line import RacingLine, RacingLineResult, RacingLineSettings, RacingLineUtility
@@ -102,6 +103,7 @@ register_term(LidarTerm())
 register_term(LookaheadTerm())
 register_term(ConesTerm())
 register_term(RasterTerm())
+register_term(NextGatesTerm())
 
 __all__ = [
     "unregister_term",
