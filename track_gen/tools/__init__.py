@@ -120,6 +120,7 @@ __all__ = [
     "ObservationTerm",
     "LookaheadTerm",
     "LidarTerm",
+    "NextGatesTerm",
     "ConesTerm",
     "ConesSettings",
     "BandCollisionUtility",
