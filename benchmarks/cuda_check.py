@@ -32,6 +32,10 @@ nonzero mask like an eager twin, bitwise; and times, at --E, the all-zero replay
 same call recorded inside track_gen.core.exec.unconditional() (a full body), the course's own graph
 for an all-zero mask, and one captured step of a RaceEnv (captured=True).
 
+The envs section (--only envs) steps RaceEnv (the default car and the GT single-track car in
+metres) and the DroneRaceEnv recorded (captured=True) against an eager twin with the same
+seeded actions, auto-resets included: every output bitwise; then ms per recorded and eager step.
+
 The layouts section (--only layouts) builds every sampler's track generator twice, with
 kernel_layout="per_env" and "per_item", checks the two produce bitwise-identical tracks
 (full and masked regeneration) and prints warm ms per generate() of each, so the first GPU
@@ -672,6 +676,57 @@ def check_min_time(E: int, calls: int, device: str) -> bool:
     return bool(ok)
 
 
+def _env_makers(E: int, device: str) -> dict:
+    """The envs the ``envs`` section steps: RaceEnv's default car, the GT single-track car in
+    metres and the 5-inch drone."""
+    from track_gen.envs import DroneRaceEnv, RaceConfig, RaceEnv
+
+    gt = RaceConfig.for_vehicle("gt", dynamics="single_track")
+    return {
+        "race": lambda captured: RaceEnv(E, device, 3, captured=captured),
+        "race_single_track": lambda captured: RaceEnv(E, device, 3, captured=captured, config=gt),
+        "drone": lambda captured: DroneRaceEnv(E, device, 3, captured=captured),
+    }
+
+
+def _env_outputs(env) -> bytes:
+    out = env.outputs
+    return b"".join(a.numpy().tobytes() for a in (out.obs, out.reward, out.done, out.ok))
+
+
+def check_envs(E: int, calls: int, device: str, steps: int = 12) -> bool:
+    """Each env recorded (``captured=True``) against the same env stepped eagerly, the same
+    actions (uniform in [-1, 1], seeded), ``steps`` steps with auto-resets: every output
+    bitwise; then ms per recorded and per eager step."""
+    ok = True
+    for name, make in _env_makers(E, device).items():
+        try:
+            a, b = make(True), make(False)
+            rng = np.random.default_rng(0)
+            same = True
+            for _ in range(steps):
+                act = rng.uniform(-1.0, 1.0, a.actions.shape).astype(np.float32)
+                a.actions.assign(act)
+                b.actions.assign(act)
+                a.step()
+                b.step()
+                same &= _env_outputs(a) == _env_outputs(b)
+            rec_ms = _ms(lambda a=a: a.step(), device, calls)
+            eager_ms = _ms(lambda b=b: b.step(), device, calls)
+        except Exception as err:  # report, do not hide the other envs
+            print(f"env {name}: failed: {type(err).__name__}: {err}", flush=True)
+            ok = False
+            continue
+        ok &= bool(same)
+        print(
+            f"env {name:<18} E={E:<6} captured == eager over {steps} steps "
+            f"{'yes' if same else 'NO'}   recorded step {rec_ms:8.3f} ms   eager step "
+            f"{eager_ms:8.3f} ms   {'ok' if same else 'MISMATCH'}",
+            flush=True,
+        )
+    return bool(ok)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--E", type=int, default=8192)
@@ -679,7 +734,7 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cuda:0", help="cuda:0, or cpu for a dry run")
     ap.add_argument(
         "--only",
-        choices=("generators", "courses", "capture", "layouts", "sensors", "min_time"),
+        choices=("generators", "courses", "capture", "layouts", "sensors", "min_time", "envs"),
         default=None,
         help="run one section only",
     )
@@ -709,6 +764,8 @@ def main(argv=None) -> int:
         ok &= check_sensors(args.E, args.calls, device)
     if args.only in (None, "min_time"):
         ok &= check_min_time(args.E, args.calls, device)
+    if args.only in (None, "envs"):
+        ok &= check_envs(args.E, args.calls, device)
     return 0 if ok else 1
 
 

@@ -8,7 +8,7 @@ set -u
 out="${OUT:-gpu_session}"
 mkdir -p "$out"
 nvidia-smi > "$out/nvidia-smi.txt" 2>&1 || true
-for section in generators courses capture min_time; do
+for section in generators courses capture sensors min_time envs; do
     timeout 200 python benchmarks/cuda_check.py --E 8192 --calls 3 --only "$section" \
         >> "$out/cuda_check.txt" 2>&1
     echo "cuda_check $section rc=$?" | tee -a "$out/summary.txt"

@@ -1,5 +1,5 @@
 """benchmarks/cuda_check.py, the script the first GPU session runs, passes its CPU dry run
-(every section, the per-step sensors and the min_time pars included)."""
+(every section, the per-step sensors, the min_time pars and the envs included)."""
 
 from __future__ import annotations
 
@@ -25,3 +25,6 @@ def test_cuda_check_dry_run_on_the_cpu():
         assert any(x.startswith(f"sensor {name} ") for x in lines), name
     # the min_time section: the course graph, the masked re-plan and the plan() replay
     assert any(x.startswith("min_time course ") and x.endswith(" ok") for x in lines)
+    # the envs section: RaceEnv (both cars) and the drone, recorded == eager
+    for name in ("race", "race_single_track", "drone"):
+        assert any(x.startswith(f"env {name} ") and x.endswith(" ok") for x in lines), name
