@@ -75,6 +75,8 @@ def _roles(folder: pathlib.Path) -> dict[str, tuple[str, ast.AST]]:
     """``{name: (role, node)}`` of the folder's public classes and settings classes."""
     out: dict[str, tuple[str, ast.AST]] = {}
     for path in sorted(folder.glob("*.py")):
+        if path.name == "term.py":  # an observation term's settings: the env's, not the tool's
+            continue
         tree = ast.parse(path.read_text())
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
