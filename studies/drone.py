@@ -138,6 +138,7 @@ def main(argv=None) -> int:
     ap.add_argument("--iterations", type=int, default=500)
     ap.add_argument("--steps-per-env", type=int, default=32)
     ap.add_argument("--eval-envs", type=int, default=256)
+    ap.add_argument("--init-std", type=float, default=0.3, help="PPO's initial action std")
     ap.add_argument("--paths", default=os.path.join(DATA, "drone"))
     ap.add_argument("--out", default="/tmp/drone_study")
     ap.add_argument("--smoke", action="store_true", help="a seconds-long run of everything")
@@ -145,6 +146,8 @@ def main(argv=None) -> int:
     for name in ("num_envs", "iterations", "steps_per_env", "eval_envs"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if not (math.isfinite(args.init_std) and args.init_std > 0):
+        ap.error(f"--init-std must be a finite number > 0, got {args.init_std}")
     try:
         seeds = [int(s) for s in args.seeds.split(",")]
     except ValueError:
@@ -170,6 +173,7 @@ def main(argv=None) -> int:
             seed=seed,
             device=args.device,
             steps_per_env=args.steps_per_env,
+            init_std=args.init_std,
         )
         env = DroneRaceEnv(
             args.eval_envs,
@@ -202,6 +206,8 @@ def main(argv=None) -> int:
         "num_envs": args.num_envs,
         "iterations": args.iterations,
         "steps_per_env": args.steps_per_env,
+        "init_std": args.init_std,
+        "progress_reward": config.progress_reward,
         "env_steps_per_seed": args.num_envs * args.iterations * args.steps_per_env,
         "runs": runs,
     }
