@@ -139,6 +139,13 @@ def main(argv=None) -> int:
     ap.add_argument("--steps-per-env", type=int, default=32)
     ap.add_argument("--eval-envs", type=int, default=256)
     ap.add_argument("--init-std", type=float, default=0.3, help="PPO's initial action std")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="a DroneConfig field of training and evaluation (a JSON value), repeatable",
+    )
     ap.add_argument("--paths", default=os.path.join(DATA, "drone"))
     ap.add_argument("--out", default="/tmp/drone_study")
     ap.add_argument("--smoke", action="store_true", help="a seconds-long run of everything")
@@ -160,7 +167,12 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    config = drone_config("racing_5inch", max_laps=1)
+    try:
+        fields = {k: json.loads(v) for k, v in (a.split("=", 1) for a in args.set)}
+    except ValueError:
+        ap.error(f"--set takes FIELD=VALUE with a JSON value, got {args.set!r}")
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
+    config = drone_config("racing_5inch", **{"max_laps": 1, **fields})
     eval_config = config.replace(max_laps=2)
     paths = read_paths(args.paths)
     t0 = time.perf_counter()
@@ -207,7 +219,9 @@ def main(argv=None) -> int:
         "iterations": args.iterations,
         "steps_per_env": args.steps_per_env,
         "init_std": args.init_std,
+        "set": fields,
         "progress_reward": config.progress_reward,
+        "reward_gate": config.reward_gate,
         "env_steps_per_seed": args.num_envs * args.iterations * args.steps_per_env,
         "runs": runs,
     }
