@@ -6,7 +6,10 @@ Run (from the repository root):
       python -m studies.drone --device cpu --out /tmp/drone_study
       (3 seeds x ``--iterations`` PPO iterations of ``--num-envs`` x ``--steps-per-env`` steps;
       docs/drone-racing.md gives the size and the wall time of the published run)
-      ``--smoke``: a seconds-long run of every seed and evaluation (the test's).
+      ``--smoke``: a seconds-long run of every seed and evaluation (the test's);
+      ``--set FIELD=VALUE`` (repeatable): a DroneConfig field over the recipe's, in training
+      and evaluation (the published second run: ``--set reward_gate=10``); ``--init-std``:
+      PPO's initial action std (0.3).
 
 Training: ``examples/train_drone.py``'s ``train`` (the 5-inch preset, ``max_laps`` 1, a new
 course per episode). Evaluation with the policy's mean action, ``max_laps`` 2, pars planned
