@@ -6,7 +6,10 @@ Run (from the repository root):
       python -m studies.drone --device cpu --out /tmp/drone_study
       (3 seeds x ``--iterations`` PPO iterations of ``--num-envs`` x ``--steps-per-env`` steps;
       docs/drone-racing.md gives the size and the wall time of the published run)
-      ``--smoke``: a seconds-long run of every seed and evaluation (the test's).
+      ``--smoke``: a seconds-long run of every seed and evaluation (the test's);
+      ``--set FIELD=VALUE`` (repeatable): a DroneConfig field over the recipe's, in training
+      and evaluation (the published second run: ``--set reward_gate=10``); ``--init-std``:
+      PPO's initial action std (0.3).
 
 Training: ``examples/train_drone.py``'s ``train`` (the 5-inch preset, ``max_laps`` 1, a new
 course per episode). Evaluation with the policy's mean action, ``max_laps`` 2, pars planned
@@ -138,6 +141,14 @@ def main(argv=None) -> int:
     ap.add_argument("--iterations", type=int, default=500)
     ap.add_argument("--steps-per-env", type=int, default=32)
     ap.add_argument("--eval-envs", type=int, default=256)
+    ap.add_argument("--init-std", type=float, default=0.3, help="PPO's initial action std")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="a DroneConfig field of training and evaluation (a JSON value), repeatable",
+    )
     ap.add_argument("--paths", default=os.path.join(DATA, "drone"))
     ap.add_argument("--out", default="/tmp/drone_study")
     ap.add_argument("--smoke", action="store_true", help="a seconds-long run of everything")
@@ -145,6 +156,8 @@ def main(argv=None) -> int:
     for name in ("num_envs", "iterations", "steps_per_env", "eval_envs"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if not (math.isfinite(args.init_std) and args.init_std > 0):
+        ap.error(f"--init-std must be a finite number > 0, got {args.init_std}")
     try:
         seeds = [int(s) for s in args.seeds.split(",")]
     except ValueError:
@@ -157,7 +170,12 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    config = drone_config("racing_5inch", max_laps=1)
+    try:
+        fields = {k: json.loads(v) for k, v in (a.split("=", 1) for a in args.set)}
+    except ValueError:
+        ap.error(f"--set takes FIELD=VALUE with a JSON value, got {args.set!r}")
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
+    config = drone_config("racing_5inch", **{"max_laps": 1, **fields})
     eval_config = config.replace(max_laps=2)
     paths = read_paths(args.paths)
     t0 = time.perf_counter()
@@ -170,6 +188,7 @@ def main(argv=None) -> int:
             seed=seed,
             device=args.device,
             steps_per_env=args.steps_per_env,
+            init_std=args.init_std,
         )
         env = DroneRaceEnv(
             args.eval_envs,
@@ -202,6 +221,10 @@ def main(argv=None) -> int:
         "num_envs": args.num_envs,
         "iterations": args.iterations,
         "steps_per_env": args.steps_per_env,
+        "init_std": args.init_std,
+        "set": fields,
+        "progress_reward": config.progress_reward,
+        "reward_gate": config.reward_gate,
         "env_steps_per_seed": args.num_envs * args.iterations * args.steps_per_env,
         "runs": runs,
     }

@@ -163,6 +163,75 @@ def test_flying_through_gate_0_passes_it_and_scores(env):
     assert (passed_reward > env.config.reward_gate - 0.5).all()
 
 
+def _launch_along_gate_0(env, speed: float, sideways: float = 0.0) -> None:
+    """Reset ``env`` and send every drone along gate 0's horizontal forward axis at ``speed``
+    m/s, shifted ``sideways`` m to its left (level, zero rates)."""
+    env.reset()
+    f = env.course.result.host("forward")[:, 0].astype(np.float64)
+    f[:, 2] = 0
+    f /= np.linalg.norm(f, axis=1, keepdims=True)
+    left = np.stack([-f[:, 1], f[:, 0], np.zeros(len(f))], axis=1)
+    p = env.position.numpy().astype(np.float64) + sideways * left
+    env.position.assign(p.astype(np.float32))
+    env.velocity.assign((speed * f).astype(np.float32))
+
+
+def test_the_gate_progress_reward_matches_the_float64_oracle():
+    """progress_reward="gate": each step pays reward_progress * (the decrease of the distance
+    to the centre of the gate targeted at the step's start, clamped to |v| dt) +
+    reward_gate * passed - penalty_rate * |w|^2, the target switching at the pass."""
+    env = DroneRaceEnv(E, "cpu", 0, new_course_on_reset=False)
+    c = env.config
+    assert c.progress_reward == "gate"
+    _launch_along_gate_0(env, 5.0)
+    gates = env.course.result.host("position").astype(np.float64)
+    n = env.course.result.host("count")
+    rows = np.arange(E)
+    target = np.zeros(E, np.int64)
+    p = env.position.numpy().astype(np.float64)
+    dist = np.linalg.norm(p - gates[rows, 0], axis=1)
+    passes = np.zeros(E, np.int64)
+    for _ in range(40):
+        env.step(_zeros())
+        assert not env.done.numpy().any() and (env.crash.numpy() == 0).all()
+        p = env.position.numpy().astype(np.float64)
+        v = env.velocity.numpy().astype(np.float64)
+        w = env.rates.numpy().astype(np.float64)
+        passed = env.course.progress.events.passed.numpy().astype(np.float64)
+        reach = np.linalg.norm(v, axis=1) * c.dt
+        dg = np.clip(dist - np.linalg.norm(p - gates[rows, target], axis=1), -reach, reach)
+        want = c.reward_progress * dg + c.reward_gate * passed
+        want -= c.penalty_rate * np.einsum("ij,ij->i", w, w)
+        np.testing.assert_allclose(env.reward.numpy(), want, rtol=0, atol=2e-5)
+        target = env.course.progress.events.next_index.numpy().astype(np.int64)
+        assert ((target >= 0) & (target < n)).all()
+        dist = np.linalg.norm(p - gates[rows, target], axis=1)
+        np.testing.assert_array_equal(env.drone.target.numpy(), target)
+        passes += passed.astype(np.int64)
+    assert (passes == 1).all() and (target == 1).all()
+
+
+def test_flying_beside_a_gate_pays_along_the_line_but_not_towards_the_gate():
+    """1.5 m beside gate 0 (clear of its 1.5 m opening and frame), parallel to its axis: the
+    course-line progress pays the whole flight, the distance to the gate's centre only until
+    the drone is abeam (and takes it back after)."""
+    totals = {}
+    for mode in ("gate", "line"):
+        env = DroneRaceEnv(
+            E, "cpu", 0, config=drone_config(progress_reward=mode), new_course_on_reset=False
+        )
+        _launch_along_gate_0(env, 5.0, sideways=1.5)
+        total = np.zeros(E)
+        for _ in range(40):
+            env.step(_zeros())
+            assert not env.done.numpy().any()
+            total += env.reward.numpy()
+        assert (env.final_gates.numpy() == 0).all()
+        totals[mode] = total
+    assert (totals["line"] > 2.0).all(), totals
+    assert (np.abs(totals["gate"]) < 0.5).all(), totals
+
+
 def test_falling_crashes_on_the_ground(env):
     env.reset()
     actions = wp.array(np.tile([-1.0, 0, 0, 0], (E, 1)).astype(np.float32), device="cpu")

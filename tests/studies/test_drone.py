@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("drone_study")
-    assert study.main(["--smoke", "--out", str(out)]) == 0
+    assert study.main(["--smoke", "--set", "reward_gate=10", "--out", str(out)]) == 0
     return out, json.loads((out / "study.json").read_text())
 
 
@@ -29,6 +29,8 @@ def test_smoke_runs_every_seed_and_evaluation(smoke):
     out, data = smoke
     assert (out / "drone_study.png").stat().st_size > 1000
     assert [r["seed"] for r in data["runs"]] == [0, 1, 2]
+    assert data["set"] == {"reward_gate": 10} and data["reward_gate"] == 10.0
+    assert data["progress_reward"] == "gate" and data["init_std"] == 0.3
     table = (out / "table.md").read_text()
     assert "held-out generated" in table
     for r in data["runs"]:
@@ -62,6 +64,9 @@ def test_the_figure_script_draws_the_smoke_run(smoke, tmp_path):
         (["--num-envs", "-3"], "--num-envs must be >= 1, got -3"),
         (["--seeds", "1,1"], "--seeds must be distinct"),
         (["--seeds", "a"], "--seeds must be a comma list of ints"),
+        (["--init-std", "0"], "--init-std must be a finite number > 0, got 0.0"),
+        (["--set", "reward_gate"], "--set takes FIELD=VALUE with a JSON value"),
+        (["--set", "reward_gate=x"], "--set takes FIELD=VALUE with a JSON value"),
     ],
 )
 def test_bad_arguments_are_refused(argv, needle, capsys, tmp_path):

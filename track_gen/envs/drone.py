@@ -105,6 +105,9 @@ class DroneState(DeviceArrays):
         final_gates: int32 ``[E]``: gates passed in the episode as of the last step (a done
             env: its ended episode's).
         actions: float32 ``[E, 4]``: thrust, roll rate, pitch rate, yaw rate commands.
+        target: int32 ``[E]``: the gate targeted after the last step (the course's next
+            gate; -1: none) and target_distance: float32 ``[E]``: the drone's distance to its
+            centre then, m (NaN: none): ``progress_reward="gate"``'s reference.
     """
 
     position: wp.array = array(wp.vec3f)
@@ -118,6 +121,8 @@ class DroneState(DeviceArrays):
     crash: wp.array = array(wp.int32)
     final_gates: wp.array = array(wp.int32)
     actions: wp.array = array(wp.float32, "E,D")
+    target: wp.array = array(wp.int32)
+    target_distance: wp.array = array(wp.float32)
 
 
 def _gates_spec(spec, E: int, device, config: DroneConfig):
@@ -350,6 +355,7 @@ class DroneRaceEnv(BatchedEnv):
 
     def _close_step(self, res) -> None:
         c, d, ev, ep, out = self.config, self.drone, res.events, self.episode, self.outputs
+        g = self.course.result
         wp.launch(
             _episode_kernel,
             self.num_envs,
@@ -369,6 +375,10 @@ class DroneRaceEnv(BatchedEnv):
                 d.rates,
                 d.bounds_lo,
                 d.bounds_hi,
+                g.position,
+                g.count,
+                self.max_gates,
+                1 if c.progress_reward == "gate" else 0,
                 c.dt,
                 c.radius,
                 c.progress_tube,
@@ -397,6 +407,8 @@ class DroneRaceEnv(BatchedEnv):
                 self._signal,
                 d.crash,
                 d.final_gates,
+                d.target,
+                d.target_distance,
             ],
             device=self.device,
         )
@@ -409,6 +421,7 @@ class DroneRaceEnv(BatchedEnv):
             inputs=[mask, g.position, g.forward, g.count]
             + [self.max_gates, c.spawn_back, c.bounds_margin, c.gravity],
             outputs=[d.position, d.velocity, d.orientation, d.rates, d.thrust]
-            + [d.bounds_lo, d.bounds_hi, ep.length, ep.progress, ep.lap_mark, ep.lap_last],
+            + [d.bounds_lo, d.bounds_hi, ep.length, ep.progress, ep.lap_mark, ep.lap_last]
+            + [d.target, d.target_distance],
             device=self.device,
         )

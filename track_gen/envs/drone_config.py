@@ -136,8 +136,21 @@ MAX_LAPS = Tunable("max_laps", 2, lo=1, hi=1000, unit="laps", doc="laps that end
 MAX_EPISODE_STEPS = Tunable(
     "max_episode_steps", 1500, lo=1, hi=10**6, unit="steps", doc="steps that time out."
 )
+PROGRESS_REWARD = Tunable(
+    "progress_reward",
+    "gate",
+    choices=("gate", "line"),
+    doc="what reward_progress pays for: 'gate': each metre the distance to the target gate's "
+    "centre shrinks (the target switches at a pass; Song et al. 2021); 'line': each metre "
+    "gained along the course line within progress_tube of it (flying beside a gate still "
+    "pays). Either is at most the distance the drone's speed covers per step.",
+)
 REWARD_PROGRESS = _weight(
-    "reward_progress", 1.0, "per m", "reward per metre gained along the course line."
+    "reward_progress",
+    1.0,
+    "per m",
+    "reward per metre of progress (progress_reward: towards the target gate's centre, or "
+    "along the course line).",
 )
 PROGRESS_TUBE = _f(
     "progress_tube",
@@ -145,8 +158,8 @@ PROGRESS_TUBE = _f(
     1.0e-3,
     1.0e4,
     "m",
-    "progress along the course line counts only within this distance of the line (and at "
-    "most the distance the drone's speed covers per step).",
+    "progress along the course line counts only within this distance of the line (the "
+    "episode's progress in laps; the reward's with progress_reward='line').",
 )
 REWARD_GATE = _weight("reward_gate", 2.0, "per gate", "reward per gate passed.")
 PENALTY_CRASH = _weight("penalty_crash", 5.0, "", "subtracted on the step the drone crashes.")
@@ -198,6 +211,7 @@ COURSE_FIELDS = (
 EPISODE_FIELDS = (
     MAX_LAPS,
     MAX_EPISODE_STEPS,
+    PROGRESS_REWARD,
     REWARD_PROGRESS,
     PROGRESS_TUBE,
     REWARD_GATE,

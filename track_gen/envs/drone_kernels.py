@@ -197,7 +197,11 @@ def _episode_kernel(
     rates: wp.array(dtype=wp.vec3f),
     bounds_lo: wp.array(dtype=wp.vec3f),
     bounds_hi: wp.array(dtype=wp.vec3f),
+    gate_position: wp.array(dtype=wp.vec3f),
+    gate_count: wp.array(dtype=wp.int32),
     # static
+    max_gates: int,
+    gate_progress: int,
     dt: float,
     radius: float,
     progress_tube: float,
@@ -232,35 +236,55 @@ def _episode_kernel(
     signal_out: wp.array(dtype=wp.float32),
     crash_out: wp.array(dtype=wp.int32),
     final_gates_out: wp.array(dtype=wp.int32),
+    target_inout: wp.array(dtype=wp.int32),
+    target_distance_inout: wp.array(dtype=wp.float32),
 ):
     """Crashes, reward, done flags and bookkeeping of one env after its state columns: the
-    arc gained along the course line ``ds`` (m, wrapped, 0 on an episode's first step; 0 while
-    the drone is farther than ``progress_tube`` from the line, and at most the distance its
-    speed covers in ``dt`` either way: the closest point cannot be dragged along the line
-    faster than the drone flies) and the reward ``reward_progress * ds + reward_gate * passed
-    - penalty_crash * crashed - penalty_rate * |w|^2 (+ reward_par * (ds / length * par -
-    dt) with a par)``; 0 where the env is not usable
+    arc gained along the course line ``ds`` (m, wrapped; 0 while the drone is farther than
+    ``progress_tube`` from the line, and at most the distance its speed covers in ``dt``
+    either way: the closest point cannot be dragged along the line faster than the drone
+    flies), the decrease ``dg`` (m) of the distance to the centre of the gate targeted at the
+    step's start (``target_inout``; its distance then ``target_distance_inout``, NaN: none;
+    at most the speed's distance either way, 0 without a target), and the reward
+    ``reward_progress * (dg if gate_progress else ds) + reward_gate * passed - penalty_crash
+    * crashed - penalty_rate * |w|^2 (+ reward_par * (ds / length * par - dt) with a par)``;
+    0 where the env is not usable. Then the target is the step's ``next_index`` (switched at
+    a pass) and its distance the drone's to that gate's centre
     (:func:`~track_gen.envs.episode.close_step` closes the step)."""
     e = wp.tid()
     ok = ok_env[e] != 0
     L = length[e]
     s = frame_s[e]
+    p = position[e]
+    reach = wp.length(velocity[e]) * dt
     ds = float(0.0)
     sp = s_prev_inout[e]
     if ok and wp.isfinite(sp):
         ds = s - sp
         ds = ds - L * wp.floor(ds / L + 0.5)
-        reach = wp.length(velocity[e]) * dt
         ds = wp.where(frame_distance[e] <= progress_tube, wp.clamp(ds, -reach, reach), 0.0)
     s_prev_inout[e] = wp.where(ok, s, sp)
+    n = wp.clamp(gate_count[e], 0, max_gates)
+    dg = float(0.0)
+    t = target_inout[e]
+    dp = target_distance_inout[e]
+    if ok and t >= 0 and t < n and wp.isfinite(dp):
+        dg = dp - wp.length(p - gate_position[e * max_gates + t])
+        dg = wp.where(wp.isfinite(dg), wp.clamp(dg, -reach, reach), 0.0)
+    t_new = next_index[e]
+    d_new = float(wp.nan)
+    if ok and t_new >= 0 and t_new < n:
+        d_new = wp.length(p - gate_position[e * max_gates + t_new])
+    target_inout[e] = wp.where(ok, t_new, -1)
+    target_distance_inout[e] = d_new
     prog = progress_inout[e] + wp.where(ok, ds / wp.max(L, 1.0e-9), 0.0)
     progress_inout[e] = prog
-    bits = _crash_bits(hit[e], position[e], radius, bounds_lo[e], bounds_hi[e])
+    bits = _crash_bits(hit[e], p, radius, bounds_lo[e], bounds_hi[e])
     bits = wp.where(ok, bits, 0)
     crash_out[e] = bits
     crashed = bits != 0
     w = rates[e]
-    r = reward_progress * ds + reward_gate * float(passed[e])
+    r = reward_progress * wp.where(gate_progress != 0, dg, ds) + reward_gate * float(passed[e])
     r = r - wp.where(crashed, penalty_crash, 0.0) - penalty_rate * wp.dot(w, w)
     par = par_time[e]
     has_par = wp.isfinite(par) and par > 0.0
@@ -325,11 +349,15 @@ def _respawn_kernel(
     progress_out: wp.array(dtype=wp.float32),
     lap_mark_out: wp.array(dtype=wp.int32),
     lap_last_out: wp.array(dtype=wp.float32),
+    target_out: wp.array(dtype=wp.int32),
+    target_distance_out: wp.array(dtype=wp.float32),
 ):
     """Each masked drone hovering at rest ``spawn_back`` behind gate 0 (the start), level,
-    facing along the gate's horizontal forward axis; its bounding volume the gates' box grown
-    by ``margin`` (the floor at 0: the ground is its own crash). Without a finite gate 0 or
-    box: at the origin with NaN bounds (the env is invalid and ends its next step)."""
+    facing along the gate's horizontal forward axis, targeting gate 0 (``target_out``; its
+    distance to the gate's centre ``target_distance_out``, m); its bounding volume the gates'
+    box grown by ``margin`` (the floor at 0: the ground is its own crash). Without a finite
+    gate 0 or box: at the origin with NaN bounds and no target (-1, NaN; the env is invalid
+    and ends its next step)."""
     e = wp.tid()
     if mask[e] == 0:
         return
@@ -347,6 +375,8 @@ def _respawn_kernel(
     nan = wp.vec3f(wp.nan, wp.nan, wp.nan)
     box_lo = nan
     box_hi = nan
+    target = int(-1)
+    target_distance = float(wp.nan)
     if n >= 1 and lo[0] <= hi[0]:
         c = gate_position[e * max_gates]
         f = gate_forward[e * max_gates]
@@ -361,6 +391,8 @@ def _respawn_kernel(
             m = wp.vec3f(margin, margin, margin)
             box_lo = wp.vec3f(lo[0] - margin, lo[1] - margin, 0.0)
             box_hi = hi + m
+            target = 0
+            target_distance = wp.length(c - p)
     position_out[e] = p
     velocity_out[e] = wp.vec3f(0.0, 0.0, 0.0)
     orientation_out[e] = wp.quat_from_axis_angle(wp.vec3f(0.0, 0.0, 1.0), yaw)
@@ -372,3 +404,5 @@ def _respawn_kernel(
     progress_out[e] = 0.0
     lap_mark_out[e] = -1
     lap_last_out[e] = wp.nan
+    target_out[e] = target
+    target_distance_out[e] = target_distance
