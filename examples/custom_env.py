@@ -319,15 +319,13 @@ class PuckEnv(BatchedEnv):
         )
 
     def _close_step(self, res) -> None:
-        c, ev, ep, out = self.config, res.events, self.episode, self.outputs
+        c, ev, out = self.config, res.events, self.outputs
         wp.launch(
             puck_episode_kernel,
             self.num_envs,
             [out.ok, res.contacts.oob, ev.passed, ev.laps, ev.next_index, res.frame.s]
             + [self.course.result.length, c.dt, c.max_laps, c.max_episode_steps],
-            [ep.length, ep.s_prev, ep.progress, ep.lap_mark, ep.lap_last, *self._stats.arrays()]
-            + [out.reward, out.done, out.time_out, out.done_reason, ep.final_progress]
-            + [ep.final_lap_time, self._signal],
+            self._close_step_outputs(),
             device=self.device,
         )
 

@@ -513,6 +513,27 @@ class BatchedEnv(FixedArrays):
             col = self._term_cols[term.name]
             term.write(settings, self._ctx, res, col, mask, sensor_final, self._term_out)
 
+    def _close_step_outputs(self) -> list[wp.array]:
+        """The arrays :func:`~track_gen.envs.episode.close_step` updates, in the order of its
+        parameters (episode state, stats, step outputs, finals, curriculum signal): an env's
+        episode kernel takes them as its outputs, after its own inputs."""
+        ep, out = self.episode, self.outputs
+        return [
+            ep.length,
+            ep.s_prev,
+            ep.progress,
+            ep.lap_mark,
+            ep.lap_last,
+            *self._stats.arrays(),
+            out.reward,
+            out.done,
+            out.time_out,
+            out.done_reason,
+            ep.final_progress,
+            ep.final_lap_time,
+            self._signal,
+        ]
+
     def _respawn_observe(self, mask: wp.array) -> None:
         """Respawn the masked agents at the start of their current course, step the course
         once and write their first observation (the others' sensor columns are drawn again

@@ -354,7 +354,7 @@ class DroneRaceEnv(BatchedEnv):
         )
 
     def _close_step(self, res) -> None:
-        c, d, ev, ep, out = self.config, self.drone, res.events, self.episode, self.outputs
+        c, d, ev, out = self.config, self.drone, res.events, self.outputs
         g = self.course.result
         wp.launch(
             _episode_kernel,
@@ -392,19 +392,7 @@ class DroneRaceEnv(BatchedEnv):
                 self._signal_mode,
             ],
             outputs=[
-                ep.length,
-                ep.s_prev,
-                ep.progress,
-                ep.lap_mark,
-                ep.lap_last,
-                *self._stats.arrays(),
-                out.reward,
-                out.done,
-                out.time_out,
-                out.done_reason,
-                ep.final_progress,
-                ep.final_lap_time,
-                self._signal,
+                *self._close_step_outputs(),
                 d.crash,
                 d.final_gates,
                 d.target,

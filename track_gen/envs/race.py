@@ -460,7 +460,7 @@ class RaceEnv(BatchedEnv):
         )
 
     def _close_step(self, res) -> None:
-        c, ev, ep, st, out = self.config, res.events, self.episode, self._stats, self.outputs
+        c, ev, out = self.config, res.events, self.outputs
         wp.launch(
             _episode_kernel,
             self.num_envs,
@@ -482,21 +482,7 @@ class RaceEnv(BatchedEnv):
                 c.reward_par,
                 self._signal_mode,
             ],
-            outputs=[
-                ep.length,
-                ep.s_prev,
-                ep.progress,
-                ep.lap_mark,
-                ep.lap_last,
-                *st.arrays(),
-                out.reward,
-                out.done,
-                out.time_out,
-                out.done_reason,
-                ep.final_progress,
-                ep.final_lap_time,
-                self._signal,
-            ],
+            outputs=self._close_step_outputs(),
             device=self.device,
         )
 
