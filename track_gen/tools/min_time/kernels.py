@@ -48,6 +48,7 @@ from .linalg import (
     fwd33,
     get3,
     get33,
+    noinline_func,
     set3,
     set33,
 )
@@ -207,7 +208,7 @@ def _seg_c(
     return ev, ep
 
 
-@wp.func(inline=False)  # one copy: called from several places or loops
+@noinline_func
 def _project(
     x: wp.array(dtype=wp.float64),
     xb: int,
@@ -244,7 +245,7 @@ def _project(
 
 
 # ------------------------------------------------------------------------------ evaluation
-@wp.func(inline=False)  # one copy: called from several places or loops
+@noinline_func
 def _evaluate(
     x: wp.array(dtype=wp.float64),
     xb: int,
@@ -343,7 +344,7 @@ def _evaluate(
 
 
 # ------------------------------------------------------------------------------ one segment
-@wp.func(inline=False)  # one copy: called from several places or loops
+@noinline_func
 def _segment_nodes(
     x: wp.array(dtype=wp.float64),
     xb: int,
@@ -404,7 +405,7 @@ def _segment_nodes(
             ezacc = ezacc + (_TWO * zi) * vi
 
 
-@wp.func(inline=False)  # one copy: called from several places or loops
+@noinline_func
 def _riccati_factor(
     x: wp.array(dtype=wp.float64),
     xb: int,
@@ -523,7 +524,7 @@ def _ju(y: wp.array(dtype=wp.float64), yb: int, m: int, h: wp.float64) -> tuple[
     return h * a, (h * h) * b
 
 
-@wp.func(inline=False)  # one copy: called from several places or loops
+@noinline_func
 def _segment_assemble(
     x: wp.array(dtype=wp.float64),
     xb: int,
@@ -781,7 +782,7 @@ def _segment_assemble(
     return res
 
 
-@wp.func(inline=False)  # one copy: called from several places or loops
+@noinline_func
 def _init_lambda(
     x: wp.array(dtype=wp.float64),
     xb: int,
@@ -868,7 +869,7 @@ def _init_lambda(
 
 
 # ------------------------------------------------------------------------------ velocities
-@wp.func(inline=False)  # one copy: called from several places or loops
+@noinline_func
 def _solve_velocities(
     bs: wp.array(dtype=wp.float64),
     bb: int,

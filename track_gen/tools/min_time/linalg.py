@@ -3,9 +3,18 @@ flat scratch arrays: a matrix is row-major at a base index)."""
 
 from __future__ import annotations
 
+import inspect
+
 import warp as wp
 
 wp.set_module_options({"enable_backward": False, "max_unroll": 1})
+
+# ``@wp.func(inline=False)`` (one out-of-line copy of a function called from several places or
+# loops, which keeps the planner's CUDA small) exists from warp-lang 1.18; on older Warp, which
+# has no inline hint, the compiler decides and the result is the same.
+noinline_func = (
+    wp.func(inline=False) if "inline" in inspect.signature(wp.func).parameters else wp.func
+)
 
 _ZERO = wp.constant(wp.float64(0.0))
 
@@ -104,7 +113,7 @@ def fwd33(lo: wp.mat33d, b: wp.mat33d) -> wp.mat33d:
     return wp.mat33d(c0[0], c1[0], c2[0], c0[1], c1[1], c2[1], c0[2], c1[2], c2[2])
 
 
-@wp.func(inline=False)  # one copy: called from several places or loops
+@noinline_func
 def dense_chol(a: wp.array(dtype=wp.float64), base: int, n: int, shift: wp.float64) -> int:
     """In-place lower Cholesky factor of the symmetric ``n x n`` matrix at ``a[base]``
     (row-major; only the lower triangle is read and written) plus ``shift`` on its diagonal.
@@ -129,7 +138,7 @@ def dense_chol(a: wp.array(dtype=wp.float64), base: int, n: int, shift: wp.float
     return ok
 
 
-@wp.func(inline=False)  # one copy: called from several places or loops
+@noinline_func
 def dense_solve(
     a: wp.array(dtype=wp.float64), base: int, n: int, b: wp.array(dtype=wp.float64), bb: int
 ):
