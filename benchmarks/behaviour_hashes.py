@@ -1,8 +1,9 @@
 """Byte hashes of the outputs a behaviour-preserving change must keep: every sampler (tracks,
 gates, both layouts), segments / sdf / gates (posts, frames) / elevated / real-circuit courses
 through a masked regeneration and 50 steps, RaceEnv observations and rewards over 200 steps,
-every sensor term over 60 steps (eager and recorded, with a curriculum), exported files (json,
-npz, TUM, cones).
+every sensor term over 60 steps (eager and recorded, with a curriculum), the drone env with its
+minimum-time par and the single-track car over 60 steps (eager and recorded), exported files
+(json, npz, TUM, cones).
 Run from a checkout: ``PYTHONPATH=. python benchmarks/behaviour_hashes.py``; a refactor that
 means to keep behaviour prints the same lines (and the same ALL hash) before and after."""
 
@@ -17,7 +18,7 @@ wp.config.quiet = True
 import track_gen as tg  # noqa: E402
 from track_gen import io, tools  # noqa: E402
 from track_gen.course import Course  # noqa: E402
-from track_gen.envs import RaceConfig, RaceEnv  # noqa: E402
+from track_gen.envs import DroneRaceEnv, RaceConfig, RaceEnv, drone_config  # noqa: E402
 from track_gen.pipeline import presets  # noqa: E402
 
 E = 8
@@ -193,6 +194,50 @@ for observed, extra in (
                 h.update(a.numpy().tobytes())
             h.update(env.curriculum_signal.numpy().tobytes())
     emit(f"race sensors {observed}", h.hexdigest()[:16])
+
+# the drone env (its minimum-time par and a curriculum) and the single-track car at 1:10, eager
+# and recorded
+h = hashlib.sha256()
+for captured in (False, True):
+    env = DroneRaceEnv(
+        4,
+        "cpu",
+        5,
+        config=drone_config("crazyflie", par=True),
+        captured=captured,
+        curriculum={"buffer_size": 8, "replay_prob": 0.5, "score": "learnability"},
+    )
+    rs = np.random.default_rng(1)
+    for _step in range(60):
+        env.actions.assign(rs.uniform(-1, 1, (4, 4)).astype(np.float32))
+        env.step()
+        for a in (env.obs, env.final_obs, env.reward, env.done, env.final_lap_time, env.par.time):
+            h.update(a.numpy().tobytes())
+emit("drone env 60 steps", h.hexdigest()[:16])
+
+h = hashlib.sha256()
+for captured in (False, True):
+    spec = presets.circuit(
+        4,
+        device="cpu",
+        length_min=350.0,
+        length_max=700.0,
+        road_width_min=1.0,
+        road_width_max=1.5,
+        corner_radius_median=5.2,
+        corner_radius_min=1.0,
+        corner_radius_max=40.0,
+        spacing=0.4,
+    )
+    config = RaceConfig.for_vehicle("f1tenth", racing_line="par")
+    env = RaceEnv(4, "cpu", 5, spec=spec, config=config, captured=captured)
+    rs = np.random.default_rng(2)
+    for _step in range(60):
+        env.actions.assign(rs.uniform(-1, 1, (4, 2)).astype(np.float32))
+        env.step()
+        for a in (env.obs, env.final_obs, env.reward, env.done, env.final_lap_time):
+            h.update(a.numpy().tobytes())
+emit("single-track f1tenth 60", h.hexdigest()[:16])
 
 gen = tg.TrackGenerator(tg.TrackGenConfig(num_envs=E, device="cpu"), seeds=9)
 gen.generate()
