@@ -258,3 +258,58 @@ def test_an_export_target_that_is_a_folder(tmp_path, capsys, fmt):
     assert rc == 2 and len(err.strip().splitlines()) == 1, err
     assert f"{name} is a folder where the export writes a file" in err
     assert state(tmp_path) == before and os.listdir(tmp_path / name) == []
+
+
+def test_special_inputs_are_refused_before_warp_is_imported(tmp_path):
+    """The refusal of a device or a FIFO comes from its ``stat`` alone, before the package's
+    generators and Warp load (what makes it immediate): checked in a fresh interpreter."""
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("POSIX")
+    code = (
+        "import sys\n"
+        "from track_gen.cli import main\n"
+        "argvs = [['import', '/dev/zero'], ['preview', '--config', '/dev/zero'],\n"
+        "         ['explore', '--config=/dev/zero'], ['--config', '/dev/zero'],\n"
+        "         ['import', '--preview', 'x.png', '--', '/dev/zero']]\n"
+        "rcs = [main(a) for a in argvs]\n"
+        "assert rcs == [2] * 5, rcs\n"
+        "assert 'warp' not in sys.modules, 'warp was imported'\n"
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stderr.splitlines()
+    assert len(lines) == 5 and all("a character device, not a regular file" in ln for ln in lines)
+    assert lines[2].startswith("track-gen explore: error: --config /dev/zero: read_settings:")
+    assert lines[3].startswith("track-gen preview: error: --config /dev/zero:")
+
+
+def test_the_early_input_check_knows_every_option_of_import():
+    """The early check skips the values of import's options: its table must list every option
+    of ``import`` that takes a value, and ``preview`` / ``explore`` must still read
+    ``--config``."""
+    import argparse
+
+    from track_gen.cli import _build_parser
+    from track_gen.cli_args import IMPORT_VALUE_OPTIONS, INPUT_FILES
+
+    parser = _build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    taking = {
+        opt
+        for a in sub.choices["import"]._actions
+        if a.option_strings and a.nargs != 0
+        for opt in a.option_strings
+    }
+    assert taking == set(IMPORT_VALUE_OPTIONS)
+    for command in ("preview", "explore"):
+        options = {o for a in sub.choices[command]._actions for o in a.option_strings}
+        assert all(opt in options for opt, _, _ in INPUT_FILES[command])

@@ -22,6 +22,7 @@ from .cli_args import (
     add_device_argument,
     check_count,
     check_picture_option,
+    refuse_special_inputs,
 )
 from .cli_io import add_export_parser, add_import_parser
 
@@ -327,10 +328,15 @@ def _normalize_argv(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``track-gen``; returns the exit status (2 for bad arguments)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = _normalize_argv(list(sys.argv[1:] if argv is None else argv))
+    try:  # a device or a FIFO as an input file: refused before Warp is imported
+        refuse_special_inputs(argv[0], argv[1:])
+    except ArgumentError as exc:
+        print(f"{PROG} {argv[0]}: error: {exc}", file=sys.stderr)
+        return 2
     parser = _build_parser()
     try:
-        args = parser.parse_args(_normalize_argv(argv))
+        args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse error (2) or --help/--version (0)
         return exc.code if isinstance(exc.code, int) else 2
 

@@ -13,6 +13,7 @@ __all__ = [
     "add_device_argument",
     "check_count",
     "check_picture_option",
+    "refuse_special_inputs",
     "samplers",
 ]
 
@@ -46,6 +47,66 @@ def check_picture_option(option: str, path: str) -> None:
         check_writable_folder(option, p.parent if str(p.parent) else ".")
     except (TypeError, ValueError, OSError) as exc:
         raise ArgumentError(str(exc)) from None
+
+
+#: The input files each subcommand reads: ``(option, reader, what)`` with ``option`` None for the
+#: positional arguments; ``reader`` and ``what`` word the refusal as that reader does. Import's
+#: only option that takes a value is ``--preview`` (a test holds this table to the parser).
+INPUT_FILES = {
+    "import": ((None, "read_tum", "CSV file"),),
+    "preview": (("--config", "read_settings", "settings JSON file"),),
+    "explore": (("--config", "read_settings", "settings JSON file"),),
+}
+#: The options of ``import`` that take a value (their value is not an input path).
+IMPORT_VALUE_OPTIONS = ("--preview",)
+
+
+def _input_paths(command: str, rest: list[str]) -> list[tuple[str | None, str, str, str]]:
+    """``(option, path, reader, what)`` for each input file named in ``rest`` (the arguments
+    after the subcommand) as written there: ``--config X`` or ``--config=X``, and for
+    ``import`` its positional paths."""
+    out = []
+    for option, reader, what in INPUT_FILES.get(command, ()):
+        i = 0
+        while i < len(rest):
+            tok = rest[i]
+            if option is None:  # positionals: skip the options and the values they take
+                if tok == "--":
+                    out += [(None, t, reader, what) for t in rest[i + 1 :]]
+                    break
+                if tok in IMPORT_VALUE_OPTIONS:
+                    i += 1
+                elif not tok.startswith("-") or tok == "-":
+                    out.append((None, tok, reader, what))
+            elif tok == option and i + 1 < len(rest):
+                out.append((option, rest[i + 1], reader, what))
+                i += 1
+            elif tok.startswith(option + "="):
+                out.append((option, tok[len(option) + 1 :], reader, what))
+            i += 1
+    return out
+
+
+def refuse_special_inputs(command: str, rest: list[str]) -> None:
+    """Refuse an input file that is a device, a FIFO or a socket (``/dev/zero``, a named pipe)
+    from its ``stat`` alone, before Warp and the package are imported, with the words of the
+    reader that would refuse it later: an ArgumentError. A missing or unreadable path, a folder
+    and every other check are left to the reader (this only makes the refusal immediate)."""
+    import os
+
+    from .core.files import not_regular
+
+    for option, path, reader, what in _input_paths(command, rest):
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):  # missing, a NUL in the name, ...: the reader says
+            continue
+        kind = not_regular(mode)
+        if kind is not None:
+            head = "" if option is None else f"{option} {path}: "
+            raise ArgumentError(
+                f"{head}{reader}: {path} is {kind}, not a regular file: give a {what}"
+            )
 
 
 def samplers() -> list[str]:

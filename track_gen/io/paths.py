@@ -46,10 +46,11 @@ import errno
 import io
 import os
 import secrets
-import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+from ..core.files import check_mode
 
 __all__ = [
     "MAX_BATCH_JSON_BYTES",
@@ -129,27 +130,6 @@ def _size_text(n: int) -> str:
     return f"{n} bytes"
 
 
-def _not_regular(mode: int) -> str | None:
-    """What a file of this ``st_mode`` is, when it is not a regular file or a folder."""
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return None
-    kinds = (
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISSOCK, "a socket"),
-    )
-    return next((text for test, text in kinds if test(mode)), "not a regular file")
-
-
-def _check_mode(mode: int, who: str, where: str, what: str) -> None:
-    if stat.S_ISDIR(mode):
-        raise IsADirectoryError(f"{who}: {where} is a folder, not a {what}")
-    kind = _not_regular(mode)
-    if kind is not None:
-        raise ValueError(f"{who}: {where} is {kind}, not a regular file: give a {what}")
-
-
 def _read_at_most(fd: int, limit: int, size_hint: int) -> bytes:
     """Up to ``limit`` bytes from ``fd`` (fewer at its end), asking for no more than the
     file's size (``size_hint``, 0 for a file whose size stat does not know) plus 64 KiB at
@@ -194,7 +174,7 @@ def read_bytes(
         if errno.errorcode.get(exc.errno) in _MISSING:
             raise FileNotFoundError(f"{who}: no such file: {where}") from None
         raise _reraise(exc, name, where, "read it") from exc
-    _check_mode(mode, who, where, what)
+    check_mode(mode, who, where, what)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     try:
@@ -213,7 +193,7 @@ def _read_open(fd: int, name: str, where: str, who: str, what: str, max_bytes) -
         st = os.fstat(fd)
     except OSError as exc:  # pragma: no cover - fstat of an open descriptor
         raise _reraise(exc, name, where, "read it") from exc
-    _check_mode(st.st_mode, who, where, what)  # swapped for another file since the stat
+    check_mode(st.st_mode, who, where, what)  # swapped for another file since the stat
     try:
         head = b""
         if callable(max_bytes):
