@@ -21,9 +21,10 @@ scalars is refused (split it by role).
 An array counts as written when the kernel assigns or augments a subscript of it
 (``a[i] = ...``, ``a[i] += ...``; for a struct, of one of its fields: ``s.a[i] = ...``),
 passes it as the first argument of a ``wp.atomic_*`` call, or passes it to a ``@wp.func`` of
-the package that writes that parameter (followed through nested ``@wp.func`` calls). A written array must be in ``outputs`` or ``scratch``; an ``_out``
-array must not be read by subscript in the kernel itself. Whether an array is an input or a
-per-env parameter, and scratch or output, is the author's call. Warp binds ``wp.launch``
+the package that writes that parameter (followed through nested ``@wp.func`` calls). A
+written array must be in ``outputs`` or ``scratch``; an ``_out`` array must not be read by
+subscript in the kernel itself. Whether an array is an input or a per-env parameter, and
+scratch or output, is the author's call. Warp binds ``wp.launch``
 arguments positionally over ``inputs + outputs``, so the launch lists follow the signature.
 
 The analyser parses every ``.py`` under ``track_gen`` with :mod:`ast` (no import, no Warp),
