@@ -7,7 +7,11 @@ The base owns what every batched env shares: the observation (your state columns
 registered sensor term the config names: a lidar here), the step, the masked auto-reset with
 regeneration, capture into a graph, final observations, statistics and the adapters
 (gymnasium, rsl_rl). The env is its agent: a config, a state container and four kernels
-launched by ``_act``, ``_write_state``, ``_close_step`` and ``_respawn``. The script drives
+launched by ``_act``, ``_write_state``, ``_close_step`` and ``_respawn``. The episode kernel
+computes the reward and hands the shared bookkeeping to ``envs.episode.close_step`` with two
+structs the base built once from the config's ``dt``, ``max_laps`` and ``max_episode_steps``
+and the env's arrays: ``self._episode_rules`` (``EpisodeRules``) and ``self._episode_arrays``
+(``EpisodeArrays``: reward, done flags, episode state, statistics). The script drives
 it eager and recorded with the same line-following actions and checks that both give the
 same bytes, that every column is finite, that the state columns match a NumPy oracle and
 that done envs got new courses. See docs/training.md ("Your own env").
@@ -33,7 +37,7 @@ from track_gen.envs.base import (
     observation_fields,
     observation_namespace,
 )
-from track_gen.envs.episode import SIGNAL_NONE, close_step
+from track_gen.envs.episode import SIGNAL_NONE, EpisodeArrays, EpisodeRules, close_step
 from track_gen.pipeline import Tunable, presets
 
 #: The state columns: velocity along and across the track, lateral offset, lap fraction, ok.
@@ -161,31 +165,10 @@ def puck_episode_kernel(
     next_index: wp.array(dtype=wp.int32),
     frame_s: wp.array(dtype=wp.float32),
     length: wp.array(dtype=wp.float32),
-    # static
-    dt: float,
-    max_laps: int,
-    max_episode_steps: int,
-    # outputs
-    episode_length_inout: wp.array(dtype=wp.int32),
-    s_prev_inout: wp.array(dtype=wp.float32),
-    progress_inout: wp.array(dtype=wp.float32),
-    lap_mark_inout: wp.array(dtype=wp.int32),
-    lap_last_inout: wp.array(dtype=wp.float32),
-    stat_episodes_inout: wp.array(dtype=wp.int32),
-    stat_progress_inout: wp.array(dtype=wp.float32),
-    stat_laps_inout: wp.array(dtype=wp.int32),
-    stat_steps_inout: wp.array(dtype=wp.int32),
-    stat_timed_inout: wp.array(dtype=wp.int32),
-    stat_lap_time_inout: wp.array(dtype=wp.float32),
-    stat_par_laps_inout: wp.array(dtype=wp.int32),
-    stat_par_ratio_inout: wp.array(dtype=wp.float32),
-    reward_out: wp.array(dtype=wp.float32),
-    done_out: wp.array(dtype=wp.int32),
-    time_out_out: wp.array(dtype=wp.int32),
-    done_reason_out: wp.array(dtype=wp.int32),
-    final_progress_out: wp.array(dtype=wp.float32),
-    final_lap_time_out: wp.array(dtype=wp.float32),
-    signal_out: wp.array(dtype=wp.float32),
+    # static: dt, max_laps, max_episode_steps and the curriculum signal's mode
+    rules: EpisodeRules,
+    # outputs: the episode's arrays (the reward, done flags, statistics, ...)
+    episode_inout: EpisodeArrays,
 ):
     """Reward: the laps gained this step, -1 on leaving the road; the shared bookkeeping."""
     e = wp.tid()
@@ -193,47 +176,19 @@ def puck_episode_kernel(
     L = length[e]
     s = frame_s[e]
     ds = float(0.0)
-    sp = s_prev_inout[e]
+    sp = episode_inout.s_prev[e]
     if ok and wp.isfinite(sp):
         ds = s - sp
         ds = ds - L * wp.floor(ds / L + 0.5)
-    s_prev_inout[e] = wp.where(ok, s, sp)
+    episode_inout.s_prev[e] = wp.where(ok, s, sp)
     gained = wp.where(ok, ds / wp.max(L, 1.0e-9), 0.0)
-    prog = progress_inout[e] + gained
-    progress_inout[e] = prog
+    prog = episode_inout.progress[e] + gained
+    episode_inout.progress[e] = prog
     crashed = oob[e] != 0
-    reward_out[e] = wp.where(ok, gained - wp.where(crashed, 1.0, 0.0), 0.0)
-    close_step(
-        e,
-        ok,
-        crashed,
-        passed[e] != 0 and next_index[e] == 0,
-        laps[e],
-        prog,
-        wp.nan,
-        False,
-        dt,
-        max_laps,
-        max_episode_steps,
-        0,
-        episode_length_inout,
-        lap_mark_inout,
-        lap_last_inout,
-        stat_episodes_inout,
-        stat_progress_inout,
-        stat_laps_inout,
-        stat_steps_inout,
-        stat_timed_inout,
-        stat_lap_time_inout,
-        stat_par_laps_inout,
-        stat_par_ratio_inout,
-        done_out,
-        time_out_out,
-        done_reason_out,
-        final_progress_out,
-        final_lap_time_out,
-        signal_out,
-    )
+    episode_inout.reward[e] = wp.where(ok, gained - wp.where(crashed, 1.0, 0.0), 0.0)
+    lap_completed = passed[e] != 0 and next_index[e] == 0
+    # no par lap time here (NaN, has_par False): laps are timed, no par ratio is summed
+    close_step(e, ok, crashed, lap_completed, laps[e], prog, wp.nan, False, rules, episode_inout)
 
 
 @wp.kernel
@@ -319,13 +274,13 @@ class PuckEnv(BatchedEnv):
         )
 
     def _close_step(self, res) -> None:
-        c, ev, out = self.config, res.events, self.outputs
+        ev, out = res.events, self.outputs
         wp.launch(
             puck_episode_kernel,
             self.num_envs,
             [out.ok, res.contacts.oob, ev.passed, ev.laps, ev.next_index, res.frame.s]
-            + [self.course.result.length, c.dt, c.max_laps, c.max_episode_steps],
-            self._close_step_outputs(),
+            + [self.course.result.length, self._episode_rules],
+            [self._episode_arrays],
             device=self.device,
         )
 

@@ -13,12 +13,18 @@ inside the signature whose first word is the group's name (text after it is free
 - ``# outputs``: arrays the kernel writes, each named ``*_out`` (written only) or
   ``*_inout`` (read and written); a name with either suffix appears only here.
 
+A parameter typed by a ``@wp.struct`` of the package counts as an array when every field of
+the struct is an array (a struct of outputs sits in ``# outputs`` with an ``_out``/``_inout``
+name, like an array), as a scalar when none is (``# static``); a struct mixing arrays and
+scalars is refused (split it by role).
+
 An array counts as written when the kernel assigns or augments a subscript of it
-(``a[i] = ...``, ``a[i] += ...``), passes it as the first argument of a ``wp.atomic_*`` call,
-or passes it to a ``@wp.func`` of the package that writes that parameter (followed through
-nested ``@wp.func`` calls). A written array must be in ``outputs`` or ``scratch``; an ``_out``
-array must not be read by subscript in the kernel itself. Whether an array is an input or a
-per-env parameter, and scratch or output, is the author's call. Warp binds ``wp.launch``
+(``a[i] = ...``, ``a[i] += ...``; for a struct, of one of its fields: ``s.a[i] = ...``),
+passes it as the first argument of a ``wp.atomic_*`` call, or passes it to a ``@wp.func`` of
+the package that writes that parameter (followed through nested ``@wp.func`` calls). A
+written array must be in ``outputs`` or ``scratch``; an ``_out`` array must not be read by
+subscript in the kernel itself. Whether an array is an input or a per-env parameter, and
+scratch or output, is the author's call. Warp binds ``wp.launch``
 arguments positionally over ``inputs + outputs``, so the launch lists follow the signature.
 
 The analyser parses every ``.py`` under ``track_gen`` with :mod:`ast` (no import, no Warp),
@@ -59,6 +65,37 @@ def _is_array(annotation: ast.expr | None) -> bool:
     return isinstance(target, ast.Attribute) and target.attr.startswith("array")
 
 
+def _struct_kinds(trees: list[ast.Module]) -> dict[str, str]:
+    """Every ``@wp.struct`` class of ``trees`` by name: ``"arrays"`` (every field an array),
+    ``"scalars"`` (none) or ``"mixed"``."""
+    kinds = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and _decorated(node, "struct"):
+                fields = [f for f in node.body if isinstance(f, ast.AnnAssign)]
+                arrays = [_is_array(f.annotation) for f in fields]
+                kinds[node.name] = (
+                    "arrays" if all(arrays) else "scalars" if not any(arrays) else "mixed"
+                )
+    return kinds
+
+
+def _struct_name(annotation: ast.expr | None) -> str | None:
+    """The class name an annotation names (``S`` or ``mod.S``), None for anything else."""
+    if isinstance(annotation, ast.Name):
+        return annotation.id
+    if isinstance(annotation, ast.Attribute):
+        return annotation.attr
+    return None
+
+
+def _root(node: ast.expr) -> str | None:
+    """The name an access starts from: ``a`` of ``a`` and of ``a.f`` (a struct's field)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
 def _call_name(call: ast.Call) -> str | None:
     """The called function's bare name (``f`` of ``f(...)`` or ``mod.f(...)``)."""
     if isinstance(call.func, ast.Name):
@@ -80,11 +117,11 @@ def _direct_writes(func: ast.FunctionDef) -> set[str]:
         for target in targets:
             elements = target.elts if isinstance(target, ast.Tuple) else [target]
             for element in elements:
-                if isinstance(element, ast.Subscript) and isinstance(element.value, ast.Name):
-                    written.add(element.value.id)
+                if isinstance(element, ast.Subscript) and _root(element.value):
+                    written.add(_root(element.value))
         if isinstance(sub, ast.Call) and (_call_name(sub) or "").startswith("atomic_"):
-            if sub.args and isinstance(sub.args[0], ast.Name):
-                written.add(sub.args[0].id)
+            if sub.args and _root(sub.args[0]):
+                written.add(_root(sub.args[0]))
     return written
 
 
@@ -132,15 +169,16 @@ def _kernel_writes(kernel: ast.FunctionDef, func_writes: dict[str, set[int]]) ->
 
 
 def _subscript_reads(kernel: ast.FunctionDef) -> set[str]:
-    """Names read by subscript (``a[i]`` in a load), augmented assignments included."""
+    """Names read by subscript (``a[i]``, ``s.a[i]`` in a load), augmented assignments
+    included."""
     read: set[str] = set()
     for sub in ast.walk(kernel):
-        if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name):
+        if isinstance(sub, ast.Subscript) and _root(sub.value):
             if isinstance(sub.ctx, ast.Load):
-                read.add(sub.value.id)
+                read.add(_root(sub.value))
         if isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Subscript):
-            if isinstance(sub.target.value, ast.Name):
-                read.add(sub.target.value.id)
+            if _root(sub.target.value):
+                read.add(_root(sub.target.value))
     return read
 
 
@@ -156,9 +194,14 @@ def _group_comments(kernel: ast.FunctionDef, lines: list[str]) -> list[tuple[int
 
 
 def _kernel_violations(
-    kernel: ast.FunctionDef, lines: list[str], func_writes: dict[str, set[int]]
+    kernel: ast.FunctionDef,
+    lines: list[str],
+    func_writes: dict[str, set[int]],
+    structs: dict[str, str] | None = None,
 ) -> list[str]:
-    """Every way ``kernel``'s signature breaks the convention, as readable sentences."""
+    """Every way ``kernel``'s signature breaks the convention, as readable sentences
+    (``structs``: :func:`_struct_kinds` of the package)."""
+    structs = structs or {}
     problems = []
     comments = _group_comments(kernel, lines)
     for number, word in comments:
@@ -175,7 +218,11 @@ def _kernel_violations(
         groups[arg.arg] = group
         if not order or order[-1] != group:
             order.append(group)
-        array = _is_array(arg.annotation)
+        kind = structs.get(_struct_name(arg.annotation))
+        if kind == "mixed":
+            problems.append(f"{arg.arg}: a struct mixing arrays and scalars (split it by role)")
+            continue
+        array = _is_array(arg.annotation) or kind == "arrays"
         if group == "static" and array:
             problems.append(f"{arg.arg}: an array in static")
         if group != "static" and not array:
@@ -209,6 +256,7 @@ def _modules() -> list[tuple[pathlib.Path, ast.Module, list[str]]]:
 def analyse() -> tuple[int, list[str]]:
     """The number of kernels found and every violation as ``file:line kernel: problem``."""
     modules = _modules()
+    structs = _struct_kinds([tree for _, tree, _ in modules])
     funcs: dict[str, list[ast.FunctionDef]] = {}
     for _, tree, _ in modules:
         for node in ast.walk(tree):
@@ -222,7 +270,7 @@ def analyse() -> tuple[int, list[str]]:
             if isinstance(node, ast.FunctionDef) and _decorated(node, "kernel"):
                 count += 1
                 where = f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {node.name}"
-                for problem in _kernel_violations(node, lines, func_writes):
+                for problem in _kernel_violations(node, lines, func_writes, structs):
                     violations.append(f"{where}: {problem}")
     return count, violations
 
@@ -288,5 +336,81 @@ def _bad(
         "written: written but in inputs",
         "through_func: written but in inputs",
         "result_out: read in the kernel",
+    ):
+        assert expected in problems, f"{expected!r} not reported in:\n{problems}"
+
+
+def test_the_analyser_applies_the_rules_to_struct_parameters():
+    """A struct of arrays is an array (writes through its fields and through a ``@wp.func``
+    count), a struct of scalars a scalar, a mixed struct is refused; the episode kernels'
+    form (``rules`` in static, ``episode_inout`` in outputs) passes."""
+    source = """
+import warp as wp
+
+@wp.struct
+class Arrays:
+    a: wp.array(dtype=float)
+    b: wp.array(dtype=int)
+
+@wp.struct
+class Rules:
+    dt: float
+    n: int
+
+@wp.struct
+class Mixed:
+    a: wp.array(dtype=float)
+    n: int
+
+@wp.func
+def _close(i: int, rules: Rules, ep: Arrays):
+    ep.b[i] = rules.n
+
+@wp.kernel
+def _good(
+    # inputs
+    x: wp.array(dtype=float),
+    # static
+    rules: Rules,
+    # outputs
+    episode_inout: Arrays,
+):
+    i = wp.tid()
+    episode_inout.a[i] = episode_inout.a[i] + x[i] * rules.dt
+    _close(i, rules, episode_inout)
+
+@wp.kernel
+def _bad(
+    # inputs
+    field_written: Arrays,
+    func_written: Arrays,
+    # static
+    arrays_static: Arrays,
+    mixed: Mixed,
+    # outputs
+    rules_out: Rules,
+    read_out: Arrays,
+):
+    i = wp.tid()
+    field_written.a[i] = read_out.a[i]
+    wp.atomic_add(read_out.a, i, 1.0)
+    _close(i, rules_out, func_written)
+"""
+    tree = ast.parse(source)
+    nodes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    structs = _struct_kinds([tree])
+    assert structs == {"Arrays": "arrays", "Rules": "scalars", "Mixed": "mixed"}
+    func_writes = _func_write_positions({"_close": [nodes["_close"]]})
+    assert func_writes["_close"] == {2}
+    lines = source.splitlines()
+    assert _kernel_violations(nodes["_good"], lines, func_writes, structs) == []
+    problems = "\n".join(_kernel_violations(nodes["_bad"], lines, func_writes, structs))
+    for expected in (
+        "field_written: written but in inputs",
+        "func_written: written but in inputs",
+        "arrays_static: an array in static",
+        "mixed: a struct mixing arrays and scalars",
+        "rules_out: a scalar outside static",
+        "read_out: read in the kernel",
     ):
         assert expected in problems, f"{expected!r} not reported in:\n{problems}"

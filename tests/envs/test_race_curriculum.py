@@ -17,6 +17,7 @@ from track_gen.curriculum import LevelReplay
 from track_gen.envs import RaceConfig, RaceDone, RaceEnv
 from track_gen.envs import base as env_base
 from track_gen.envs import race as race_module
+from track_gen.envs.episode import SIGNAL_SUCCESS, EpisodeArrays
 from track_gen.tools.terms import FINAL_ALL
 
 E = 6
@@ -191,6 +192,50 @@ def test_rebinding_an_array_the_step_reads_raises_and_says_how_to_write():
     env.step()
     assert env.curriculum_signal is signal and env.actions is actions
     env.graph = None  # plain attributes are still set as usual
+    # the containers too: the episode kernel reads their arrays through a struct built once
+    for holder, name in ((env.episode, "length"), (env.outputs, "done"), (env.car, "speed")):
+        before = getattr(holder, name)
+        what = type(holder).__name__
+        with pytest.raises(AttributeError, match=rf"{what}\.{name} .*\.assign\(values\)"):
+            setattr(holder, name, wp.zeros_like(before))
+        assert getattr(holder, name) is before
+    for name in ("episode", "outputs", "car"):
+        before = getattr(env, name)
+        with pytest.raises(AttributeError, match=rf"RaceEnv\.{name} holds arrays .*<array>"):
+            setattr(env, name, before)
+        assert getattr(env, name) is before
+
+
+def test_the_episode_struct_references_the_env_arrays():
+    """The bookkeeping's struct holds the env's own arrays (the same objects, so the public
+    arrays, the statistics and a recorded graph all see what the episode kernel writes) and
+    its rules the config's values."""
+    config = RaceConfig(max_laps=3, max_episode_steps=77)
+    kw = {"buffer_size": 4, "replay_prob": 0.5, "score": "learnability"}
+    env = RaceEnv(2, "cpu", SEED, config=config, curriculum=kw)
+    ep, st = env.episode, env._stats
+    expected = {
+        "length": env.episode_length,
+        "s_prev": ep.s_prev,
+        "progress": env.episode_progress,
+        "lap_mark": ep.lap_mark,
+        "lap_last": ep.lap_last,
+        **{f"stat_{f}": getattr(st, f) for f in ("episodes", "progress", "laps", "steps")},
+        **{f"stat_{f}": getattr(st, f) for f in ("timed", "lap_time", "par_laps", "par_ratio")},
+        "reward": env.reward,
+        "done": env.done,
+        "time_out": env.time_out,
+        "done_reason": env.done_reason,
+        "final_progress": env.final_progress,
+        "final_lap_time": env.final_lap_time,
+        "signal": env.curriculum_signal,
+    }
+    assert list(EpisodeArrays.vars) == list(expected)
+    for name, array in expected.items():
+        assert getattr(env._episode_arrays, name) is array, name
+    rules = env._episode_rules
+    assert (rules.max_laps, rules.max_episode_steps) == (3, 77)
+    assert np.float32(rules.dt) == np.float32(config.dt) and rules.signal_mode == SIGNAL_SUCCESS
 
 
 # ------------------------------------------------------------------------------ refusals

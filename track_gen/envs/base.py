@@ -15,18 +15,23 @@ An env is ``E`` agents, one per env, each on its own course of one
 * final observations (a done env's last observation of its ended episode), reseeding,
   statistics.
 
-A subclass is its agent (``RaceEnv``: a car): its config, its state container, and four
-methods the base calls in order:
+A subclass is its agent (``RaceEnv``: a car): its config (with ``dt``, s, ``max_laps`` and
+``max_episode_steps``, which the base reads for the episode's rules), its state container,
+and four methods the base calls in order:
 
 * ``_act()``: move the agents by :attr:`actions` (the dynamics kernel);
 * ``_write_state(res, mask, masked_only, write_final)``: the env's state columns and the
   usable-env flags ``outputs.ok`` (and, on a reset, the episode's first progress mark);
-* ``_close_step(res)``: reward, done flags and bookkeeping of the step
-  (:func:`~track_gen.envs.episode.close_step` does the shared part);
+* ``_close_step(res)``: reward, done flags and bookkeeping of the step, one launch of the
+  env's episode kernel, which takes ``self._episode_rules``
+  (:class:`~track_gen.envs.episode.EpisodeRules`) among its static parameters and
+  ``self._episode_arrays`` (:class:`~track_gen.envs.episode.EpisodeArrays`) as its first
+  output, and hands both to :func:`~track_gen.envs.episode.close_step` (the shared part);
 * ``_respawn(mask)``: the masked envs' agents at the start of their course.
 
 :class:`FixedArrays`: the public device arrays of an env are allocated once and read by
-pointer (by every step, and by a recorded graph): rebinding one (``env.actions = new``)
+pointer (by every step, by a recorded graph, and through ``_episode_arrays``, built once
+at construction): rebinding one (``env.actions = new``, ``env.episode.length = new``)
 would be ignored silently, so it raises, naming the way to write into it.
 """
 
@@ -47,6 +52,7 @@ from ..curriculum import LevelReplay
 from ..curriculum import fields as curriculum_fields
 from ..tools import observation_term, observation_terms
 from ..tools.terms import FINAL_ALL, FINAL_NONE, FINAL_UNMASKED, TermContext, TermOutputs
+from .episode import EpisodeArrays, episode_rules
 
 __all__ = [
     "BatchedEnv",
@@ -64,11 +70,14 @@ __all__ = [
 
 class FixedArrays:
     """A mixin: after :meth:`_seal`, assigning any public attribute that holds a ``wp.array``
-    (or is listed in ``_FIXED``, an optional array that may be None) raises AttributeError;
-    private attributes and non-array attributes are unaffected."""
+    or a container of them (another :class:`FixedArrays`, e.g. a :class:`DeviceArrays`),
+    or is listed in ``_FIXED`` (an optional array that may be None), raises AttributeError;
+    private attributes and other attributes are unaffected."""
 
     #: Public names that are fixed even while they hold None (an optional array).
     _FIXED: tuple[str, ...] = ()
+    #: How the error names the object holding the attribute (``env.actions.assign(...)``).
+    _HOLDER = "env"
     _sealed = False
 
     def _seal(self) -> None:
@@ -77,7 +86,7 @@ class FixedArrays:
     def __setattr__(self, name: str, value) -> None:
         if self._sealed and not name.startswith("_"):
             current = getattr(self, name, None)
-            if isinstance(current, wp.array) or name in self._FIXED:
+            if isinstance(current, (wp.array, FixedArrays)) or name in self._FIXED:
                 what = type(self).__name__
                 if current is None:
                     raise AttributeError(
@@ -85,10 +94,17 @@ class FixedArrays:
                         "construction) and cannot be set afterwards: enable it when building "
                         "the env"
                     )
+                where = f"{self._HOLDER}.{name}"
+                if isinstance(current, FixedArrays):
+                    raise AttributeError(
+                        f"{what}.{name} holds arrays every step (and a recorded graph) reads "
+                        f"from their allocation at construction, so it cannot be rebound: "
+                        f"write into its arrays, {where}.<array>.assign(values)"
+                    )
                 raise AttributeError(
                     f"{what}.{name} is read by every step (and a recorded graph) from the "
                     f"array allocated at construction, so it cannot be rebound: write into it, "
-                    f"env.{name}.assign(values) or wp.copy(env.{name}, src)"
+                    f"{where}.assign(values) or wp.copy({where}, src)"
                 )
         object.__setattr__(self, name, value)
 
@@ -100,9 +116,18 @@ def array(dtype, shape: str = "E", fill: Any = 0, doc: str = ""):
     return dataclasses.field(default=None, metadata={"dtype": dtype, "shape": shape, "fill": fill})
 
 
-class DeviceArrays:
+class DeviceArrays(FixedArrays):
     """The base of a typed container of device arrays: :meth:`allocate` makes every field
-    (its dtype, shape and fill from the field's :func:`array` declaration) through a budget."""
+    (its dtype, shape and fill from the field's :func:`array` declaration) through a budget.
+
+    A container is sealed once built (:class:`FixedArrays`): the env's kernels, its
+    recorded graph and its :class:`~track_gen.envs.episode.EpisodeArrays` read these very
+    arrays, so ``container.field = other`` raises; write into the array instead."""
+
+    _HOLDER = "container"
+
+    def __post_init__(self) -> None:
+        self._seal()
 
     @classmethod
     def allocate(cls, budget: AllocationBudget, E: int, D: int = 0, **given):
@@ -485,7 +510,6 @@ class BatchedEnv(FixedArrays):
         self.sensors: dict = {}
         self._everyone = budget.full(E, 1, wp.int32, "all-envs mask")
         self._signal = budget.full(E, wp.nan, wp.float32, "curriculum signals")
-        self._signal_mode = signal_mode
         self._curriculum_kw = curriculum_kw
         self.curriculum = (
             None if curriculum_kw is None else LevelReplay(self.course, **curriculum_kw)
@@ -493,6 +517,10 @@ class BatchedEnv(FixedArrays):
         self.curriculum_signal = None if curriculum_kw is None else self._signal
         self._host_guard = host_guard
         self.graph = None
+        # built once: a launch (and a recorded graph) copies the structs by value
+        c = self.config
+        self._episode_rules = episode_rules(c.dt, c.max_laps, c.max_episode_steps, signal_mode)
+        self._episode_arrays = self._make_episode_arrays()
 
     def _finish_init(self, captured: bool) -> None:
         self._respawn_observe(self._everyone)
@@ -513,26 +541,22 @@ class BatchedEnv(FixedArrays):
             col = self._term_cols[term.name]
             term.write(settings, self._ctx, res, col, mask, sensor_final, self._term_out)
 
-    def _close_step_outputs(self) -> list[wp.array]:
-        """The arrays :func:`~track_gen.envs.episode.close_step` updates, in the order of its
-        parameters (episode state, stats, step outputs, finals, curriculum signal): an env's
-        episode kernel takes them as its outputs, after its own inputs."""
-        ep, out = self.episode, self.outputs
-        return [
-            ep.length,
-            ep.s_prev,
-            ep.progress,
-            ep.lap_mark,
-            ep.lap_last,
-            *self._stats.arrays(),
-            out.reward,
-            out.done,
-            out.time_out,
-            out.done_reason,
-            ep.final_progress,
-            ep.final_lap_time,
-            self._signal,
-        ]
+    def _make_episode_arrays(self) -> EpisodeArrays:
+        """The :class:`~track_gen.envs.episode.EpisodeArrays` of this env: its own episode
+        state, statistics, step outputs and curriculum signal (the same ``wp.array``
+        objects, referenced)."""
+        ep, st, out = self.episode, self._stats, self.outputs
+        arrays = EpisodeArrays()
+        for name in ("length", "s_prev", "progress", "lap_mark", "lap_last"):
+            setattr(arrays, name, getattr(ep, name))
+        for f in dataclasses.fields(st):
+            setattr(arrays, f"stat_{f.name}", getattr(st, f.name))
+        for name in ("reward", "done", "time_out", "done_reason"):
+            setattr(arrays, name, getattr(out, name))
+        arrays.final_progress = ep.final_progress
+        arrays.final_lap_time = ep.final_lap_time
+        arrays.signal = self._signal
+        return arrays
 
     def _respawn_observe(self, mask: wp.array) -> None:
         """Respawn the masked agents at the start of their current course, step the course

@@ -22,7 +22,7 @@ from __future__ import annotations
 import warp as wp
 
 from ..tools.terms import final_flag, put_column, unit_or_zero
-from .episode import close_step
+from .episode import EpisodeArrays, EpisodeRules, close_step
 
 __all__: list[str] = []
 
@@ -200,40 +200,18 @@ def _episode_kernel(
     gate_position: wp.array(dtype=wp.vec3f),
     gate_count: wp.array(dtype=wp.int32),
     # static
+    rules: EpisodeRules,
     max_gates: int,
     gate_progress: int,
-    dt: float,
     radius: float,
     progress_tube: float,
-    max_laps: int,
-    max_episode_steps: int,
     reward_progress: float,
     reward_gate: float,
     penalty_crash: float,
     penalty_rate: float,
     reward_par: float,
-    signal_mode: int,
     # outputs
-    episode_length_inout: wp.array(dtype=wp.int32),
-    s_prev_inout: wp.array(dtype=wp.float32),
-    progress_inout: wp.array(dtype=wp.float32),
-    lap_mark_inout: wp.array(dtype=wp.int32),
-    lap_last_inout: wp.array(dtype=wp.float32),
-    stat_episodes_inout: wp.array(dtype=wp.int32),
-    stat_progress_inout: wp.array(dtype=wp.float32),
-    stat_laps_inout: wp.array(dtype=wp.int32),
-    stat_steps_inout: wp.array(dtype=wp.int32),
-    stat_timed_inout: wp.array(dtype=wp.int32),
-    stat_lap_time_inout: wp.array(dtype=wp.float32),
-    stat_par_laps_inout: wp.array(dtype=wp.int32),
-    stat_par_ratio_inout: wp.array(dtype=wp.float32),
-    reward_out: wp.array(dtype=wp.float32),
-    done_out: wp.array(dtype=wp.int32),
-    time_out_out: wp.array(dtype=wp.int32),
-    done_reason_out: wp.array(dtype=wp.int32),
-    final_progress_out: wp.array(dtype=wp.float32),
-    final_lap_time_out: wp.array(dtype=wp.float32),
-    signal_out: wp.array(dtype=wp.float32),
+    episode_inout: EpisodeArrays,
     crash_out: wp.array(dtype=wp.int32),
     final_gates_out: wp.array(dtype=wp.int32),
     target_inout: wp.array(dtype=wp.int32),
@@ -242,28 +220,28 @@ def _episode_kernel(
     """Crashes, reward, done flags and bookkeeping of one env after its state columns: the
     arc gained along the course line ``ds`` (m, wrapped; 0 while the drone is farther than
     ``progress_tube`` from the line, and at most the distance its speed covers in ``dt``
-    either way: the closest point cannot be dragged along the line faster than the drone
-    flies), the decrease ``dg`` (m) of the distance to the centre of the gate targeted at the
-    step's start (``target_inout``; its distance then ``target_distance_inout``, NaN: none;
-    at most the speed's distance either way, 0 without a target), and the reward
-    ``reward_progress * (dg if gate_progress else ds) + reward_gate * passed - penalty_crash
-    * crashed - penalty_rate * |w|^2 (+ reward_par * (ds / length * par - dt) with a par)``;
-    0 where the env is not usable. Then the target is the step's ``next_index`` (switched at
-    a pass) and its distance the drone's to that gate's centre
-    (:func:`~track_gen.envs.episode.close_step` closes the step)."""
+    (``rules.dt``, s) either way: the closest point cannot be dragged along the line faster
+    than the drone flies), the decrease ``dg`` (m) of the distance to the centre of the gate
+    targeted at the step's start (``target_inout``; its distance then
+    ``target_distance_inout``, NaN: none; at most the speed's distance either way, 0 without
+    a target), and the reward ``reward_progress * (dg if gate_progress else ds) +
+    reward_gate * passed - penalty_crash * crashed - penalty_rate * |w|^2 (+ reward_par *
+    (ds / length * par - dt) with a par)``; 0 where the env is not usable. Then the target is
+    the step's ``next_index`` (switched at a pass) and its distance the drone's to that
+    gate's centre (:func:`~track_gen.envs.episode.close_step` closes the step)."""
     e = wp.tid()
     ok = ok_env[e] != 0
     L = length[e]
     s = frame_s[e]
     p = position[e]
-    reach = wp.length(velocity[e]) * dt
+    reach = wp.length(velocity[e]) * rules.dt
     ds = float(0.0)
-    sp = s_prev_inout[e]
+    sp = episode_inout.s_prev[e]
     if ok and wp.isfinite(sp):
         ds = s - sp
         ds = ds - L * wp.floor(ds / L + 0.5)
         ds = wp.where(frame_distance[e] <= progress_tube, wp.clamp(ds, -reach, reach), 0.0)
-    s_prev_inout[e] = wp.where(ok, s, sp)
+    episode_inout.s_prev[e] = wp.where(ok, s, sp)
     n = wp.clamp(gate_count[e], 0, max_gates)
     dg = float(0.0)
     t = target_inout[e]
@@ -277,8 +255,8 @@ def _episode_kernel(
         d_new = wp.length(p - gate_position[e * max_gates + t_new])
     target_inout[e] = wp.where(ok, t_new, -1)
     target_distance_inout[e] = d_new
-    prog = progress_inout[e] + wp.where(ok, ds / wp.max(L, 1.0e-9), 0.0)
-    progress_inout[e] = prog
+    prog = episode_inout.progress[e] + wp.where(ok, ds / wp.max(L, 1.0e-9), 0.0)
+    episode_inout.progress[e] = prog
     bits = _crash_bits(hit[e], p, radius, bounds_lo[e], bounds_hi[e])
     bits = wp.where(ok, bits, 0)
     crash_out[e] = bits
@@ -289,40 +267,11 @@ def _episode_kernel(
     par = par_time[e]
     has_par = wp.isfinite(par) and par > 0.0
     if reward_par != 0.0 and has_par:
-        r = r + reward_par * (ds / wp.max(L, 1.0e-9) * par - dt)
-    reward_out[e] = wp.where(ok and wp.isfinite(r), r, 0.0)
+        r = r + reward_par * (ds / wp.max(L, 1.0e-9) * par - rules.dt)
+    episode_inout.reward[e] = wp.where(ok and wp.isfinite(r), r, 0.0)
     final_gates_out[e] = gates[e]
-    close_step(
-        e,
-        ok,
-        crashed,
-        passed[e] != 0 and next_index[e] == 0,
-        laps[e],
-        prog,
-        par,
-        has_par,
-        dt,
-        max_laps,
-        max_episode_steps,
-        signal_mode,
-        episode_length_inout,
-        lap_mark_inout,
-        lap_last_inout,
-        stat_episodes_inout,
-        stat_progress_inout,
-        stat_laps_inout,
-        stat_steps_inout,
-        stat_timed_inout,
-        stat_lap_time_inout,
-        stat_par_laps_inout,
-        stat_par_ratio_inout,
-        done_out,
-        time_out_out,
-        done_reason_out,
-        final_progress_out,
-        final_lap_time_out,
-        signal_out,
-    )
+    lap_completed = passed[e] != 0 and next_index[e] == 0
+    close_step(e, ok, crashed, lap_completed, laps[e], prog, par, has_par, rules, episode_inout)
 
 
 @wp.kernel

@@ -473,16 +473,13 @@ class RaceEnv(BatchedEnv):
                 res.frame.s,
                 self.course.result.length,
                 self._par_time,
-                c.dt,
-                c.max_laps,
-                c.max_episode_steps,
+                self._episode_rules,
                 c.reward_progress,
                 c.reward_checkpoint,
                 c.penalty_oob,
                 c.reward_par,
-                self._signal_mode,
             ],
-            outputs=self._close_step_outputs(),
+            outputs=[self._episode_arrays],
             device=self.device,
         )
 

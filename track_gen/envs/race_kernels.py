@@ -9,7 +9,7 @@ import warp as wp
 
 from ..geometry import arc_ahead, point_at_arc, wrap_angle
 from ..tools.terms import final_flag
-from .episode import close_step
+from .episode import EpisodeArrays, EpisodeRules, close_step
 
 __all__: list[str] = []
 
@@ -392,36 +392,13 @@ def _episode_kernel(
     length: wp.array(dtype=wp.float32),
     par_time: wp.array(dtype=wp.float32),
     # static
-    dt: float,
-    max_laps: int,
-    max_episode_steps: int,
+    rules: EpisodeRules,
     reward_progress: float,
     reward_checkpoint: float,
     penalty_oob: float,
     reward_par: float,
-    signal_mode: int,
-    # outputs: episode bookkeeping (read and written)
-    episode_length_inout: wp.array(dtype=wp.int32),
-    s_prev_inout: wp.array(dtype=wp.float32),
-    progress_inout: wp.array(dtype=wp.float32),
-    lap_mark_inout: wp.array(dtype=wp.int32),
-    lap_last_inout: wp.array(dtype=wp.float32),
-    stat_episodes_inout: wp.array(dtype=wp.int32),
-    stat_progress_inout: wp.array(dtype=wp.float32),
-    stat_laps_inout: wp.array(dtype=wp.int32),
-    stat_steps_inout: wp.array(dtype=wp.int32),
-    stat_timed_inout: wp.array(dtype=wp.int32),
-    stat_lap_time_inout: wp.array(dtype=wp.float32),
-    stat_par_laps_inout: wp.array(dtype=wp.int32),
-    stat_par_ratio_inout: wp.array(dtype=wp.float32),
-    # outputs: this step's answers
-    reward_out: wp.array(dtype=wp.float32),
-    done_out: wp.array(dtype=wp.int32),
-    time_out_out: wp.array(dtype=wp.int32),
-    done_reason_out: wp.array(dtype=wp.int32),
-    final_progress_out: wp.array(dtype=wp.float32),
-    final_lap_time_out: wp.array(dtype=wp.float32),
-    signal_out: wp.array(dtype=wp.float32),
+    # outputs: the episode bookkeeping, this step's reward and done flags
+    episode_inout: EpisodeArrays,
 ):
     """Reward, done flags and bookkeeping of one env after its state columns
     (:func:`~track_gen.envs.episode.close_step` closes the step): the arc gained along the
@@ -435,13 +412,13 @@ def _episode_kernel(
     s = frame_s[e]
     # arc length gained along the centerline, wrapped at the start line
     ds = float(0.0)
-    sp = s_prev_inout[e]
+    sp = episode_inout.s_prev[e]
     if ok and wp.isfinite(sp):
         ds = s - sp
         ds = ds - L * wp.floor(ds / L + 0.5)
-    s_prev_inout[e] = wp.where(ok, s, sp)
-    prog = progress_inout[e] + wp.where(ok, ds / wp.max(L, 1.0e-9), 0.0)
-    progress_inout[e] = prog
+    episode_inout.s_prev[e] = wp.where(ok, s, sp)
+    prog = episode_inout.progress[e] + wp.where(ok, ds / wp.max(L, 1.0e-9), 0.0)
+    episode_inout.progress[e] = prog
 
     off_road = oob[e] != 0
     r = reward_progress * ds + reward_checkpoint * float(passed[e])
@@ -450,39 +427,10 @@ def _episode_kernel(
     has_par = wp.isfinite(par) and par > 0.0
     if reward_par != 0.0 and has_par:  # a branch: the default reward keeps every bit
         # the par pace: ds / L of a lap in ds / L * par seconds, against the step's dt
-        r = r + reward_par * (ds / wp.max(L, 1.0e-9) * par - dt)
-    reward_out[e] = wp.where(ok, r, 0.0)  # a select: never r * float(valid[e])
-    close_step(
-        e,
-        ok,
-        off_road,
-        passed[e] != 0 and next_index[e] == 0,
-        laps[e],
-        prog,
-        par,
-        has_par,
-        dt,
-        max_laps,
-        max_episode_steps,
-        signal_mode,
-        episode_length_inout,
-        lap_mark_inout,
-        lap_last_inout,
-        stat_episodes_inout,
-        stat_progress_inout,
-        stat_laps_inout,
-        stat_steps_inout,
-        stat_timed_inout,
-        stat_lap_time_inout,
-        stat_par_laps_inout,
-        stat_par_ratio_inout,
-        done_out,
-        time_out_out,
-        done_reason_out,
-        final_progress_out,
-        final_lap_time_out,
-        signal_out,
-    )
+        r = r + reward_par * (ds / wp.max(L, 1.0e-9) * par - rules.dt)
+    episode_inout.reward[e] = wp.where(ok, r, 0.0)  # a select: never r * float(valid[e])
+    lap_completed = passed[e] != 0 and next_index[e] == 0
+    close_step(e, ok, off_road, lap_completed, laps[e], prog, par, has_par, rules, episode_inout)
 
 
 @wp.kernel
