@@ -32,6 +32,7 @@ from ..core.tunable import Tunable
 from ..core.units import METRES, UNIT
 from ..engine.stage import GENERATOR, N_MAX, NUM_POINTS, Stage, Workspace
 from . import circuit_kernels as ck
+from .common import launch_sampler
 from .inflate import HALF_WIDTH
 from .resample import SPACING, resolved_spacing
 from .widths import allocate_widths
@@ -322,18 +323,17 @@ class SamplerCircuit(Stage):
         ws.diagnostics[f"{n}.attempts"] = self.attempts
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
-        lay = ws.layout
-        wp.launch(
+        launch_sampler(
+            ws,
             ck.circuit_kernel,
-            lay.num_envs,
-            inputs=[
-                ws.eff_seed,
-                ws.active,
-                self.bounds,
-                *(params[t.name] for t in DYNAMIC),
-                lay.num_points,
+            inputs=[self.bounds],
+            parameters=[params[t.name] for t in DYNAMIC],
+            static=[
+                ws.layout.num_points,
                 float(min(self.config.half_width, 1.0e6)),
                 int(self.values.layout_attempts),
+            ],
+            scratch=[
                 self.occ,
                 self.nxt,
                 self.lines,
@@ -350,7 +350,6 @@ class SamplerCircuit(Stage):
                 self.cwid,
             ],
             outputs=[ws.line, ws.line_width, self.attempts],
-            device=lay.device,
         )
 
 

@@ -72,7 +72,7 @@ from ..geometry import (
     resample_closed,
 )
 from ..seeds import stage_rng
-from .common import SCALE
+from .common import SCALE, launch_sampler
 
 wp.set_module_options({"enable_backward": False})
 
@@ -599,13 +599,11 @@ class SamplerRepulsive(Stage):
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
-        wp.launch(
+        launch_sampler(
+            ws,
             _repulsive_kernel,
-            ws.layout.num_envs,
-            inputs=[
-                ws.eff_seed,
-                ws.active,
-                params["scale"],
+            parameters=[params["scale"]],
+            static=[
                 float(v.grow_mult_min),
                 float(v.grow_mult_max),
                 v.obstacle_count_min,
@@ -613,6 +611,8 @@ class SamplerRepulsive(Stage):
                 v.iters,
                 ws.layout.num_points,
                 self.cross.nch,
+            ],
+            scratch=[
                 self.xa,
                 self.xb,
                 self.xbk,
@@ -629,7 +629,6 @@ class SamplerRepulsive(Stage):
                 self.cross.turns,
             ],
             outputs=[self.iters, self.rollback, ws.line],
-            device=ws.layout.device,
         )
 
 
