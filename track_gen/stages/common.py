@@ -109,31 +109,32 @@ def emit_spline(
     vb: int,
     nv: int,
     npseg: int,
-    last: wp.array(dtype=wp.vec2f),
-    last_base: int,
-    n_last: int,
+    fallback: wp.array(dtype=wp.vec2f),
+    fb: int,
+    n_fallback: int,
     dense: wp.array(dtype=wp.vec2f),
     dense_len: wp.array(dtype=wp.float32),
-    db: int,
     cross_boxes: wp.array(dtype=wp.vec4f),
     cross_turns: wp.array(dtype=wp.float32),
-    cross_base: int,
-    line_out: wp.array(dtype=wp.vec2f),
-    lb: int,
+    cross_nch: int,
+    e: int,
     num_points: int,
     extent: float,
+    line_out: wp.array(dtype=wp.vec2f),
 ):
-    """The spline samplers' tail (hull, voronoi): a closed centripetal Catmull-Rom through the
-    polygon ``verts[vb .. vb + nv)``, ``npseg`` samples per span into ``dense`` from ``db``,
-    then the first of the spline, the polygon and the fallback loop ``last[last_base ..
-    last_base + n_last)`` whose resampling does not cross itself, arc-resampled into the
-    ``num_points`` rows of ``line_out`` from ``lb`` with its longest bounding-box side
-    ``extent`` (:func:`~track_gen.geometry.resample_first_simple`; ``dense_len`` from ``db``
-    and the crossing scratch from ``cross_base`` are its scratch)."""
+    """The spline samplers' tail (hull, voronoi) for env ``e``: a closed centripetal
+    Catmull-Rom through the polygon ``verts[vb .. vb + nv)``, ``npseg`` samples per span into
+    ``dense`` (the env's rows from ``vb * npseg``: ``npseg`` per vertex slot), then the first
+    of the spline, the polygon and the polygon ``fallback[fb .. fb + n_fallback)`` whose
+    resampling does not cross itself, arc-resampled into the env's ``num_points`` rows of
+    ``line_out`` with its longest bounding-box side ``extent``
+    (:func:`~track_gen.geometry.resample_first_simple`: ``dense_len`` from ``vb * npseg`` and
+    the crossing scratch from ``e * cross_nch`` are its scratch)."""
+    db = vb * npseg
     catmull_rom_closed(verts, vb, nv, npseg, dense, db)
     resample_first_simple(
-        dense, db, nv * npseg, verts, vb, nv, last, last_base, n_last, dense_len, db,
-        cross_boxes, cross_turns, cross_base, line_out, lb, num_points, extent,
+        dense, db, nv * npseg, verts, vb, nv, fallback, fb, n_fallback, dense_len, db,
+        cross_boxes, cross_turns, e * cross_nch, line_out, e * num_points, num_points, extent,
     )  # fmt: skip
 
 

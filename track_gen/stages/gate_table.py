@@ -23,7 +23,7 @@ import warp as wp
 
 from ..engine.stage import Stage, Workspace
 from .common import launch_sampler
-from .real_track import ASSIGN_MODES, table_row
+from .real_track import table_draw, table_row
 
 wp.set_module_options({"enable_backward": False})
 
@@ -75,12 +75,7 @@ class SamplerGateTable(Stage):
         super().__init__(name, config, options)
         if "gates" in self.options or "counts" in self.options:
             self._check_table(self.options.get("gates"), self.options.get("counts"), config)
-        assign = self.options.get("assign", "env")
-        if not isinstance(assign, str) or assign not in ASSIGN_MODES:
-            raise ValueError(
-                f"StageSpec({self.name!r}): option assign = {assign!r}: must be one of "
-                f"{ASSIGN_MODES}"
-            )
+        table_draw(self)
 
     def _check_table(self, gates, counts, config) -> None:
         fix = "build the spec with track_gen.io.gates_spec(paths, num_envs=...)"
@@ -117,10 +112,9 @@ class SamplerGateTable(Stage):
         gates = self.options.get("gates")
         counts = self.options.get("counts")
         self._check_table(gates, counts, ws.config)
-        assign = self.options.get("assign", "env")
         self.num_courses = int(gates.shape[0])
         self.table_gates = int(gates.shape[1])
-        self.draw = int(assign == "draw")
+        self.draw = table_draw(self)
         rows = np.ascontiguousarray(gates.reshape(-1, 6), dtype=np.float32)
         self.table_position = ws.budget.array(rows[:, :3], wp.vec3f, f"{self.name} gates")
         self.table_forward = ws.budget.array(rows[:, 3:], wp.vec3f, f"{self.name} directions")

@@ -104,19 +104,15 @@ def _hull_kernel(
     vb = e * 2 * max_pts
     nv = 2 * m
     st = _vertices(st, m, displacement[e], corners, cb, verts, vb)
-    db = e * 2 * max_pts * npseg
-    lb = e * num_points
     if knots_only != 0:
         # a gate loop: the 2m-vertex polygon (the dense segment lengths are the resampling
         # scratch of a polygon longer than num_points)
-        emit_knots(verts, vb, nv, KNOT_ROUNDS, dense_len, db, line_out, lb, num_points,
-                   EXTENT * scale[e])  # fmt: skip
+        emit_knots(verts, vb, nv, KNOT_ROUNDS, dense_len, e * 2 * max_pts * npseg, line_out,
+                   e * num_points, num_points, EXTENT * scale[e])  # fmt: skip
         return
     # the spline, else the 2m-vertex polygon, else the corner polygon
-    emit_spline(
-        verts, vb, nv, npseg, corners, cb, m, dense, dense_len, db, cross_boxes, cross_turns,
-        e * cross_nch, line_out, lb, num_points, EXTENT * scale[e],
-    )  # fmt: skip
+    emit_spline(verts, vb, nv, npseg, corners, cb, m, dense, dense_len, cross_boxes, cross_turns,
+                cross_nch, e, num_points, EXTENT * scale[e], line_out)  # fmt: skip
 
 
 DISPLACEMENT = Tunable(

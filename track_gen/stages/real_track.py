@@ -40,6 +40,18 @@ SALT_REAL_TRACK = wp.constant(wp.uint32(0x5EA17AC4))
 ASSIGN_MODES = ("env", "draw")
 
 
+def table_draw(stage: Stage) -> int:
+    """The ``assign`` option of a table sampler (``real_track``, ``gate_table``) as its
+    kernel's ``draw`` flag: 0 for ``"env"`` (the default), 1 for ``"draw"``; a ValueError
+    naming the stage for anything else."""
+    assign = stage.options.get("assign", "env")
+    if not isinstance(assign, str) or assign not in ASSIGN_MODES:
+        raise ValueError(
+            f"StageSpec({stage.name!r}): option assign = {assign!r}: must be one of {ASSIGN_MODES}"
+        )
+    return int(assign == "draw")
+
+
 @wp.func
 def table_row(eff_seed: wp.int32, env: int, num_rows: int, draw: int, salt: wp.uint32) -> int:
     """The row of a table sampler's table (``num_rows`` rows) an env copies: ``assign="env"``
@@ -107,12 +119,7 @@ class SamplerRealTrack(Stage):
             k = self.options["table"].shape[0]
             self._check_extra("levels", (k, config.num_points, 2))
             self._check_extra("report", (k, 2))
-        assign = self.options.get("assign", "env")
-        if not isinstance(assign, str) or assign not in ASSIGN_MODES:
-            raise ValueError(
-                f"StageSpec({self.name!r}): option assign = {assign!r}: must be one of "
-                f"{ASSIGN_MODES}"
-            )
+        table_draw(self)
 
     def _check_table(self, table, num_points: int) -> None:
         if not isinstance(table, np.ndarray) or table.ndim != 3 or table.shape[2] != 4:
@@ -140,10 +147,9 @@ class SamplerRealTrack(Stage):
         lay = ws.layout
         table = self.options.get("table")
         self._check_table(table, lay.num_points)
-        assign = self.options.get("assign", "env")
         rows = np.ascontiguousarray(table.reshape(-1, 4), dtype=np.float32)
         self.num_tracks = int(table.shape[0])
-        self.draw = int(assign == "draw")
+        self.draw = table_draw(self)
         self.table_xy = ws.budget.array(rows[:, :2], wp.vec2f, f"{self.name} circuits")
         self.table_width = ws.budget.array(rows[:, 2:], wp.vec2f, f"{self.name} widths")
         K = self.num_tracks

@@ -407,10 +407,8 @@ def _voronoi_kernel(
         verts[vb + 2 * i + 1] = 0.25 * a + 0.75 * b
     nv = 2 * k
     # the spline, else the Chaikin polygon, else the anchor polygon
-    emit_spline(
-        verts, vb, nv, npseg, anchors, ab, k, dense, dense_len, e * nv * npseg, cross_boxes,
-        cross_turns, e * cross_nch, line_out, e * num_points, num_points, EXTENT * scale[e],
-    )  # fmt: skip
+    emit_spline(verts, vb, nv, npseg, anchors, ab, k, dense, dense_len, cross_boxes, cross_turns,
+                cross_nch, e, num_points, EXTENT * scale[e], line_out)  # fmt: skip
 
 
 CONTROL_POINTS = Tunable(
