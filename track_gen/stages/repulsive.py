@@ -129,6 +129,18 @@ def _perp(t: wp.vec2f) -> wp.vec2f:
 
 
 @wp.func
+def _ring(i: int, n: int):
+    """The indices before and after ``i`` on a closed loop of ``n`` points."""
+    ip = i - 1
+    if ip < 0:
+        ip = n - 1
+    inx = i + 1
+    if inx == n:
+        inx = 0
+    return ip, inx
+
+
+@wp.func
 def _wall(x: wp.vec2f, wc: wp.vec4f) -> wp.vec2f:
     """Wall radius R(theta) at x's polar angle and dR/dtheta (no trigonometry).
 
@@ -200,12 +212,7 @@ def _tangent_point_gradient(
     """g <- gradient of the tangent-point energy; dmin2 <- squared distance to the nearest
     contact (a point much closer in space than along the loop)."""
     for i in range(n):
-        ip = i - 1
-        if ip < 0:
-            ip = n - 1
-        inx = i + 1
-        if inx == n:
-            inx = 0
+        ip, inx = _ring(i, n)
         u = x[b + inx] - x[b + ip]
         lu = wp.max(wp.length(u), 1.0e-12)
         tan[b + i] = u / lu
@@ -268,12 +275,7 @@ def _tangent_point_gradient(
         v = gt[b + i]
         gt[b + i] = (v - wp.dot(v, t) * t) / (2.0 * wgt[b + i]) + (0.5 * wsum[b + i]) * t
     for i in range(n):
-        ip = i - 1
-        if ip < 0:
-            ip = n - 1
-        inx = i + 1
-        if inx == n:
-            inx = 0
+        ip, inx = _ring(i, n)
         g[b + i] = g[b + i] + gt[b + ip] - gt[b + inx]
 
 
@@ -385,12 +387,7 @@ def _repulsive_kernel(
         d_lo = CROWD_LO * sz
         d_hi = CROWD_HI * sz
         for i in range(n):
-            ip = i - 1
-            if ip < 0:
-                ip = n - 1
-            inx = i + 1
-            if inx == n:
-                inx = 0
+            ip, inx = _ring(i, n)
             x = xa[b + i]
             wi = wgt[b + i]
             gv = g[b + i]
