@@ -19,16 +19,10 @@ import warp as wp
 
 from ..core.extents import EXTENT
 from ..core.tunable import Tunable
-from ..engine.stage import Stage, Workspace
-from ..geometry import (
-    PI,
-    CrossingScratch,
-    resample_first_simple,
-    safe_normalize,
-)
+from ..geometry import PI, resample_first_simple, safe_normalize
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS, emit_knots, knot_loop
-from .corners import GRID_FIELDS, draw_grid_corners, grid_cells
+from .common import SCALE, SEGMENT_POINTS, emit_knots
+from .corners import GRID_FIELDS, SamplerGridBase, draw_grid_corners
 
 wp.set_module_options({"enable_backward": False})
 
@@ -86,10 +80,10 @@ def _bezier_kernel(
     if active[e] == 0:
         return
     st = stage_rng(eff_seed[e], SALT_BEZIER)
-    m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
-    m = wp.min(m, max_pts)
     cb = e * max_pts
-    st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb, 1 - knots_only)
+    m, st = draw_grid_corners(
+        st, min_pts, max_pts, cells, corners, cell_ids, corner_keys, cb, 1 - knots_only
+    )
     if knots_only != 0:
         # a gate loop: the corner polygon (the spent sort keys are the resampling scratch of
         # a corner loop longer than num_points)
@@ -158,53 +152,12 @@ HANDLE_CLAMP_FRAC = Tunable(
 )
 
 
-class SamplerBezier(Stage):
+class SamplerBezier(SamplerGridBase):
     """Bezier corner-loop sampler (``generator="bezier"``); loops are counter-clockwise."""
 
-    role = "sampler"
     FIELDS = (*GRID_FIELDS, SEGMENT_POINTS, RAD, EDGY, HANDLE_CLAMP_FRAC, SCALE)
-
-    def allocate(self, ws: Workspace) -> None:
-        v, E = self.values, ws.layout.num_envs
-        self.cells = grid_cells(v.min_point_distance)
-        self.corners = ws.zeros(E * v.max_corners, wp.vec2f, f"{self.name} corners")
-        self.cell_ids = ws.zeros(E * v.max_corners, wp.int32, f"{self.name} cell ids")
-        self.corner_keys = ws.zeros(E * v.max_corners, wp.float32, f"{self.name} corner angles")
-        self.cross = CrossingScratch(ws, ws.layout.num_points, self.name)
-        n_dense = E * v.max_corners * v.num_points_per_segment
-        self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
-        self.dense_len = ws.zeros(n_dense, wp.float32, f"{self.name} dense segment lengths")
-
-    def enqueue(self, ws: Workspace, params: dict) -> None:
-        v = self.values
-        wp.launch(
-            _bezier_kernel,
-            ws.layout.num_envs,
-            inputs=[
-                ws.eff_seed,
-                ws.active,
-                params["rad"],
-                params["edgy"],
-                params["handle_clamp_frac"],
-                params["scale"],
-                v.min_corners,
-                v.max_corners,
-                self.cells,
-                v.num_points_per_segment,
-                ws.layout.num_points,
-                self.cross.nch,
-                int(knot_loop(ws)),
-                self.corners,
-                self.cell_ids,
-                self.corner_keys,
-                self.dense,
-                self.dense_len,
-                self.cross.boxes,
-                self.cross.turns,
-            ],
-            outputs=[ws.line],
-            device=ws.layout.device,
-        )
+    KERNEL = _bezier_kernel
+    PARAMETERS = ("rad", "edgy", "handle_clamp_frac", "scale")
 
 
 __all__ = ["EDGY", "HANDLE_CLAMP_FRAC", "RAD", "SamplerBezier"]

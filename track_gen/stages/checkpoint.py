@@ -45,7 +45,7 @@ from ..geometry import (
     wrap_angle,
 )
 from ..seeds import stage_rng
-from .common import SCALE, emit_knots, knot_loop
+from .common import SCALE, emit_knots, knot_loop, launch_sampler
 
 wp.set_module_options({"enable_backward": False})
 
@@ -294,31 +294,13 @@ class SamplerCheckpoint(Stage):
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
-        wp.launch(
+        names = ("radius_min_frac", "angle_jitter", "turn_rate", "steer_gain", "lookahead_frac")
+        launch_sampler(
+            ws,
             _checkpoint_kernel,
-            ws.layout.num_envs,
-            inputs=[
-                ws.eff_seed,
-                ws.active,
-                params["radius_min_frac"],
-                params["angle_jitter"],
-                params["turn_rate"],
-                params["steer_gain"],
-                params["lookahead_frac"],
-                params["scale"],
-                v.count,
-                v.best_of_k,
-                ws.layout.num_points,
-                self.cross.nch,
-                int(knot_loop(ws)),
-                self.cps,
-                self.cand,
-                self.cand_len,
-                self.cross.boxes,
-                self.cross.turns,
-            ],
-            outputs=[ws.line],
-            device=ws.layout.device,
+            parameters=[*(params[name] for name in names), params["scale"]],
+            static=[v.count, v.best_of_k, ws.layout.num_points, self.cross.nch, int(knot_loop(ws))],
+            scratch=[self.cps, self.cand, self.cand_len, self.cross.boxes, self.cross.turns],
         )
 
 

@@ -32,6 +32,7 @@ from ..core.tunable import Tunable
 from ..core.units import METRES, UNIT
 from ..engine.stage import GENERATOR, N_MAX, NUM_POINTS, Stage, Workspace
 from . import circuit_kernels as ck
+from .common import launch_sampler
 from .inflate import HALF_WIDTH
 from .resample import SPACING, resolved_spacing
 from .widths import allocate_widths
@@ -80,53 +81,63 @@ def _ordered(upper: Tunable):
     return rule
 
 
-def _length_min_rule(value, lookup):
-    return _ordered(LENGTH_MAX)(value, lookup) or _room_for(value, lookup)
+def _pair(names, defaults, lo, hi, unit, docs, rule=None) -> tuple[Tunable, Tunable]:
+    """A pair of dynamic fields ``names = (lower, upper)`` in ``unit``, with their
+    ``defaults`` and ``docs``, each in ``[lo, hi]`` (``hi``: one bound for both, or a pair):
+    the lower one must be at most the upper one (:func:`_ordered`), and ``rule`` (if any)
+    holds for both."""
+    his = hi if isinstance(hi, tuple) else (hi, hi)
+    upper = Tunable(
+        names[1], defaults[1], lo=lo, hi=his[1], dynamic=True, rule=rule, unit=unit, doc=docs[1]
+    )
+    ordered = _ordered(upper)
+
+    def lower_rule(value, lookup):
+        err = ordered(value, lookup)
+        if err is None and rule is not None:
+            err = rule(value, lookup)
+        return err
+
+    lower = Tunable(
+        names[0],
+        defaults[0],
+        lo=lo,
+        hi=his[0],
+        dynamic=True,
+        rule=lower_rule,
+        unit=unit,
+        doc=docs[0],
+    )
+    return lower, upper
 
 
 wp.set_module_options({"enable_backward": False})
 
-LENGTH_MIN = Tunable(
-    "length_min",
-    3500.0,
+LENGTH_MIN, LENGTH_MAX = _pair(
+    ("length_min", "length_max"),
+    (3500.0, 7000.0),
     lo=200.0,
     hi=100000.0,
-    dynamic=True,
-    rule=lambda value, lookup: _length_min_rule(value, lookup),
     unit="m",
-    doc="shortest lap of a circuit: each env draws its lap length from the symmetric "
-    "triangular law on [length_min, length_max] (FIA grade 1: 3.5-7 km).",
-)
-LENGTH_MAX = Tunable(
-    "length_max",
-    7000.0,
-    lo=200.0,
-    hi=100000.0,
-    dynamic=True,
+    docs=(
+        "shortest lap of a circuit: each env draws its lap length from the symmetric "
+        "triangular law on [length_min, length_max] (FIA grade 1: 3.5-7 km).",
+        "longest lap of a circuit; N_max * spacing must hold it (presets.circuit sizes N_max "
+        "to it). A pair written the wrong way round later is read as (min, max).",
+    ),
     rule=_room_for,
-    unit="m",
-    doc="longest lap of a circuit; N_max * spacing must hold it (presets.circuit sizes N_max "
-    "to it). A pair written the wrong way round later is read as (min, max).",
 )
-ROAD_WIDTH_MIN = Tunable(
-    "road_width_min",
-    9.5,
+ROAD_WIDTH_MIN, ROAD_WIDTH_MAX = _pair(
+    ("road_width_min", "road_width_max"),
+    (9.5, 15.0),
     lo=1.0,
     hi=200.0,
-    dynamic=True,
-    rule=lambda value, lookup: _ordered(ROAD_WIDTH_MAX)(value, lookup),
     unit="m",
-    doc="narrowest lap-mean road width: each env draws its mean full road width uniformly in "
-    "[road_width_min, road_width_max] (TUM database: 9.2-15.9 m, median 12 m).",
-)
-ROAD_WIDTH_MAX = Tunable(
-    "road_width_max",
-    15.0,
-    lo=1.0,
-    hi=200.0,
-    dynamic=True,
-    unit="m",
-    doc="widest lap-mean road width (no side is ever wider than the config's half_width).",
+    docs=(
+        "narrowest lap-mean road width: each env draws its mean full road width uniformly in "
+        "[road_width_min, road_width_max] (TUM database: 9.2-15.9 m, median 12 m).",
+        "widest lap-mean road width (no side is ever wider than the config's half_width).",
+    ),
 )
 ROAD_NARROWING = Tunable(
     "road_narrowing",
@@ -148,26 +159,18 @@ START_WIDENING = Tunable(
     doc="the start/finish straight (the longest) is this many times wider than the base "
     "width (with 80 m ramps); the validity band scales with it, which lets tight corners pass.",
 )
-CORNER_COUNT_MIN = Tunable(
-    "corner_count_min",
-    14.0,
+CORNER_COUNT_MIN, CORNER_COUNT_MAX = _pair(
+    ("corner_count_min", "corner_count_max"),
+    (14.0, 26.0),
     lo=4.0,
     hi=56.0,
-    dynamic=True,
-    rule=lambda value, lookup: _ordered(CORNER_COUNT_MAX)(value, lookup),
     unit="corners",
-    doc="fewest corners of the layout polygon: each env draws a count in [corner_count_min, "
-    "corner_count_max] (rounded) and inserts features until it has that many vertices (the "
-    "course descriptor counts only those tighter than its corner_radius).",
-)
-CORNER_COUNT_MAX = Tunable(
-    "corner_count_max",
-    26.0,
-    lo=4.0,
-    hi=56.0,
-    dynamic=True,
-    unit="corners",
-    doc="most corners of the layout polygon (the layout itself may bring more).",
+    docs=(
+        "fewest corners of the layout polygon: each env draws a count in [corner_count_min, "
+        "corner_count_max] (rounded) and inserts features until it has that many vertices (the "
+        "course descriptor counts only those tighter than its corner_radius).",
+        "most corners of the layout polygon (the layout itself may bring more).",
+    ),
 )
 CORNER_RADIUS_MEDIAN = Tunable(
     "corner_radius_median",
@@ -180,25 +183,17 @@ CORNER_RADIUS_MEDIAN = Tunable(
     "around corner_radius_median * theta^-1.1 (log-normal spread 0.6): hairpins are tight, "
     "kinks are fast.",
 )
-CORNER_RADIUS_MIN = Tunable(
-    "corner_radius_min",
-    8.0,
+CORNER_RADIUS_MIN, CORNER_RADIUS_MAX = _pair(
+    ("corner_radius_min", "corner_radius_max"),
+    (8.0, 400.0),
     lo=1.0,
-    hi=10000.0,
-    dynamic=True,
-    rule=lambda value, lookup: _ordered(CORNER_RADIUS_MAX)(value, lookup),
+    hi=(10000.0, 100000.0),
     unit="m",
-    doc="least drawn corner radius (a corner is also kept above what its road width needs "
-    "to stay valid).",
-)
-CORNER_RADIUS_MAX = Tunable(
-    "corner_radius_max",
-    400.0,
-    lo=1.0,
-    hi=100000.0,
-    dynamic=True,
-    unit="m",
-    doc="largest drawn corner radius (a corner never takes more room than its edges have).",
+    docs=(
+        "least drawn corner radius (a corner is also kept above what its road width needs "
+        "to stay valid).",
+        "largest drawn corner radius (a corner never takes more room than its edges have).",
+    ),
 )
 STRAIGHT_BEND = Tunable(
     "straight_bend",
@@ -322,18 +317,17 @@ class SamplerCircuit(Stage):
         ws.diagnostics[f"{n}.attempts"] = self.attempts
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
-        lay = ws.layout
-        wp.launch(
+        launch_sampler(
+            ws,
             ck.circuit_kernel,
-            lay.num_envs,
-            inputs=[
-                ws.eff_seed,
-                ws.active,
-                self.bounds,
-                *(params[t.name] for t in DYNAMIC),
-                lay.num_points,
+            inputs=[self.bounds],
+            parameters=[params[t.name] for t in DYNAMIC],
+            static=[
+                ws.layout.num_points,
                 float(min(self.config.half_width, 1.0e6)),
                 int(self.values.layout_attempts),
+            ],
+            scratch=[
                 self.occ,
                 self.nxt,
                 self.lines,
@@ -350,7 +344,6 @@ class SamplerCircuit(Stage):
                 self.cwid,
             ],
             outputs=[ws.line, ws.line_width, self.attempts],
-            device=lay.device,
         )
 
 

@@ -197,9 +197,9 @@ def tangent_ratio(theta: float) -> float:
     h = total / 8.0
     for q in range(8):
         s0 = float(q) * h
-        a = ramp_heading(th, lr, total, s0)
-        b = ramp_heading(th, lr, total, s0 + 0.5 * h)
-        c = ramp_heading(th, lr, total, s0 + h)
+        a = ramp_heading(th, lr, total - lr, total, s0)
+        b = ramp_heading(th, lr, total - lr, total, s0 + 0.5 * h)
+        c = ramp_heading(th, lr, total - lr, total, s0 + h)
         p = p + (h / 6.0) * wp.vec2f(
             wp.cos(a) + 4.0 * wp.cos(b) + wp.cos(c), wp.sin(a) + 4.0 * wp.sin(b) + wp.sin(c)
         )
@@ -207,12 +207,13 @@ def tangent_ratio(theta: float) -> float:
 
 
 @wp.func
-def ramp_heading(theta: float, lr: float, total: float, s: float) -> float:
-    """Heading at arc ``s`` of the unit corner (ramps ``lr``, length ``total``)."""
+def ramp_heading(theta: float, lr: float, arc_end: float, total: float, s: float) -> float:
+    """Heading at arc ``s`` of the unit corner turning by ``theta``: a ramp up to ``lr``, the
+    arc up to ``arc_end``, a ramp down to ``total``."""
     h = float(0.0)
     if s <= lr:
         h = 0.5 * s * s / wp.max(lr, 1.0e-12)
-    elif s <= total - lr:
+    elif s <= arc_end:
         h = 0.5 * lr + (s - lr)
     else:
         r = wp.max(total - s, 0.0)
@@ -590,16 +591,7 @@ def unit_heading(theta: float, s: float) -> float:
     length ``RAMP * theta``, arc of ``(1 - RAMP) * theta``, total ``(1 + RAMP) * theta``)."""
     lr = RAMP * theta
     la = theta - lr
-    total = la + 2.0 * lr
-    h = float(0.0)
-    if s <= lr:
-        h = 0.5 * s * s / wp.max(lr, 1.0e-12)
-    elif s <= lr + la:
-        h = 0.5 * lr + (s - lr)
-    else:
-        r = wp.max(total - s, 0.0)
-        h = theta - 0.5 * r * r / wp.max(lr, 1.0e-12)
-    return h
+    return ramp_heading(theta, lr, lr + la, la + 2.0 * lr, s)
 
 
 @wp.func
@@ -753,22 +745,24 @@ def draw_wave(st: wp.uint32):
 
 # ----------------------------------------------------------------------------- geometry
 @wp.func
-def straight_ends(
+def straight(
     verts: wp.array(dtype=wp.vec2f),
     tang: wp.array(dtype=wp.float32),
     vb: int,
     m: int,
     k: int,
-) -> wp.vec4f:
-    """Start and end (x0, y0, x1, y1) of straight ``k`` (from vertex ``k``'s corner to
-    vertex ``k + 1``'s)."""
+):
+    """Straight ``k``, from vertex ``k``'s corner to vertex ``k + 1``'s: its start and end
+    (m), its length (m), its unit direction and its left normal."""
     k1 = (k + 1) % m
     a = verts[vb + k]
     b = verts[vb + k1]
     u = (b - a) / wp.max(wp.length(b - a), 1.0e-6)
-    p = a + tang[vb + k] * u
-    q = b - tang[vb + k1] * u
-    return wp.vec4f(p[0], p[1], q[0], q[1])
+    p0 = a + tang[vb + k] * u
+    p1 = b - tang[vb + k1] * u
+    ls = wp.length(p1 - p0)
+    d = (p1 - p0) / wp.max(ls, 1.0e-6)
+    return p0, p1, ls, d, left_of(d)
 
 
 @wp.func
@@ -849,12 +843,7 @@ def coarse_loop(
     s = float(0.0)
     for k in range(m):
         k1 = (k + 1) % m
-        ends = straight_ends(verts, tang, vb, m, k)
-        p0 = wp.vec2f(ends[0], ends[1])
-        p1 = wp.vec2f(ends[2], ends[3])
-        ls = wp.length(p1 - p0)
-        u = (p1 - p0) / wp.max(ls, 1.0e-6)
-        n = left_of(u)
+        p0, p1, ls, u, n = straight(verts, tang, vb, m, k)
         b = bump[vb + k]
         pieces = wp.clamp(int(wp.ceil(ls / STRAIGHT_PIECE)), 1, STRAIGHT_PIECES)
         # the bow's sagitta over a piece and the wiggle's full swing
@@ -1059,12 +1048,7 @@ def emit_lap(
     s_piece = float(0.0)
     for k in range(m):
         k1 = (k + 1) % m
-        ends = straight_ends(verts, tang, vb, m, k)
-        p0 = wp.vec2f(ends[0], ends[1])
-        p1 = wp.vec2f(ends[2], ends[3])
-        ls = wp.length(p1 - p0)
-        u = (p1 - p0) / wp.max(ls, 1.0e-6)
-        n = left_of(u)
+        p0, p1, ls, u, n = straight(verts, tang, vb, m, k)
         b = bump[vb + k]
         while j < num_points and float(j) * step < s_piece + ls:
             q = (float(j) * step - s_piece) / wp.max(ls, 1.0e-6)

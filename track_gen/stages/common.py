@@ -1,4 +1,5 @@
-"""What the samplers share: the course size and spline density fields, and the gate tail.
+"""What the samplers share: the course size and spline density fields, the dense loop's
+scratch, the launch of a sampler kernel, the spline tail and the gate tail.
 
 In a gate pipeline (``ws.layout.family == "gates"``, :func:`knot_loop`) the bezier, hull,
 polar and checkpoint samplers stop at their **knots** (the corners, polygon vertices, spline
@@ -13,7 +14,13 @@ from __future__ import annotations
 import warp as wp
 
 from ..core.tunable import Tunable
-from ..geometry import bbox_scale, resample_scaled
+from ..geometry import (
+    CrossingScratch,
+    bbox_scale,
+    catmull_rom_closed,
+    resample_first_simple,
+    resample_scaled,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -45,6 +52,90 @@ def knot_loop(ws) -> bool:
     """True when a sampler writes the coarse loop of its knots (a gate pipeline) rather than
     its track centerline."""
     return ws.layout.family == GATES
+
+
+class DenseLoop:
+    """The dense closed curve a sampler builds before it arc-resamples it to ``num_points``
+    (``npseg`` samples per span of a spline or cubic), allocated through the stage's workspace
+    (``ws.zeros``), one row block per env.
+
+    Attributes:
+        dense: vec2f ``[E * spans * npseg]``: the curve's points (before scaling).
+        dense_len: float32 ``[E * spans * npseg]``: its segment lengths (the resampling
+            scratch).
+        cross: the :class:`~track_gen.geometry.CrossingScratch` of a ``num_points`` loop (the
+            self-crossing test of the resampled loop and its fallbacks), or None when the
+            sampler tests no crossing (``crossings=False``).
+    """
+
+    def __init__(self, ws, spans: int, npseg: int, owner: str, crossings: bool = True):
+        n = ws.layout.num_envs * int(spans) * int(npseg)
+        self.cross = CrossingScratch(ws, ws.layout.num_points, owner) if crossings else None
+        self.dense = ws.zeros(n, wp.vec2f, f"{owner} dense loop")
+        self.dense_len = ws.zeros(n, wp.float32, f"{owner} dense segment lengths")
+
+    @property
+    def nch(self) -> int:
+        """Crossing chunks per env (the kernel's ``cross_nch``)."""
+        return self.cross.nch
+
+    def scratch(self) -> list:
+        """The kernel's scratch arrays in signature order: ``dense``, ``dense_len``, then
+        ``cross_boxes``, ``cross_turns`` when it has crossing scratch."""
+        tail = [] if self.cross is None else [self.cross.boxes, self.cross.turns]
+        return [self.dense, self.dense_len, *tail]
+
+
+def launch_sampler(ws, kernel, *, parameters=(), static=(), scratch=(), inputs=(), outputs=None):
+    """Launch a sampler's kernel over the batch, one thread per env, on the layout's device.
+
+    The kernel's parameter groups take, in order: ``# inputs`` ``eff_seed``, ``active`` (the
+    workspace's seeds and mask), then ``inputs``; ``# parameters`` ``parameters`` (the stage's
+    per-env ``[E]`` arrays of ``params``); ``# static`` ``static``; ``# scratch`` ``scratch``;
+    ``# outputs`` ``outputs`` (default: the loop, ``[ws.line]``).
+    """
+    wp.launch(
+        kernel,
+        ws.layout.num_envs,
+        inputs=[ws.eff_seed, ws.active, *inputs, *parameters, *static, *scratch],
+        outputs=[ws.line] if outputs is None else list(outputs),
+        device=ws.layout.device,
+    )
+
+
+@wp.func
+def emit_spline(
+    verts: wp.array(dtype=wp.vec2f),
+    vb: int,
+    nv: int,
+    npseg: int,
+    fallback: wp.array(dtype=wp.vec2f),
+    fb: int,
+    n_fallback: int,
+    dense: wp.array(dtype=wp.vec2f),
+    dense_len: wp.array(dtype=wp.float32),
+    cross_boxes: wp.array(dtype=wp.vec4f),
+    cross_turns: wp.array(dtype=wp.float32),
+    cross_nch: int,
+    e: int,
+    num_points: int,
+    extent: float,
+    line_out: wp.array(dtype=wp.vec2f),
+):
+    """The spline samplers' tail (hull, voronoi) for env ``e``: a closed centripetal
+    Catmull-Rom through the polygon ``verts[vb .. vb + nv)``, ``npseg`` samples per span into
+    ``dense`` (the env's rows from ``vb * npseg``: ``npseg`` per vertex slot), then the first
+    of the spline, the polygon and the polygon ``fallback[fb .. fb + n_fallback)`` whose
+    resampling does not cross itself, arc-resampled into the env's ``num_points`` rows of
+    ``line_out`` with its longest bounding-box side ``extent``
+    (:func:`~track_gen.geometry.resample_first_simple`: ``dense_len`` from ``vb * npseg`` and
+    the crossing scratch from ``e * cross_nch`` are its scratch)."""
+    db = vb * npseg
+    catmull_rom_closed(verts, vb, nv, npseg, dense, db)
+    resample_first_simple(
+        dense, db, nv * npseg, verts, vb, nv, fallback, fb, n_fallback, dense_len, db,
+        cross_boxes, cross_turns, e * cross_nch, line_out, e * num_points, num_points, extent,
+    )  # fmt: skip
 
 
 @wp.func
@@ -99,4 +190,14 @@ def emit_knots(
             line_out[lb + i] = last
 
 
-__all__ = ["GATES", "SCALE", "SEGMENT_POINTS", "cut_corners", "emit_knots", "knot_loop"]
+__all__ = [
+    "GATES",
+    "SCALE",
+    "SEGMENT_POINTS",
+    "DenseLoop",
+    "cut_corners",
+    "emit_knots",
+    "emit_spline",
+    "knot_loop",
+    "launch_sampler",
+]

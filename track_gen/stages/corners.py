@@ -1,11 +1,16 @@
-"""Grid corners shared by the bezier and hull samplers."""
+"""Grid corners shared by the bezier and hull samplers: their fields, the corner draw
+(:func:`draw_grid_corners`) and their host side (:class:`SamplerGridBase`)."""
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 import warp as wp
 
 from ..core.tunable import Tunable
+from ..engine.stage import Stage, Workspace
 from ..geometry import centroid, sort_by_angle_keyed
+from .common import DenseLoop, knot_loop, launch_sampler
 
 wp.set_module_options({"enable_backward": False})
 
@@ -75,25 +80,29 @@ def pseudo_angle(d: wp.vec2f) -> float:
 @wp.func
 def draw_grid_corners(
     st: wp.uint32,
-    m: int,
+    min_pts: int,
+    max_pts: int,
     cells: int,
     corners: wp.array(dtype=wp.vec2f),
     cell_ids: wp.array(dtype=wp.int32),
     keys: wp.array(dtype=wp.float32),
     cb: int,
     exact: int,
-) -> wp.uint32:
-    """Draw ``m`` corners in distinct cells of a ``cells x cells`` grid over the unit square
-    (uniform inside their cell), sorted counter-clockwise around their centroid.
+):
+    """Draw an env's corner count ``m`` uniform in ``[min_pts, max_pts]``, then ``m`` corners
+    in distinct cells of a ``cells x cells`` grid over the unit square (uniform inside their
+    cell), sorted counter-clockwise around their centroid.
 
     A cell already taken is redrawn up to 8 times, then the next free cell is taken (one
     exists: the declaration guarantees ``cells * cells >= max_corners``). ``cell_ids`` and
     ``keys`` (the corners' sort keys) are scratch rows at ``cb`` like ``corners``. ``exact``
     1 sorts by ``atan2`` (tracks); 0 by :func:`pseudo_angle` (gate loops: the same order
     but for corners in one direction from the centroid or that float32 ``atan2`` rounds to
-    one angle, at a third of the cost). Returns the advanced RNG state (a Warp function
-    advances its own copy of ``st``).
+    one angle, at a third of the cost). Returns ``m`` and the advanced RNG state (a Warp
+    function advances its own copy of ``st``).
     """
+    m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
+    m = wp.min(m, max_pts)
     ncell = cells * cells
     inv = 1.0 / float(cells)
     for i in range(m):
@@ -116,7 +125,7 @@ def draw_grid_corners(
     cen = centroid(corners, cb, m)
     if exact != 0:
         sort_by_angle_keyed(corners, cb, m, cen, keys, cb)
-        return st
+        return m, st
     for i in range(m):
         keys[cb + i] = pseudo_angle(corners[cb + i] - cen)
     # insertion sort on the keys (stable, as sort_by_angle_keyed)
@@ -133,4 +142,69 @@ def draw_grid_corners(
             slot -= 1
         corners[slot] = p
         keys[slot] = a
-    return st
+    return m, st
+
+
+class SamplerGridBase(Stage):
+    """The host side of the grid samplers (bezier, hull): the corner grid's cells, the
+    per-env corner scratch, the dense loop and one launch.
+
+    A subclass sets ``KERNEL``, whose signature is ``# inputs`` ``eff_seed``, ``active``;
+    ``# parameters`` the arrays of ``PARAMETERS`` (field names, in kernel order); ``# static``
+    ``min_pts``, ``max_pts``, ``cells``, ``npseg``, ``num_points``, ``cross_nch``,
+    ``knots_only``; ``# scratch`` ``corners``, ``cell_ids``, ``corner_keys``, the arrays of
+    :meth:`curve_scratch`, then :meth:`DenseLoop.scratch`; ``# outputs`` ``line_out``. It sets
+    ``SPANS_PER_CORNER`` (dense-loop spans per corner) and allocates its own scratch after
+    this class's.
+
+    Attributes:
+        cells: grid cells per axis (:func:`grid_cells`).
+        corners: vec2f ``[E * max_corners]``: each env's corners (unit square).
+        cell_ids: int32 ``[E * max_corners]``: the grid cell of each corner.
+        corner_keys: float32 ``[E * max_corners]``: the corners' angle sort keys.
+        loop: the :class:`~track_gen.stages.common.DenseLoop` of ``SPANS_PER_CORNER *
+            max_corners`` spans.
+    """
+
+    role = "sampler"
+    KERNEL: ClassVar = None
+    PARAMETERS: ClassVar[tuple[str, ...]] = ()
+    SPANS_PER_CORNER: ClassVar[int] = 1
+
+    def allocate(self, ws: Workspace) -> None:
+        v, E = self.values, ws.layout.num_envs
+        self.cells = grid_cells(v.min_point_distance)
+        self.corners = ws.zeros(E * v.max_corners, wp.vec2f, f"{self.name} corners")
+        self.cell_ids = ws.zeros(E * v.max_corners, wp.int32, f"{self.name} cell ids")
+        self.corner_keys = ws.zeros(E * v.max_corners, wp.float32, f"{self.name} corner angles")
+        spans = self.SPANS_PER_CORNER * v.max_corners
+        self.loop = DenseLoop(ws, spans, v.num_points_per_segment, self.name)
+
+    def curve_scratch(self) -> list:
+        """The subclass's own scratch arrays, in kernel order (between the corners' and the
+        dense loop's)."""
+        return []
+
+    def enqueue(self, ws: Workspace, params: dict) -> None:
+        v = self.values
+        launch_sampler(
+            ws,
+            self.KERNEL,
+            parameters=[params[name] for name in self.PARAMETERS],
+            static=[
+                v.min_corners,
+                v.max_corners,
+                self.cells,
+                v.num_points_per_segment,
+                ws.layout.num_points,
+                self.loop.nch,
+                int(knot_loop(ws)),
+            ],
+            scratch=[
+                self.corners,
+                self.cell_ids,
+                self.corner_keys,
+                *self.curve_scratch(),
+                *self.loop.scratch(),
+            ],
+        )

@@ -22,8 +22,8 @@ import numpy as np
 import warp as wp
 
 from ..engine.stage import Stage, Workspace
-from ..seeds import stage_rng
-from .real_track import ASSIGN_MODES
+from .common import launch_sampler
+from .real_track import table_draw, table_row
 
 wp.set_module_options({"enable_backward": False})
 
@@ -52,10 +52,7 @@ def _gate_table_kernel(
     e = wp.tid()
     if active[e] == 0:
         return
-    k = (e + env_lo) % num_courses  # the env's index in the whole batch
-    if draw != 0:
-        st = stage_rng(eff_seed[e], SALT_GATE_TABLE)
-        k = wp.min(int(wp.randf(st) * float(num_courses)), num_courses - 1)
+    k = table_row(eff_seed[e], e + env_lo, num_courses, draw, SALT_GATE_TABLE)
     n = table_count[k]
     src = k * table_gates
     dst = e * max_gates
@@ -78,12 +75,7 @@ class SamplerGateTable(Stage):
         super().__init__(name, config, options)
         if "gates" in self.options or "counts" in self.options:
             self._check_table(self.options.get("gates"), self.options.get("counts"), config)
-        assign = self.options.get("assign", "env")
-        if not isinstance(assign, str) or assign not in ASSIGN_MODES:
-            raise ValueError(
-                f"StageSpec({self.name!r}): option assign = {assign!r}: must be one of "
-                f"{ASSIGN_MODES}"
-            )
+        table_draw(self)
 
     def _check_table(self, gates, counts, config) -> None:
         fix = "build the spec with track_gen.io.gates_spec(paths, num_envs=...)"
@@ -120,10 +112,9 @@ class SamplerGateTable(Stage):
         gates = self.options.get("gates")
         counts = self.options.get("counts")
         self._check_table(gates, counts, ws.config)
-        assign = self.options.get("assign", "env")
         self.num_courses = int(gates.shape[0])
         self.table_gates = int(gates.shape[1])
-        self.draw = int(assign == "draw")
+        self.draw = table_draw(self)
         rows = np.ascontiguousarray(gates.reshape(-1, 6), dtype=np.float32)
         self.table_position = ws.budget.array(rows[:, :3], wp.vec3f, f"{self.name} gates")
         self.table_forward = ws.budget.array(rows[:, 3:], wp.vec3f, f"{self.name} directions")
@@ -133,24 +124,13 @@ class SamplerGateTable(Stage):
         ws.gate_tangent = ws.zeros(lay.num_envs * lay.N_max, wp.vec3f, f"{self.name} tangents")
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
-        lay, r = ws.layout, ws.result
-        wp.launch(
+        r = ws.result
+        launch_sampler(
+            ws,
             _gate_table_kernel,
-            lay.num_envs,
-            inputs=[
-                ws.eff_seed,
-                ws.active,
-                self.table_position,
-                self.table_forward,
-                self.table_count,
-                self.num_courses,
-                self.table_gates,
-                lay.N_max,
-                self.draw,
-                ws.env_lo,
-            ],
+            inputs=[self.table_position, self.table_forward, self.table_count],
+            static=[self.num_courses, self.table_gates, ws.layout.N_max, self.draw, ws.env_lo],
             outputs=[r.position, r.count, ws.gate_tangent],
-            device=lay.device,
         )
 
 

@@ -27,16 +27,11 @@ import warp as wp
 
 from ..core.extents import EXTENT
 from ..core.tunable import Tunable
-from ..engine.stage import Stage, Workspace
-from ..geometry import (
-    CrossingScratch,
-    catmull_rom_closed,
-    centroid,
-    resample_first_simple,
-)
+from ..engine.stage import Workspace
+from ..geometry import centroid
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS, emit_knots, knot_loop
-from .corners import GRID_FIELDS, draw_grid_corners, grid_cells
+from .common import SCALE, SEGMENT_POINTS, emit_knots, emit_spline
+from .corners import GRID_FIELDS, SamplerGridBase, draw_grid_corners
 
 wp.set_module_options({"enable_backward": False})
 
@@ -101,10 +96,10 @@ def _hull_kernel(
     if active[e] == 0:
         return
     st = stage_rng(eff_seed[e], SALT_HULL)
-    m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
-    m = wp.min(m, max_pts)
     cb = e * max_pts
-    st = draw_grid_corners(st, m, cells, corners, cell_ids, corner_keys, cb, 1 - knots_only)
+    m, st = draw_grid_corners(
+        st, min_pts, max_pts, cells, corners, cell_ids, corner_keys, cb, 1 - knots_only
+    )
     # augmented polygon: corner, displaced midpoint of its outgoing edge, ...
     vb = e * 2 * max_pts
     nv = 2 * m
@@ -115,15 +110,9 @@ def _hull_kernel(
         emit_knots(verts, vb, nv, KNOT_ROUNDS, dense_len, e * 2 * max_pts * npseg, line_out,
                    e * num_points, num_points, EXTENT * scale[e])  # fmt: skip
         return
-    db = e * 2 * max_pts * npseg
-    catmull_rom_closed(verts, vb, nv, npseg, dense, db)
-    lb = e * num_points
-    sb = e * cross_nch
     # the spline, else the 2m-vertex polygon, else the corner polygon
-    resample_first_simple(
-        dense, db, nv * npseg, verts, vb, nv, corners, cb, m, dense_len, db,
-        cross_boxes, cross_turns, sb, line_out, lb, num_points, EXTENT * scale[e],
-    )  # fmt: skip
+    emit_spline(verts, vb, nv, npseg, corners, cb, m, dense, dense_len, cross_boxes, cross_turns,
+                cross_nch, e, num_points, EXTENT * scale[e], line_out)  # fmt: skip
 
 
 DISPLACEMENT = Tunable(
@@ -138,53 +127,22 @@ DISPLACEMENT = Tunable(
 )
 
 
-class SamplerHull(Stage):
-    """Hull sampler (``generator="hull"``); loops are counter-clockwise."""
+class SamplerHull(SamplerGridBase):
+    """Hull sampler (``generator="hull"``); loops are counter-clockwise. Its dense loop has two
+    spans per corner (the ``2m``-vertex polygon, ``verts``: vec2f ``[E * 2 * max_corners]``)."""
 
-    role = "sampler"
     FIELDS = (*GRID_FIELDS, SEGMENT_POINTS, DISPLACEMENT, SCALE)
+    KERNEL = _hull_kernel
+    PARAMETERS = ("displacement", "scale")
+    SPANS_PER_CORNER = 2
 
     def allocate(self, ws: Workspace) -> None:
-        v, E = self.values, ws.layout.num_envs
-        self.cells = grid_cells(v.min_point_distance)
-        self.corners = ws.zeros(E * v.max_corners, wp.vec2f, f"{self.name} corners")
-        self.cell_ids = ws.zeros(E * v.max_corners, wp.int32, f"{self.name} cell ids")
-        self.corner_keys = ws.zeros(E * v.max_corners, wp.float32, f"{self.name} corner angles")
-        self.verts = ws.zeros(E * 2 * v.max_corners, wp.vec2f, f"{self.name} vertices")
-        self.cross = CrossingScratch(ws, ws.layout.num_points, self.name)
-        n_dense = E * 2 * v.max_corners * v.num_points_per_segment
-        self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
-        self.dense_len = ws.zeros(n_dense, wp.float32, f"{self.name} dense segment lengths")
+        super().allocate(ws)
+        n = ws.layout.num_envs * 2 * self.values.max_corners
+        self.verts = ws.zeros(n, wp.vec2f, f"{self.name} vertices")
 
-    def enqueue(self, ws: Workspace, params: dict) -> None:
-        v = self.values
-        wp.launch(
-            _hull_kernel,
-            ws.layout.num_envs,
-            inputs=[
-                ws.eff_seed,
-                ws.active,
-                params["displacement"],
-                params["scale"],
-                v.min_corners,
-                v.max_corners,
-                self.cells,
-                v.num_points_per_segment,
-                ws.layout.num_points,
-                self.cross.nch,
-                int(knot_loop(ws)),
-                self.corners,
-                self.cell_ids,
-                self.corner_keys,
-                self.verts,
-                self.dense,
-                self.dense_len,
-                self.cross.boxes,
-                self.cross.turns,
-            ],
-            outputs=[ws.line],
-            device=ws.layout.device,
-        )
+    def curve_scratch(self) -> list:
+        return [self.verts]
 
 
 __all__ = ["DISPLACEMENT", "SamplerHull"]

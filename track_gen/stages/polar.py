@@ -19,7 +19,7 @@ from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import TWO_PI, catmull_rom_closed, resample_scaled
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS, emit_knots, knot_loop
+from .common import SCALE, SEGMENT_POINTS, DenseLoop, emit_knots, knot_loop, launch_sampler
 
 wp.set_module_options({"enable_backward": False})
 
@@ -122,31 +122,16 @@ class SamplerPolar(Stage):
     def allocate(self, ws: Workspace) -> None:
         v, E = self.values, ws.layout.num_envs
         self.knots = ws.zeros(E * v.knots, wp.vec2f, f"{self.name} knots")
-        n_dense = E * v.knots * v.num_points_per_segment
-        self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
-        self.dense_len = ws.zeros(n_dense, wp.float32, f"{self.name} dense segment lengths")
+        self.loop = DenseLoop(ws, v.knots, v.num_points_per_segment, self.name, crossings=False)
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
-        wp.launch(
+        launch_sampler(
+            ws,
             _polar_kernel,
-            ws.layout.num_envs,
-            inputs=[
-                ws.eff_seed,
-                ws.active,
-                params["radial_jitter"],
-                params["angular_jitter"],
-                params["scale"],
-                v.knots,
-                v.num_points_per_segment,
-                ws.layout.num_points,
-                int(knot_loop(ws)),
-                self.knots,
-                self.dense,
-                self.dense_len,
-            ],
-            outputs=[ws.line],
-            device=ws.layout.device,
+            parameters=[params["radial_jitter"], params["angular_jitter"], params["scale"]],
+            static=[v.knots, v.num_points_per_segment, ws.layout.num_points, int(knot_loop(ws))],
+            scratch=[self.knots, *self.loop.scratch()],
         )
 
 

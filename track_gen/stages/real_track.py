@@ -30,6 +30,7 @@ import warp as wp
 
 from ..engine.stage import Stage, Workspace
 from ..seeds import stage_rng
+from .common import launch_sampler
 from .widths import allocate_levels, allocate_widths
 
 wp.set_module_options({"enable_backward": False})
@@ -37,6 +38,30 @@ wp.set_module_options({"enable_backward": False})
 SALT_REAL_TRACK = wp.constant(wp.uint32(0x5EA17AC4))
 #: ``assign`` option values, by kernel code.
 ASSIGN_MODES = ("env", "draw")
+
+
+def table_draw(stage: Stage) -> int:
+    """The ``assign`` option of a table sampler (``real_track``, ``gate_table``) as its
+    kernel's ``draw`` flag: 0 for ``"env"`` (the default), 1 for ``"draw"``; a ValueError
+    naming the stage for anything else."""
+    assign = stage.options.get("assign", "env")
+    if not isinstance(assign, str) or assign not in ASSIGN_MODES:
+        raise ValueError(
+            f"StageSpec({stage.name!r}): option assign = {assign!r}: must be one of {ASSIGN_MODES}"
+        )
+    return int(assign == "draw")
+
+
+@wp.func
+def table_row(eff_seed: wp.int32, env: int, num_rows: int, draw: int, salt: wp.uint32) -> int:
+    """The row of a table sampler's table (``num_rows`` rows) an env copies: ``assign="env"``
+    (``draw == 0``) its index in the whole batch ``env`` mod ``num_rows``; ``assign="draw"``
+    one drawn uniformly from ``stage_rng(eff_seed, salt)``."""
+    k = env % num_rows
+    if draw != 0:
+        st = stage_rng(eff_seed, salt)
+        k = wp.min(int(wp.randf(st) * float(num_rows)), num_rows - 1)
+    return k
 
 
 @wp.kernel
@@ -64,10 +89,7 @@ def _real_track_kernel(
     e = wp.tid()
     if active[e] == 0:
         return
-    k = (e + env_lo) % num_tracks  # the env's index in the whole batch
-    if draw != 0:
-        st = stage_rng(eff_seed[e], SALT_REAL_TRACK)
-        k = wp.min(int(wp.randf(st) * float(num_tracks)), num_tracks - 1)
+    k = table_row(eff_seed[e], e + env_lo, num_tracks, draw, SALT_REAL_TRACK)
     src = k * num_points
     dst = e * num_points
     for i in range(num_points):
@@ -97,12 +119,7 @@ class SamplerRealTrack(Stage):
             k = self.options["table"].shape[0]
             self._check_extra("levels", (k, config.num_points, 2))
             self._check_extra("report", (k, 2))
-        assign = self.options.get("assign", "env")
-        if not isinstance(assign, str) or assign not in ASSIGN_MODES:
-            raise ValueError(
-                f"StageSpec({self.name!r}): option assign = {assign!r}: must be one of "
-                f"{ASSIGN_MODES}"
-            )
+        table_draw(self)
 
     def _check_table(self, table, num_points: int) -> None:
         if not isinstance(table, np.ndarray) or table.ndim != 3 or table.shape[2] != 4:
@@ -130,10 +147,9 @@ class SamplerRealTrack(Stage):
         lay = ws.layout
         table = self.options.get("table")
         self._check_table(table, lay.num_points)
-        assign = self.options.get("assign", "env")
         rows = np.ascontiguousarray(table.reshape(-1, 4), dtype=np.float32)
         self.num_tracks = int(table.shape[0])
-        self.draw = int(assign == "draw")
+        self.draw = table_draw(self)
         self.table_xy = ws.budget.array(rows[:, :2], wp.vec2f, f"{self.name} circuits")
         self.table_width = ws.budget.array(rows[:, 2:], wp.vec2f, f"{self.name} widths")
         K = self.num_tracks
@@ -162,25 +178,12 @@ class SamplerRealTrack(Stage):
         ws.diagnostics[f"{self.name}.overpasses"] = self.overpasses
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
-        lay = ws.layout
-        wp.launch(
+        launch_sampler(
+            ws,
             _real_track_kernel,
-            lay.num_envs,
-            inputs=[
-                ws.eff_seed,
-                ws.active,
-                self.table_xy,
-                self.table_width,
-                self.table_level,
-                self.report,
-                self.num_tracks,
-                lay.num_points,
-                self.draw,
-                ws.env_lo,
-                self.levels,
-            ],
+            inputs=[self.table_xy, self.table_width, self.table_level, self.report],
+            static=[self.num_tracks, ws.layout.num_points, self.draw, ws.env_lo, self.levels],
             outputs=[ws.line, ws.line_width, ws.line_level, self.narrowed, self.overpasses],
-            device=lay.device,
         )
 
 

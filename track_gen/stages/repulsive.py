@@ -72,7 +72,7 @@ from ..geometry import (
     resample_closed,
 )
 from ..seeds import stage_rng
-from .common import SCALE
+from .common import SCALE, launch_sampler
 
 wp.set_module_options({"enable_backward": False})
 
@@ -126,6 +126,18 @@ STOP_TOL = wp.constant(0.005)  # relative area change per window that ends the s
 @wp.func
 def _perp(t: wp.vec2f) -> wp.vec2f:
     return wp.vec2f(-t[1], t[0])
+
+
+@wp.func
+def _ring(i: int, n: int):
+    """The indices before and after ``i`` on a closed loop of ``n`` points."""
+    ip = i - 1
+    if ip < 0:
+        ip = n - 1
+    inx = i + 1
+    if inx == n:
+        inx = 0
+    return ip, inx
 
 
 @wp.func
@@ -200,12 +212,7 @@ def _tangent_point_gradient(
     """g <- gradient of the tangent-point energy; dmin2 <- squared distance to the nearest
     contact (a point much closer in space than along the loop)."""
     for i in range(n):
-        ip = i - 1
-        if ip < 0:
-            ip = n - 1
-        inx = i + 1
-        if inx == n:
-            inx = 0
+        ip, inx = _ring(i, n)
         u = x[b + inx] - x[b + ip]
         lu = wp.max(wp.length(u), 1.0e-12)
         tan[b + i] = u / lu
@@ -268,12 +275,7 @@ def _tangent_point_gradient(
         v = gt[b + i]
         gt[b + i] = (v - wp.dot(v, t) * t) / (2.0 * wgt[b + i]) + (0.5 * wsum[b + i]) * t
     for i in range(n):
-        ip = i - 1
-        if ip < 0:
-            ip = n - 1
-        inx = i + 1
-        if inx == n:
-            inx = 0
+        ip, inx = _ring(i, n)
         g[b + i] = g[b + i] + gt[b + ip] - gt[b + inx]
 
 
@@ -385,12 +387,7 @@ def _repulsive_kernel(
         d_lo = CROWD_LO * sz
         d_hi = CROWD_HI * sz
         for i in range(n):
-            ip = i - 1
-            if ip < 0:
-                ip = n - 1
-            inx = i + 1
-            if inx == n:
-                inx = 0
+            ip, inx = _ring(i, n)
             x = xa[b + i]
             wi = wgt[b + i]
             gv = g[b + i]
@@ -599,13 +596,11 @@ class SamplerRepulsive(Stage):
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
-        wp.launch(
+        launch_sampler(
+            ws,
             _repulsive_kernel,
-            ws.layout.num_envs,
-            inputs=[
-                ws.eff_seed,
-                ws.active,
-                params["scale"],
+            parameters=[params["scale"]],
+            static=[
                 float(v.grow_mult_min),
                 float(v.grow_mult_max),
                 v.obstacle_count_min,
@@ -613,6 +608,8 @@ class SamplerRepulsive(Stage):
                 v.iters,
                 ws.layout.num_points,
                 self.cross.nch,
+            ],
+            scratch=[
                 self.xa,
                 self.xb,
                 self.xbk,
@@ -629,7 +626,6 @@ class SamplerRepulsive(Stage):
                 self.cross.turns,
             ],
             outputs=[self.iters, self.rollback, ws.line],
-            device=ws.layout.device,
         )
 
 

@@ -36,18 +36,9 @@ import warp as wp
 from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
-from ..geometry import (
-    PI,
-    TWO_PI,
-    CrossingScratch,
-    atan2_estimate,
-    catmull_rom_closed,
-    resample_first_simple,
-    sort_by_angle_keyed,
-    wrap_angle,
-)
+from ..geometry import PI, TWO_PI, atan2_estimate, sort_by_angle_keyed, wrap_angle
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS
+from .common import SCALE, SEGMENT_POINTS, DenseLoop, emit_spline, launch_sampler
 
 wp.set_module_options({"enable_backward": False})
 
@@ -415,15 +406,9 @@ def _voronoi_kernel(
         verts[vb + 2 * i] = 0.75 * a + 0.25 * b
         verts[vb + 2 * i + 1] = 0.25 * a + 0.75 * b
     nv = 2 * k
-    db = e * nv * npseg
-    catmull_rom_closed(verts, vb, nv, npseg, dense, db)
-    lb = e * num_points
-    xb = e * cross_nch
     # the spline, else the Chaikin polygon, else the anchor polygon
-    resample_first_simple(
-        dense, db, nv * npseg, verts, vb, nv, anchors, ab, k, dense_len, db,
-        cross_boxes, cross_turns, xb, line_out, lb, num_points, EXTENT * scale[e],
-    )  # fmt: skip
+    emit_spline(verts, vb, nv, npseg, anchors, ab, k, dense, dense_len, cross_boxes, cross_turns,
+                cross_nch, e, num_points, EXTENT * scale[e], line_out)  # fmt: skip
 
 
 CONTROL_POINTS = Tunable(
@@ -493,7 +478,6 @@ class SamplerVoronoi(Stage):
 
     def allocate(self, ws: Workspace) -> None:
         v, E = self.values, ws.layout.num_envs
-        self.cross = CrossingScratch(ws, ws.layout.num_points, self.name)
         self.layout_code = int(_LAYOUT_CODES[v.site_layout])
         S, K = v.num_sites, v.control_points
         self.sites = ws.zeros(E * S, wp.vec2f, f"{self.name} sites")
@@ -507,28 +491,24 @@ class SamplerVoronoi(Stage):
         self.anchors = ws.zeros(E * K, wp.vec2f, f"{self.name} anchors")
         self.anchor_angles = ws.zeros(E * K, wp.float32, f"{self.name} anchor angles")
         self.verts = ws.zeros(E * 2 * K, wp.vec2f, f"{self.name} vertices")
-        n_dense = E * 2 * K * v.num_points_per_segment
-        self.dense = ws.zeros(n_dense, wp.vec2f, f"{self.name} dense loop")
-        self.dense_len = ws.zeros(n_dense, wp.float32, f"{self.name} dense segment lengths")
+        self.loop = DenseLoop(ws, 2 * K, v.num_points_per_segment, self.name)
 
     def enqueue(self, ws: Workspace, params: dict) -> None:
         v = self.values
-        wp.launch(
+        launch_sampler(
+            ws,
             _voronoi_kernel,
-            ws.layout.num_envs,
-            inputs=[
-                ws.eff_seed,
-                ws.active,
-                params["radial_variation"],
-                params["angular_jitter"],
-                params["scale"],
+            parameters=[params["radial_variation"], params["angular_jitter"], params["scale"]],
+            static=[
                 self.layout_code,
                 v.num_sites,
                 v.control_points,
                 v.num_points_per_segment,
                 ws.layout.num_points,
                 self.num_buckets,
-                self.cross.nch,
+                self.loop.nch,
+            ],
+            scratch=[
                 self.sites,
                 self.sites_polar,
                 self.bucket_start,
@@ -537,13 +517,8 @@ class SamplerVoronoi(Stage):
                 self.anchors,
                 self.anchor_angles,
                 self.verts,
-                self.dense,
-                self.dense_len,
-                self.cross.boxes,
-                self.cross.turns,
+                *self.loop.scratch(),
             ],
-            outputs=[ws.line],
-            device=ws.layout.device,
         )
 
 
