@@ -142,6 +142,27 @@ def layout_sizes(cap: int, m: int) -> dict:
 
 
 # ------------------------------------------------------------------------------ state access
+@wp.struct
+class _Env:
+    """One env's scaled problem and where its data lie in the flat scratch arrays: set once
+    per thread by the kernel and passed to the planner's functions."""
+
+    cap: int  # capacity K (points per env)
+    m: int  # intervals per segment M
+    ns: int  # segments
+    closed: int  # 1: a closed course
+    fm: wp.float64  # M as a float
+    g: wp.vec3d  # gravity
+    v2: wp.float64  # squared speed bound
+    a2: wp.float64  # squared thrust bound
+    xb: int  # the env's base in the state arrays (x, xt, xbest, dx)
+    zb: int  # in the inequality multipliers (z, dz)
+    lb: int  # in the equality multipliers (lam, dlam)
+    pb: int  # in the scaled points
+    hb: int  # in the work array
+    bb: int  # in the velocity system
+
+
 @wp.func
 def _wix(k: int, ns: int, closed: int) -> int:
     """Velocity slot of point ``k`` (a closed path's point ``ns`` is point 0)."""
@@ -158,6 +179,36 @@ def _free(k: int, ns: int, closed: int) -> int:
     if closed == 0 and (k == 0 or k == ns):
         out = 0
     return out
+
+
+@wp.func
+def _xu(env: _Env, k: int, j: int) -> int:
+    """Index in a state array of the thrust ``u_kj`` (3 floats)."""
+    return env.xb + env.cap + 3 * (k * env.m + j)
+
+
+@wp.func
+def _xw(env: _Env, k: int) -> int:
+    """Index in a state array of the velocity ``w_k`` of point ``k`` (3 floats)."""
+    return env.xb + env.cap + 3 * env.cap * env.m + 3 * _wix(k, env.ns, env.closed)
+
+
+@wp.func
+def _zu(env: _Env, k: int, j: int) -> int:
+    """Index in a multiplier array of the thrust bound of ``u_kj``."""
+    return env.zb + env.cap + k * env.m + j
+
+
+@wp.func
+def _zv(env: _Env, k: int, i: int) -> int:
+    """Index in a multiplier array of the speed bound at node ``i`` (1..M-1) of segment ``k``."""
+    return env.zb + env.cap + env.cap * env.m + k * (env.m - 1) + i - 1
+
+
+@wp.func
+def _zw(env: _Env, k: int) -> int:
+    """Index in a multiplier array of the speed bound at point ``k``."""
+    return env.zb + env.cap + env.cap * env.m + env.cap * (env.m - 1) + k
 
 
 @wp.func
@@ -179,55 +230,33 @@ def _z_bound(
 
 @wp.func
 def _seg_c(
-    x: wp.array(dtype=wp.float64),
-    xb: int,
-    pts: wp.array(dtype=wp.vec3d),
-    pb: int,
-    k: int,
-    ns: int,
-    closed: int,
-    cap: int,
-    m: int,
-    g: wp.vec3d,
+    x: wp.array(dtype=wp.float64), pts: wp.array(dtype=wp.vec3d), env: _Env, k: int
 ) -> tuple[wp.vec3d, wp.vec3d]:
-    """``(E_v, E_p)`` of segment ``k`` at the state ``x[xb]``."""
-    ou = cap
-    ow = cap + 3 * cap * m
-    tau = x[xb + k]
-    h = tau / wp.float64(m)
-    va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
-    vb = get3(x, xb + ow + 3 * _wix(k + 1, ns, closed))
+    """``(E_v, E_p)`` of segment ``k`` at the state ``x``."""
+    tau = x[env.xb + k]
+    h = tau / env.fm
+    va = get3(x, _xw(env, k))
+    vb = get3(x, _xw(env, k + 1))
     u1 = wp.vec3d()
     u2 = wp.vec3d()
-    for j in range(m):
-        uj = get3(x, xb + ou + 3 * (k * m + j))
+    for j in range(env.m):
+        uj = get3(x, _xu(env, k, j))
         u1 = u1 + uj
-        u2 = u2 + _cj(m, j) * uj
-    ev = h * u1 + tau * g + va - vb
-    ep = h * h * u2 + _HALF * tau * tau * g + tau * va - (pts[pb + k + 1] - pts[pb + k])
+        u2 = u2 + _cj(env.m, j) * uj
+    ev = h * u1 + tau * env.g + va - vb
+    ep = h * h * u2 + _HALF * tau * tau * env.g + tau * va - (pts[env.pb + k + 1] - pts[env.pb + k])
     return ev, ep
 
 
 @noinline_func
-def _project(
-    x: wp.array(dtype=wp.float64),
-    xb: int,
-    pts: wp.array(dtype=wp.vec3d),
-    pb: int,
-    k: int,
-    ns: int,
-    closed: int,
-    cap: int,
-    m: int,
-    g: wp.vec3d,
-):
+def _project(x: wp.array(dtype=wp.float64), pts: wp.array(dtype=wp.vec3d), env: _Env, k: int):
     """Restore ``E_v = E_p = 0`` of segment ``k`` by the least change of its thrusts
     (``du_j = -(p + c_j q)``, the two equations solved for ``p`` and ``q``), its duration and
     end velocities kept."""
-    ou = cap
-    fm = wp.float64(m)
-    h = x[xb + k] / fm
-    ev, ep = _seg_c(x, xb, pts, pb, k, ns, closed, cap, m, g)
+    m = env.m
+    fm = env.fm
+    h = x[env.xb + k] / fm
+    ev, ep = _seg_c(x, pts, env, k)
     s1 = _ZERO
     s2 = _ZERO
     for j in range(m):
@@ -240,7 +269,7 @@ def _project(
     p = (s2 * a - s1 * b) / det
     q = (fm * b - s1 * a) / det
     for j in range(m):
-        o = xb + ou + 3 * (k * m + j)
+        o = _xu(env, k, j)
         set3(x, o, get3(x, o) - (p + _cj(m, j) * q))
 
 
@@ -248,60 +277,50 @@ def _project(
 @noinline_func
 def _evaluate(
     x: wp.array(dtype=wp.float64),
-    xb: int,
     ref: wp.array(dtype=wp.float64),
-    rb: int,
     use_ref: int,
     pts: wp.array(dtype=wp.vec3d),
-    pb: int,
-    ns: int,
-    closed: int,
-    cap: int,
-    m: int,
-    g: wp.vec3d,
-    v2: wp.float64,
-    a2: wp.float64,
+    env: _Env,
     mu: wp.float64,
 ) -> tuple[wp.float64, wp.float64, wp.float64, int]:
-    """``(sum tau - mu sum log slack, |E|_1, |E|_inf, ok)`` of the state at ``x[xb]``; ``ok``
-    is 0 when a slack is not > 0 or (``use_ref``) below ``BOUNDARY`` times its value at
-    ``ref[rb]``."""
-    ou = cap
-    ow = cap + 3 * cap * m
+    """``(sum tau - mu sum log slack, |E|_1, |E|_inf, ok)`` of the state ``x``; ``ok`` is 0
+    when a slack is not > 0 or (``use_ref``) below ``BOUNDARY`` times its value at ``ref``."""
+    m = env.m
+    g = env.g
     ok = int(1)
     obj = _ZERO
     logs = _ZERO
     c1 = _ZERO
     cinf = _ZERO
-    for k in range(ns):
-        tau = x[xb + k]
-        va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
-        vb = get3(x, xb + ow + 3 * _wix(k + 1, ns, closed))
+    for k in range(env.ns):
+        tau = x[env.xb + k]
+        va = get3(x, _xw(env, k))
+        vb = get3(x, _xw(env, k + 1))
         tr = _ZERO
         var = va
         if use_ref != 0:
-            tr = ref[rb + k]
-            var = get3(ref, rb + ow + 3 * _wix(k, ns, closed))
+            tr = ref[env.xb + k]
+            var = get3(ref, _xw(env, k))
         if not (tau > _BOUNDARY * tr):
             ok = 0
         else:
             obj += tau
             logs += wp.log(tau)
-        h = tau / wp.float64(m)
-        hr = tr / wp.float64(m)
+        h = tau / env.fm
+        hr = tr / env.fm
         u1 = wp.vec3d()
         u2 = wp.vec3d()
-        s = wp.vec3d()
+        sx = wp.vec3d()
         sr = wp.vec3d()
         for j in range(m):
-            uj = get3(x, xb + ou + 3 * (k * m + j))
-            gu = a2 - wp.dot(uj, uj)
+            uj = get3(x, _xu(env, k, j))
+            gu = env.a2 - wp.dot(uj, uj)
             gur = _ZERO
             if use_ref != 0:
-                ur = get3(ref, rb + ou + 3 * (k * m + j))
-                gur = a2 - wp.dot(ur, ur)
+                ur = get3(ref, _xu(env, k, j))
+                gur = env.a2 - wp.dot(ur, ur)
                 if j > 0:
-                    sr = sr + get3(ref, rb + ou + 3 * (k * m + j - 1))
+                    sr = sr + get3(ref, _xu(env, k, j - 1))
             if not (gu > _BOUNDARY * gur):
                 ok = 0
             else:
@@ -309,31 +328,31 @@ def _evaluate(
             u1 = u1 + uj
             u2 = u2 + _cj(m, j) * uj
             if j > 0:
-                s = s + get3(x, xb + ou + 3 * (k * m + j - 1))
-                vi = va + h * (wp.float64(j) * g + s)
-                gv = v2 - wp.dot(vi, vi)
+                sx = sx + get3(x, _xu(env, k, j - 1))
+                vi = va + h * (wp.float64(j) * g + sx)
+                gv = env.v2 - wp.dot(vi, vi)
                 gvr = _ZERO
                 if use_ref != 0:
                     vr = var + hr * (wp.float64(j) * g + sr)
-                    gvr = v2 - wp.dot(vr, vr)
+                    gvr = env.v2 - wp.dot(vr, vr)
                 if not (gv > _BOUNDARY * gvr):
                     ok = 0
                 else:
                     logs += wp.log(gv)
         ev = h * u1 + tau * g + va - vb
-        dp = pts[pb + k + 1] - pts[pb + k]
+        dp = pts[env.pb + k + 1] - pts[env.pb + k]
         ep = h * h * u2 + _HALF * tau * tau * g + tau * va - dp
         for i in range(3):
             c1 += wp.abs(ev[i]) + wp.abs(ep[i])
             cinf = wp.max(cinf, wp.max(wp.abs(ev[i]), wp.abs(ep[i])))
-    for k in range(ns + 1 - closed):
-        if _free(k, ns, closed) == 1:
-            wk = get3(x, xb + ow + 3 * k)
-            gw = v2 - wp.dot(wk, wk)
+    for k in range(env.ns + 1 - env.closed):
+        if _free(k, env.ns, env.closed) == 1:
+            wk = get3(x, _xw(env, k))
+            gw = env.v2 - wp.dot(wk, wk)
             gwr = _ZERO
             if use_ref != 0:
-                wr = get3(ref, rb + ow + 3 * k)
-                gwr = v2 - wp.dot(wr, wr)
+                wr = get3(ref, _xw(env, k))
+                gwr = env.v2 - wp.dot(wr, wr)
             if not (gw > _BOUNDARY * gwr):
                 ok = 0
             else:
@@ -347,19 +366,11 @@ def _evaluate(
 @noinline_func
 def _segment_nodes(
     x: wp.array(dtype=wp.float64),
-    xb: int,
     z: wp.array(dtype=wp.float64),
-    zb: int,
+    env: _Env,
     k: int,
-    ns: int,
-    closed: int,
-    cap: int,
-    m: int,
-    g: wp.vec3d,
-    v2: wp.float64,
     mu: wp.float64,
     hw: wp.array(dtype=wp.float64),
-    hb: int,
 ):
     """The node quantities of segment ``k`` in ``hw`` (layout: :func:`_hw`): the node
     velocities ``v_i`` and ``d_i = (g i + S_i) / M``, the speed terms
@@ -367,17 +378,15 @@ def _segment_nodes(
     ``q_j = sum_{i>j} (h Q_i d_i + 2 z_i v_i / M)``, ``E_j = sum_{i>j} 2 mu v_i / g_i`` and
     ``Ez_j = sum_{i>j} 2 z_i v_i``. The thrust block of the Hessian is
     ``H_uu[j, j'] = h^2 P_max(j, j') + delta_jj' T_j``."""
-    ou = cap
-    ow = cap + 3 * cap * m
-    zv = cap + cap * m
-    o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql = _hw(hb, m)
-    tau = x[xb + k]
-    h = tau / wp.float64(m)
-    va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
-    s = wp.vec3d()
+    m = env.m
+    o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql = _hw(env.hb, m)
+    tau = x[env.xb + k]
+    h = tau / env.fm
+    va = get3(x, _xw(env, k))
+    sx = wp.vec3d()
     for i in range(1, m):
-        s = s + get3(x, xb + ou + 3 * (k * m + i - 1))
-        di = (wp.float64(i) * g + s) / wp.float64(m)
+        sx = sx + get3(x, _xu(env, k, i - 1))
+        di = (wp.float64(i) * env.g + sx) / env.fm
         set3(hw, o_d + 3 * i, di)
         set3(hw, o_v + 3 * i, va + tau * di)
     # suffix sums from the last node down
@@ -395,12 +404,12 @@ def _segment_nodes(
         if j >= 1:  # node j joins the sums of the intervals before it
             vi = get3(hw, o_v + 3 * j)
             di = get3(hw, o_d + 3 * j)
-            gi = v2 - wp.dot(vi, vi)
-            zi = z[zb + zv + k * (m - 1) + j - 1]
+            gi = env.v2 - wp.dot(vi, vi)
+            zi = z[_zv(env, k, j)]
             qi = (_FOUR * zi / gi) * wp.outer(vi, vi) + (_TWO * zi) * eye
             set33(hw, o_ql + 9 * j, qi)
             pacc = pacc + qi
-            qacc = qacc + h * (qi * di) + (_TWO * zi / wp.float64(m)) * vi
+            qacc = qacc + h * (qi * di) + (_TWO * zi / env.fm) * vi
             eacc = eacc + (_TWO * mu / gi) * vi
             ezacc = ezacc + (_TWO * zi) * vi
 
@@ -408,17 +417,12 @@ def _segment_nodes(
 @noinline_func
 def _riccati_factor(
     x: wp.array(dtype=wp.float64),
-    xb: int,
     z: wp.array(dtype=wp.float64),
-    zb: int,
+    env: _Env,
     k: int,
-    cap: int,
-    m: int,
     h: wp.float64,
-    a2: wp.float64,
     shift: wp.float64,
     hw: wp.array(dtype=wp.float64),
-    hb: int,
 ) -> int:
     """Factor ``H_uu`` (plus ``shift`` on its diagonal) as the discrete LQ problem it is:
     ``u^T H u = sum_j u_j^T T_j u_j + h^2 sum_i s_i^T Q_i s_i`` with ``s_{j+1} = s_j + u_j``,
@@ -426,19 +430,18 @@ def _riccati_factor(
     ``G_j = K_j^-1 V_{j+1}``, ``V_j = h^2 Q_j + V_{j+1} - V_{j+1} G_j`` (``V_M = 0``), stored per
     interval for :func:`_riccati_solve`. Returns 0 when a ``K_j`` is not positive definite
     (rounding only: ``T_j >= 2 z I``)."""
-    ou = cap
-    zu = cap
-    o_l, o_g, o_vv = _hw_riccati(hb, m)
-    o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql = _hw(hb, m)
+    m = env.m
+    o_l, o_g, o_vv = _hw_riccati(env.hb, m)
+    o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql = _hw(env.hb, m)
     eye = wp.identity(n=3, dtype=wp.float64)
     vn = wp.mat33d()  # V_{j+1}
     ok = int(1)
     for t in range(m):
         j = m - 1 - t
         if ok == 1:
-            uj = get3(x, xb + ou + 3 * (k * m + j))
-            gu = a2 - wp.dot(uj, uj)
-            zj = z[zb + zu + k * m + j]
+            uj = get3(x, _xu(env, k, j))
+            gu = env.a2 - wp.dot(uj, uj)
+            zj = z[_zu(env, k, j)]
             kj = (_FOUR * zj / gu) * wp.outer(uj, uj) + (_TWO * zj + shift) * eye + vn
             lj, okj = chol3(kj)
             if okj == 0:
@@ -527,88 +530,74 @@ def _ju(y: wp.array(dtype=wp.float64), yb: int, m: int, h: wp.float64) -> tuple[
 @noinline_func
 def _segment_assemble(
     x: wp.array(dtype=wp.float64),
-    xb: int,
     lam: wp.array(dtype=wp.float64),
-    lb: int,
     z: wp.array(dtype=wp.float64),
-    zb: int,
     pts: wp.array(dtype=wp.vec3d),
-    pb: int,
+    env: _Env,
     k: int,
-    ns: int,
-    closed: int,
-    cap: int,
-    m: int,
-    g: wp.vec3d,
-    v2: wp.float64,
-    a2: wp.float64,
     mu: wp.float64,
     hw: wp.array(dtype=wp.float64),
-    hb: int,
     ys: wp.array(dtype=wp.float64),
     yb: int,
     bs: wp.array(dtype=wp.float64),
-    bb: int,
 ) -> wp.float64:
     """Eliminate segment ``k``'s thrusts, duration and multipliers: store what the back
     substitution needs at ``ys[yb]`` and add the segment's reduced blocks to the velocity system
-    at ``bs[bb]``. Returns the largest KKT stationarity residual of its thrusts and duration.
+    ``bs``. Returns the largest KKT stationarity residual of its thrusts and duration.
 
     Per segment, with ``H`` the thrust block, ``Y = H^-1 [h_ut, J_u^T, H_u,va, r_u]``, the
     duration-multiplier system ``G7 = [[a, b^T], [b, -Sigma]]`` (``a = H_tt - h_ut Y_t``,
     ``b = J_t - J_u Y_t``, ``Sigma = J_u H^-1 J_u^T``) couples to the velocities through
     ``B7`` (7 x 6) with right-hand side ``R7``; the velocities see
     ``W_ww - W_wu Y_w - B7^T G7^-1 B7`` and ``r_w - W_wu Y_r - B7^T G7^-1 R7``."""
+    m = env.m
+    g = env.g
     n = 3 * m
-    ou = cap
-    ow = cap + 3 * cap * m
-    zu = cap
-    zv = cap + cap * m
-    o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql = _hw(hb, m)
+    o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql = _hw(env.hb, m)
     # Sigma (6x6, then its factor in place); Sigma^-1 b and Sigma^-1 q (6 each); B7 and R7:
     # 7 columns of (p, q[6])
-    o_sg, o_t, o_b7 = _hw_small(hb, m)
-    fm = wp.float64(m)
-    tau = x[xb + k]
+    o_sg, o_t, o_b7 = _hw_small(env.hb, m)
+    fm = env.fm
+    tau = x[env.xb + k]
     h = tau / fm
-    ka = _wix(k, ns, closed)
-    kb = _wix(k + 1, ns, closed)
-    va = get3(x, xb + ow + 3 * ka)
-    vb = get3(x, xb + ow + 3 * kb)
-    lv = get3(lam, lb + 6 * k)
-    lp = get3(lam, lb + 6 * k + 3)
+    ka = _wix(k, env.ns, env.closed)
+    kb = _wix(k + 1, env.ns, env.closed)
+    va = get3(x, _xw(env, k))
+    vb = get3(x, _xw(env, k + 1))
+    lv = get3(lam, env.lb + 6 * k)
+    lp = get3(lam, env.lb + 6 * k + 3)
     u1 = wp.vec3d()
     u2 = wp.vec3d()
     for j in range(m):
-        uj = get3(x, xb + ou + 3 * (k * m + j))
+        uj = get3(x, _xu(env, k, j))
         u1 = u1 + uj
         u2 = u2 + _cj(m, j) * uj
     ev = h * u1 + tau * g + va - vb
-    dp = pts[pb + k + 1] - pts[pb + k]
+    dp = pts[env.pb + k + 1] - pts[env.pb + k]
     ep = h * h * u2 + _HALF * tau * tau * g + tau * va - dp
     jtv = u1 / fm + g  # dE_v / dtau
     jtp = (_TWO * tau / (fm * fm)) * u2 + tau * g + va  # dE_p / dtau
     # the thrust block, shifted while not positive definite (rounding only: it is
     # 2 z_u I + PSD terms)
-    _segment_nodes(x, xb, z, zb, k, ns, closed, cap, m, g, v2, mu, hw, hb)
+    _segment_nodes(x, z, env, k, mu, hw)
     shift = _ZERO
     for attempt in range(4):
-        if _riccati_factor(x, xb, z, zb, k, cap, m, h, a2, shift, hw, hb) == 1:
+        if _riccati_factor(x, z, env, k, h, shift, hw) == 1:
             break
         shift = wp.float64(1.0e-12) * wp.pow(wp.float64(1.0e4), wp.float64(attempt))
         for j in range(m):
-            shift = wp.max(shift, wp.float64(1.0e-12) * z[zb + zu + k * m + j])
+            shift = wp.max(shift, wp.float64(1.0e-12) * z[_zu(env, k, j)])
     eye = wp.identity(n=3, dtype=wp.float64)
     # the duration's Hessian entries and gradients (nodes i = 1..M-1)
-    htt = wp.dot(lp, (_TWO / (fm * fm)) * u2 + g) + z[zb + k] / tau
+    htt = wp.dot(lp, (_TWO / (fm * fm)) * u2 + g) + z[env.zb + k] / tau
     htv = lp  # d2 / dtau dva
     gtau = _ONE - mu / tau  # barrier gradient
-    gztau = _ONE - z[zb + k]  # multiplier gradient
+    gztau = _ONE - z[env.zb + k]  # multiplier gradient
     for i in range(1, m):
         vi = get3(hw, o_v + 3 * i)
         di = get3(hw, o_d + 3 * i)
-        gi = v2 - wp.dot(vi, vi)
-        zi = z[zb + zv + k * (m - 1) + i - 1]
+        gi = env.v2 - wp.dot(vi, vi)
+        zi = z[_zv(env, k, i)]
         qi = (_FOUR * zi / gi) * wp.outer(vi, vi) + (_TWO * zi) * eye
         htt += wp.dot(di, qi * di)
         htv = htv + qi * di
@@ -621,9 +610,9 @@ def _segment_assemble(
     # 7-9 H_u,va, 10 r_u; then each is multiplied by H^-1
     for j in range(m):
         cj = _cj(m, j)
-        uj = get3(x, xb + ou + 3 * (k * m + j))
-        gu = a2 - wp.dot(uj, uj)
-        zj = z[zb + zu + k * m + j]
+        uj = get3(x, _xu(env, k, j))
+        gu = env.a2 - wp.dot(uj, uj)
+        zj = z[_zu(env, k, j)]
         hut = lv / fm + ((_TWO * tau * cj) / (fm * fm)) * lp + get3(hw, o_q + 3 * j)
         set3(hw, o_h + 3 * j, hut)
         set3(ys, yb + 3 * j, hut)
@@ -643,7 +632,7 @@ def _segment_assemble(
         rz = gz_j + jl_u
         res = wp.max(res, wp.max(wp.abs(rz[0]), wp.max(wp.abs(rz[1]), wp.abs(rz[2]))))
     for col in range(11):
-        _riccati_solve(hw, hb, m, ys, yb + col * n)
+        _riccati_solve(hw, env.hb, m, ys, yb + col * n)
     # a, b and Sigma
     hut_y = _ZERO
     for j in range(m):
@@ -771,47 +760,41 @@ def _segment_assemble(
                 wab[i, col - 3] = wab[i, col - 3] - val
             elif col >= 3:
                 wbb[i - 3, col - 3] = wbb[i - 3, col - 3] - val
-    add33(bs, bb + ka * _BR + _BD, waa)
-    add33(bs, bb + kb * _BR + _BD, wbb)
-    set33(bs, bb + k * _BR + _BO, wab)
-    add3(bs, bb + ka * _BR + _BRR, rra)
-    add3(bs, bb + kb * _BR + _BRR, rrb)
+    ra = env.bb + ka * _BR
+    rb = env.bb + kb * _BR
+    add33(bs, ra + _BD, waa)
+    add33(bs, rb + _BD, wbb)
+    set33(bs, env.bb + k * _BR + _BO, wab)
+    add3(bs, ra + _BRR, rra)
+    add3(bs, rb + _BRR, rrb)
     # the velocities' stationarity residual (multiplier form), summed per point
-    add3(bs, bb + ka * _BR + _BRZ, get3(hw, o_ez) + lv + tau * lp)
-    add3(bs, bb + kb * _BR + _BRZ, -lv)
+    add3(bs, ra + _BRZ, get3(hw, o_ez) + lv + tau * lp)
+    add3(bs, rb + _BRZ, -lv)
     return res
 
 
 @noinline_func
 def _init_lambda(
     x: wp.array(dtype=wp.float64),
-    xb: int,
     lam: wp.array(dtype=wp.float64),
-    lb: int,
+    env: _Env,
     k: int,
-    ns: int,
-    closed: int,
-    cap: int,
-    m: int,
-    g: wp.vec3d,
-    v2: wp.float64,
-    a2: wp.float64,
     mu: wp.float64,
     hw: wp.array(dtype=wp.float64),
-    hb: int,
 ):
     """Least-squares multipliers of segment ``k``: ``lam`` minimising the barrier Lagrangian's
     gradient in the segment's duration and thrusts, ``(J J^T) lam = -J grad`` (6 x 6)."""
-    ou = cap
-    ow = cap + 3 * cap * m
-    fm = wp.float64(m)
-    tau = x[xb + k]
+    m = env.m
+    g = env.g
+    hb = env.hb
+    fm = env.fm
+    tau = x[env.xb + k]
     h = tau / fm
-    va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
+    va = get3(x, _xw(env, k))
     u1 = wp.vec3d()
     u2 = wp.vec3d()
     for j in range(m):
-        uj = get3(x, xb + ou + 3 * (k * m + j))
+        uj = get3(x, _xu(env, k, j))
         u1 = u1 + uj
         u2 = u2 + _cj(m, j) * uj
     jtv = u1 / fm + g
@@ -819,12 +802,12 @@ def _init_lambda(
     # node terms: e_i = 2 mu v_i / g_i; the gradient of the thrust j has h sum_{i>j} e_i
     o_e = hb  # e_i at hw[hb + 3 i]
     gtau = _ONE - mu / tau
-    s = wp.vec3d()
+    sx = wp.vec3d()
     for i in range(1, m):
-        s = s + get3(x, xb + ou + 3 * (k * m + i - 1))
-        di = (wp.float64(i) * g + s) / fm
+        sx = sx + get3(x, _xu(env, k, i - 1))
+        di = (wp.float64(i) * g + sx) / fm
         vi = va + tau * di
-        ei = (_TWO * mu / (v2 - wp.dot(vi, vi))) * vi
+        ei = (_TWO * mu / (env.v2 - wp.dot(vi, vi))) * vi
         set3(hw, o_e + 3 * i, ei)
         gtau += wp.dot(ei, di)
     # rhs = -J grad (6), N = J J^T (6 x 6) at hw[hb + 3m], hw[hb + 3m + 6]
@@ -835,8 +818,8 @@ def _init_lambda(
     esum = wp.vec3d()
     for t in range(m):
         j = m - 1 - t
-        uj = get3(x, xb + ou + 3 * (k * m + j))
-        gj = (_TWO * mu / (a2 - wp.dot(uj, uj))) * uj + h * esum
+        uj = get3(x, _xu(env, k, j))
+        gj = (_TWO * mu / (env.a2 - wp.dot(uj, uj))) * uj + h * esum
         rv = rv - h * gj
         rp = rp - (h * h * _cj(m, j)) * gj
         if j >= 1:
@@ -865,27 +848,21 @@ def _init_lambda(
             big = wp.max(big, wp.abs(hw[o_r + r]))
         if wp.isfinite(big) and big < wp.float64(1.0e3):  # as IPOPT: drop huge estimates
             for r in range(6):
-                lam[lb + 6 * k + r] = hw[o_r + r]
+                lam[env.lb + 6 * k + r] = hw[o_r + r]
 
 
 # ------------------------------------------------------------------------------ velocities
 @noinline_func
 def _solve_velocities(
-    bs: wp.array(dtype=wp.float64),
-    bb: int,
-    ns: int,
-    closed: int,
-    x: wp.array(dtype=wp.float64),
-    xb: int,
-    dx: wp.array(dtype=wp.float64),
-    cap: int,
-    m: int,
+    bs: wp.array(dtype=wp.float64), env: _Env, dx: wp.array(dtype=wp.float64)
 ) -> int:
     """Solve the block-tridiagonal (closed: cyclic) system of the free point velocities
     (blocks ``D``, ``O``, right-hand sides ``R`` in ``bs``) into ``dx``'s velocity part, with a
     diagonal shift while it is not positive definite. Returns 0 when no shift made it so (the
     step is then not taken)."""
-    ow = cap + 3 * cap * m
+    bb = env.bb
+    ns = env.ns
+    closed = env.closed
     first = 1 - closed
     nfree = ns - 1 + closed  # unknowns
     lead = nfree - closed  # unknowns before the border (closed: the last one is the border)
@@ -966,7 +943,7 @@ def _solve_velocities(
         dwk = wp.vec3d()
         if _free(k, ns, closed) == 1 and solved == 1:
             dwk = get3(bs, bb + k * _BR + _BX)
-        set3(dx, xb + ow + 3 * k, dwk)
+        set3(dx, _xw(env, k), dwk)
     return solved
 
 
@@ -1119,6 +1096,21 @@ def _plan_kernel(
         if not (wp.length(vs) < vmax and wp.length(ve) < vmax):
             status = status | ST_BOUNDARY_SPEED
             ns = 0
+    env = _Env()
+    env.cap = cap
+    env.m = m
+    env.ns = ns
+    env.closed = closed
+    env.fm = wp.float64(m)
+    env.g = g
+    env.v2 = v2
+    env.a2 = a2
+    env.xb = xb
+    env.zb = zb
+    env.lb = lb
+    env.pb = pb
+    env.hb = hb
+    env.bb = bb
     # ---- start: rest to rest on each segment (velocity ramps at the ends of an open path)
     fm = wp.float64(m)
     lo_half = m // 2  # intervals j < m // 2 accelerate, j >= (m + 1) // 2 brake
@@ -1196,24 +1188,20 @@ def _plan_kernel(
     nu = _ONE
     mu = _MU0
     if ns > 0:
-        obj, c1, cinf, ok = _evaluate(x, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, a2, mu)
+        obj, c1, cinf, ok = _evaluate(x, x, 0, pts, env, mu)
         if cinf > _FEAS_TOL:
             # a start off the points (an open path with boundary velocities): its projection
             # onto E = 0, when that keeps every bound
             for i in range(nx):
                 xt[xb + i] = x[xb + i]
             for k in range(ns):
-                _project(xt, xb, pts, pb, k, ns, closed, cap, m, g)
-            obj, c1, cinf, ok = _evaluate(
-                xt, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, a2, mu
-            )
+                _project(xt, pts, env, k)
+            obj, c1, cinf, ok = _evaluate(xt, x, 0, pts, env, mu)
             if ok == 1:
                 for i in range(nx):
                     x[xb + i] = xt[xb + i]
             else:
-                obj, c1, cinf, ok = _evaluate(
-                    x, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, a2, mu
-                )
+                obj, c1, cinf, ok = _evaluate(x, x, 0, pts, env, mu)
         if ok == 1 and cinf <= _FEAS_TOL:  # the start passes through every point
             best = _ZERO
             for k in range(ns):
@@ -1223,20 +1211,20 @@ def _plan_kernel(
     for k in range(ns):
         for r in range(6):
             lam[lb + 6 * k + r] = _ZERO
-        _init_lambda(x, xb, lam, lb, k, ns, closed, cap, m, g, v2, a2, mu, hw, hb)
+        _init_lambda(x, lam, env, k, mu, hw)
     # multipliers mu / slack
     for k in range(ns):
         tau = x[xb + k]
         z[zb + k] = mu / tau
         h = tau / fm
         va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
-        s = wp.vec3d()
+        sx = wp.vec3d()
         for j in range(m):
             uj = get3(x, xb + ou + 3 * (k * m + j))
             z[zb + zu + k * m + j] = mu / (a2 - wp.dot(uj, uj))
             if j > 0:
-                s = s + get3(x, xb + ou + 3 * (k * m + j - 1))
-                vi = va + h * (wp.float64(j) * g + s)
+                sx = sx + get3(x, xb + ou + 3 * (k * m + j - 1))
+                vi = va + h * (wp.float64(j) * g + sx)
                 z[zb + zv + k * (m - 1) + j - 1] = mu / (v2 - wp.dot(vi, vi))
     for k in range(ns + 1 - closed):
         wk = get3(x, xb + ow + 3 * k)
@@ -1250,31 +1238,7 @@ def _plan_kernel(
             bs[bb + i] = _ZERO
         res = _ZERO
         for k in range(ns):
-            seg_res = _segment_assemble(
-                x,
-                xb,
-                lam,
-                lb,
-                z,
-                zb,
-                pts,
-                pb,
-                k,
-                ns,
-                closed,
-                cap,
-                m,
-                g,
-                v2,
-                a2,
-                mu,
-                hw,
-                hb,
-                ys,
-                yb0 + k * ysz,
-                bs,
-                bb,
-            )
+            seg_res = _segment_assemble(x, lam, z, pts, env, k, mu, hw, ys, yb0 + k * ysz, bs)
             res = wp.max(res, seg_res)
         # the free points' speed barriers
         eye = wp.identity(n=3, dtype=wp.float64)
@@ -1289,7 +1253,7 @@ def _plan_kernel(
                 add3(bs, bb + k * _BR + _BRR, -(_TWO * mu / gw) * wk)
                 rz = get3(bs, bb + k * _BR + _BRZ) + (_TWO * zk) * wk
                 res = wp.max(res, wp.max(wp.abs(rz[0]), wp.max(wp.abs(rz[1]), wp.abs(rz[2]))))
-        if _solve_velocities(bs, bb, ns, closed, x, xb, dx, cap, m) == 0:
+        if _solve_velocities(bs, env, dx) == 0:
             break  # a velocity system no shift makes positive definite: keep the best iterate
         # back substitution: (dtau, dlam) = (xr, yr) - (xB, yB) dw and
         # du = Yr - Yt dtau - YJ dlam - Yw dva
@@ -1309,7 +1273,7 @@ def _plan_kernel(
                     dl -= ys[ysb + 6 + r * 6 + c] * dva[c] + ys[ysb + 6 + r * 6 + 3 + c] * dvb[c]
                 dlam[lb + 6 * k + r] = dl
                 lmax = wp.max(lmax, wp.abs(lam[lb + 6 * k + r] + dl))
-            ev, ep = _seg_c(x, xb, pts, pb, k, ns, closed, cap, m, g)
+            ev, ep = _seg_c(x, pts, env, k)
             cdl += wp.dot(ev, get3(lam, lb + 6 * k) + get3(dlam, lb + 6 * k))
             cdl += wp.dot(ep, get3(lam, lb + 6 * k + 3) + get3(dlam, lb + 6 * k + 3))
             dx[xb + k] = dtau
@@ -1332,7 +1296,7 @@ def _plan_kernel(
             dh = dtau / fm
             va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
             dva = get3(dx, xb + ow + 3 * _wix(k, ns, closed))
-            s = wp.vec3d()
+            sx = wp.vec3d()
             dsum = wp.vec3d()
             for j in range(m):
                 uj = get3(x, xb + ou + 3 * (k * m + j))
@@ -1343,9 +1307,9 @@ def _plan_kernel(
                 dz[zb + zu + k * m + j] = (mu - gu * zj) / gu - (zj / gu) * dg
                 dphi += -mu * dg / gu
                 if j > 0:
-                    s = s + get3(x, xb + ou + 3 * (k * m + j - 1))
+                    sx = sx + get3(x, xb + ou + 3 * (k * m + j - 1))
                     dsum = dsum + get3(dx, xb + ou + 3 * (k * m + j - 1))
-                    gi = wp.float64(j) * g + s
+                    gi = wp.float64(j) * g + sx
                     vi = va + h * gi
                     dvi = dva + dh * gi + h * dsum
                     gv = v2 - wp.dot(vi, vi)
@@ -1364,9 +1328,7 @@ def _plan_kernel(
                 dphi += -mu * dgw / gw
         if not (wp.isfinite(dphi) and wp.isfinite(lmax)):
             break  # a step that is not finite (a singular system): stop with the best iterate
-        phi0, c10, cinf0, ok0 = _evaluate(
-            x, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, a2, mu
-        )
+        phi0, c10, cinf0, ok0 = _evaluate(x, x, 0, pts, env, mu)
         # the l1 penalty: large enough that the step descends the merit (Nocedal & Wright,
         # Numerical Optimization, eq. 18.36, with rho = 0.1)
         if c10 > _FEAS_TOL:  # (iterates through every point keep E at rounding level)
@@ -1393,10 +1355,8 @@ def _plan_kernel(
                 # second-order correction; E is linear in the thrusts for fixed durations
                 # and velocities)
                 for k in range(ns):
-                    _project(xt, xb, pts, pb, k, ns, closed, cap, m, g)
-            phi1, c11, cinf1, ok1 = _evaluate(
-                xt, xb, x, xb, 1, pts, pb, ns, closed, cap, m, g, v2, a2, mu
-            )
+                    _project(xt, pts, env, k)
+            phi1, c11, cinf1, ok1 = _evaluate(xt, x, 1, pts, env, mu)
             if ok1 == 1:
                 if phi1 + nu * c11 <= merit0 + _ARMIJO * alpha * slope:
                     accepted = 1
@@ -1405,9 +1365,7 @@ def _plan_kernel(
                 alpha = _HALF * alpha
         if accepted == 0:
             # no decrease: keep the point, take the smallest feasible trial if any
-            phi1, c11, cinf1, ok1 = _evaluate(
-                xt, xb, x, xb, 1, pts, pb, ns, closed, cap, m, g, v2, a2, mu
-            )
+            phi1, c11, cinf1, ok1 = _evaluate(xt, x, 1, pts, env, mu)
             if ok1 == 0:
                 alpha = _ZERO
         if alpha > _ZERO:
@@ -1443,15 +1401,15 @@ def _plan_kernel(
             z[zb + k] = wp.clamp(z[zb + k], mu / (_Z_SAFE * tau), _Z_SAFE * mu / tau)
             h = tau / fm
             va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
-            s = wp.vec3d()
+            sx = wp.vec3d()
             for j in range(m):
                 uj = get3(x, xb + ou + 3 * (k * m + j))
                 gu = a2 - wp.dot(uj, uj)
                 zi = z[zb + zu + k * m + j]
                 z[zb + zu + k * m + j] = wp.clamp(zi, mu / (_Z_SAFE * gu), _Z_SAFE * mu / gu)
                 if j > 0:
-                    s = s + get3(x, xb + ou + 3 * (k * m + j - 1))
-                    vi = va + h * (wp.float64(j) * g + s)
+                    sx = sx + get3(x, xb + ou + 3 * (k * m + j - 1))
+                    vi = va + h * (wp.float64(j) * g + sx)
                     gv = v2 - wp.dot(vi, vi)
                     zi = z[zb + zv + k * (m - 1) + j - 1]
                     z[zb + zv + k * (m - 1) + j - 1] = wp.clamp(
@@ -1463,9 +1421,7 @@ def _plan_kernel(
                 gw = v2 - wp.dot(wk, wk)
                 z[zb + zw + k] = wp.clamp(z[zb + zw + k], mu / (_Z_SAFE * gw), _Z_SAFE * mu / gw)
         # the best iterate through every point
-        phi2, c12, cinf2, ok2 = _evaluate(
-            x, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, a2, mu
-        )
+        phi2, c12, cinf2, ok2 = _evaluate(x, x, 0, pts, env, mu)
         total = _ZERO
         for k in range(ns):
             total += x[xb + k]
