@@ -42,6 +42,8 @@ from .linalg import (
     add33,
     bwd3,
     chol3,
+    chol_solve3,
+    col3,
     dense_chol,
     dense_solve,
     fwd3,
@@ -661,12 +663,11 @@ def _riccati_factor(
             if okj == 0:
                 ok = 0
             else:
-                gj = wp.mat33d()
-                for c in range(3):
-                    col = bwd3(lj, fwd3(lj, wp.vec3d(vn[0, c], vn[1, c], vn[2, c])))
-                    gj[0, c] = col[0]
-                    gj[1, c] = col[1]
-                    gj[2, c] = col[2]
+                gj = wp.matrix_from_cols(
+                    chol_solve3(lj, col3(vn, 0)),
+                    chol_solve3(lj, col3(vn, 1)),
+                    chol_solve3(lj, col3(vn, 2)),
+                )
                 set33(hw, o_l + 9 * j, lj)
                 set33(hw, o_g + 9 * j, gj)
                 set33(hw, o_vv + 9 * j, vn)
@@ -688,7 +689,7 @@ def _riccati_solve(
     for t in range(m):
         j = m - 1 - t
         lj = get33(hw, o_l + 9 * j)
-        gj = bwd3(lj, fwd3(lj, get3(y, yb + 3 * j) - p))
+        gj = chol_solve3(lj, get3(y, yb + 3 * j) - p)
         set3(y, yb + 3 * j, gj)
         p = p + get33(hw, o_vv + 9 * j) * gj
     s = wp.vec3d()
@@ -835,7 +836,7 @@ def _segment_assemble(
             col2 = wp.vec3d()
             col2[a] = h * h * cj
             set3(ys, yb + (4 + a) * n + 3 * j, col2)
-            set3(ys, yb + (7 + a) * n + 3 * j, h * wp.vec3d(pj[0, a], pj[1, a], pj[2, a]))
+            set3(ys, yb + (7 + a) * n + 3 * j, h * col3(pj, a))
         jl_u = h * lv + (h * h * cj) * lp
         gu_j = (_TWO * mu / gu) * uj + h * get3(hw, o_e + 3 * j)
         gz_j = (_TWO * zj) * uj + h * get3(hw, o_ez + 3 * j)
@@ -920,12 +921,8 @@ def _segment_assemble(
     wur = wp.vec3d()  # W_va,u Y_r
     for j in range(m):
         hp = h * wp.transpose(get33(hw, o_p + 9 * j))
-        ywj = wp.mat33d()
-        for c in range(3):
-            v = get3(ys, yb + (7 + c) * n + 3 * j)
-            ywj[0, c] = v[0]
-            ywj[1, c] = v[1]
-            ywj[2, c] = v[2]
+        yw = yb + 7 * n + 3 * j  # columns 7-9: Y_w
+        ywj = wp.matrix_from_cols(get3(ys, yw), get3(ys, yw + n), get3(ys, yw + 2 * n))
         wuy = wuy + hp * ywj
         wur = wur + hp * get3(ys, yb + 10 * n + 3 * j)
     waa = get33(hw, o_p) - wuy  # P_0: the va-va Hessian of the node speeds
@@ -1111,7 +1108,7 @@ def _solve_velocities(
             if okb == 0:
                 ok = 0
             else:
-                xb_ = bwd3(lb_, fwd3(lb_, yb_))
+                xb_ = chol_solve3(lb_, yb_)
                 set3(bs, rb + _BX, xb_)
         if ok == 1:
             xnext = wp.vec3d()
