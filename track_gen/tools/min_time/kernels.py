@@ -42,6 +42,8 @@ from .linalg import (
     add33,
     bwd3,
     chol3,
+    chol_solve3,
+    col3,
     dense_chol,
     dense_solve,
     fwd3,
@@ -111,8 +113,8 @@ ST_BOUNDARY_SPEED = wp.constant(4)
 ST_NOT_CONVERGED = wp.constant(8)
 ST_NO_TRAJECTORY = wp.constant(16)
 
-#: Floats of the per-segment store of the elimination (``Y`` 11 columns of 3M, ``xB`` 6,
-#: ``yB`` 36, ``xr`` 1, ``yr`` 6, the duration shift 1): ``33 M + 50``.
+#: Floats of the per-segment store of the elimination (``Y`` 11 columns of 3M, the 7 x 7 table
+#: of ``(xB, xr)`` and ``(yB, yr)``, the duration shift 1): ``33 M + 50``.
 _YS_PER_M = 33
 _YS_EXTRA = 50
 #: Floats of the per-point record of the velocity system (``D, O, R, L, Lsub, Z, B, y, x, Rz``).
@@ -142,6 +144,49 @@ def layout_sizes(cap: int, m: int) -> dict:
 
 
 # ------------------------------------------------------------------------------ state access
+@wp.struct
+class _Env:
+    """One env's scaled problem and where its data lie in the flat scratch arrays: set once
+    per thread by the kernel and passed to the planner's functions."""
+
+    cap: int  # capacity K (points per env)
+    m: int  # intervals per segment M
+    ns: int  # segments
+    closed: int  # 1: a closed course
+    fm: wp.float64  # M as a float
+    g: wp.vec3d  # gravity
+    v2: wp.float64  # squared speed bound
+    a2: wp.float64  # squared thrust bound
+    nx: int  # floats of a state (durations, thrusts, point velocities)
+    xb: int  # the env's base in the state arrays (x, xt, xbest, dx)
+    zb: int  # in the inequality multipliers (z, dz)
+    lb: int  # in the equality multipliers (lam, dlam)
+    pb: int  # in the scaled points
+    hb: int  # in the work array
+    yb: int  # in the elimination store
+    bb: int  # in the velocity system
+
+
+@wp.func
+def _layout(e: int, cap: int, m: int, closed: int) -> _Env:
+    """Env ``e``'s sizes and bases in the scratch arrays (per env: :func:`layout_sizes`); its
+    problem (``ns``, ``g``, ``v2``, ``a2``) is set once scaled."""
+    env = _Env()
+    env.cap = cap
+    env.m = m
+    env.closed = closed
+    env.fm = wp.float64(m)
+    env.nx = cap + 3 * cap * m + 3 * (cap + 1)
+    env.xb = e * env.nx
+    env.zb = e * (cap + cap * m + cap * (m - 1) + (cap + 1))
+    env.lb = e * 6 * cap
+    env.pb = e * (cap + 1)
+    env.hb = e * (66 * m + 128)
+    env.yb = e * cap * (_YS_PER_M * m + _YS_EXTRA)
+    env.bb = e * (cap + 1) * _BR
+    return env
+
+
 @wp.func
 def _wix(k: int, ns: int, closed: int) -> int:
     """Velocity slot of point ``k`` (a closed path's point ``ns`` is point 0)."""
@@ -161,147 +206,340 @@ def _free(k: int, ns: int, closed: int) -> int:
 
 
 @wp.func
+def _xu(env: _Env, k: int, j: int) -> int:
+    """Index in a state array of the thrust ``u_kj`` (3 floats)."""
+    return env.xb + env.cap + 3 * (k * env.m + j)
+
+
+@wp.func
+def _xw(env: _Env, k: int) -> int:
+    """Index in a state array of the velocity ``w_k`` of point ``k`` (3 floats)."""
+    return env.xb + env.cap + 3 * env.cap * env.m + 3 * _wix(k, env.ns, env.closed)
+
+
+@wp.func
+def _ys(env: _Env, k: int) -> int:
+    """Base in the elimination store of segment ``k``'s record."""
+    return env.yb + k * (_YS_PER_M * env.m + _YS_EXTRA)
+
+
+@wp.func
+def _zu(env: _Env, k: int, j: int) -> int:
+    """Index in a multiplier array of the thrust bound of ``u_kj``."""
+    return env.zb + env.cap + k * env.m + j
+
+
+@wp.func
+def _zv(env: _Env, k: int, i: int) -> int:
+    """Index in a multiplier array of the speed bound at node ``i`` (1..M-1) of segment ``k``."""
+    return env.zb + env.cap + env.cap * env.m + k * (env.m - 1) + i - 1
+
+
+@wp.func
+def _zw(env: _Env, k: int) -> int:
+    """Index in a multiplier array of the speed bound at point ``k``."""
+    return env.zb + env.cap + env.cap * env.m + env.cap * (env.m - 1) + k
+
+
+@wp.func
 def _cj(m: int, j: int) -> wp.float64:
     return wp.float64(m - j) - _HALF
 
 
 @wp.func
-def _z_bound(
-    z: wp.array(dtype=wp.float64), dz: wp.array(dtype=wp.float64), i: int, az: wp.float64
-) -> wp.float64:
-    """``az`` lowered so that ``z[i] + az dz[i] >= BOUNDARY z[i]``."""
-    out = az
-    d = dz[i]
-    if d < _ZERO:
-        out = wp.min(out, (_ONE - _BOUNDARY) * z[i] / (-d))
-    return out
+def _sums(y: wp.array(dtype=wp.float64), yb: int, m: int) -> tuple[wp.vec3d, wp.vec3d]:
+    """``(sum_j X_j, sum_j c_j X_j)`` of the ``M`` 3-vectors ``X_j`` at ``y[yb]`` (a segment's
+    thrusts, or a column of its thrust block)."""
+    a = wp.vec3d()
+    b = wp.vec3d()
+    for j in range(m):
+        xj = get3(y, yb + 3 * j)
+        a = a + xj
+        b = b + _cj(m, j) * xj
+    return a, b
 
 
 @wp.func
-def _seg_c(
-    x: wp.array(dtype=wp.float64),
-    xb: int,
-    pts: wp.array(dtype=wp.vec3d),
-    pb: int,
-    k: int,
-    ns: int,
-    closed: int,
-    cap: int,
-    m: int,
-    g: wp.vec3d,
-) -> tuple[wp.vec3d, wp.vec3d]:
-    """``(E_v, E_p)`` of segment ``k`` at the state ``x[xb]``."""
-    ou = cap
-    ow = cap + 3 * cap * m
-    tau = x[xb + k]
-    h = tau / wp.float64(m)
-    va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
-    vb = get3(x, xb + ow + 3 * _wix(k + 1, ns, closed))
-    u1 = wp.vec3d()
-    u2 = wp.vec3d()
-    for j in range(m):
-        uj = get3(x, xb + ou + 3 * (k * m + j))
-        u1 = u1 + uj
-        u2 = u2 + _cj(m, j) * uj
-    ev = h * u1 + tau * g + va - vb
-    ep = h * h * u2 + _HALF * tau * tau * g + tau * va - (pts[pb + k + 1] - pts[pb + k])
-    return ev, ep
-
-
-@noinline_func
-def _project(
-    x: wp.array(dtype=wp.float64),
-    xb: int,
-    pts: wp.array(dtype=wp.vec3d),
-    pb: int,
-    k: int,
-    ns: int,
-    closed: int,
-    cap: int,
-    m: int,
-    g: wp.vec3d,
-):
-    """Restore ``E_v = E_p = 0`` of segment ``k`` by the least change of its thrusts
-    (``du_j = -(p + c_j q)``, the two equations solved for ``p`` and ``q``), its duration and
-    end velocities kept."""
-    ou = cap
-    fm = wp.float64(m)
-    h = x[xb + k] / fm
-    ev, ep = _seg_c(x, xb, pts, pb, k, ns, closed, cap, m, g)
+def _c_sums(m: int) -> tuple[wp.float64, wp.float64]:
+    """``(sum_j c_j, sum_j c_j^2)``."""
     s1 = _ZERO
     s2 = _ZERO
     for j in range(m):
         cj = _cj(m, j)
         s1 += cj
         s2 += cj * cj
+    return s1, s2
+
+
+@wp.func
+def _seg_e(
+    pts: wp.array(dtype=wp.vec3d),
+    env: _Env,
+    k: int,
+    tau: wp.float64,
+    h: wp.float64,
+    va: wp.vec3d,
+    vb: wp.vec3d,
+    u1: wp.vec3d,
+    u2: wp.vec3d,
+) -> tuple[wp.vec3d, wp.vec3d]:
+    """``(E_v, E_p)`` of segment ``k`` from its duration ``tau`` (``h = tau / M``), end
+    velocities and thrust sums ``u1 = sum u_j``, ``u2 = sum c_j u_j``."""
+    ev = h * u1 + tau * env.g + va - vb
+    dp = pts[env.pb + k + 1] - pts[env.pb + k]
+    ep = h * h * u2 + _HALF * tau * tau * env.g + tau * va - dp
+    return ev, ep
+
+
+@wp.func
+def _seg_jt(
+    env: _Env, tau: wp.float64, va: wp.vec3d, u1: wp.vec3d, u2: wp.vec3d
+) -> tuple[wp.vec3d, wp.vec3d]:
+    """``(dE_v / dtau, dE_p / dtau)`` of a segment (arguments as :func:`_seg_e`)."""
+    fm = env.fm
+    jtv = u1 / fm + env.g
+    jtp = (_TWO * tau / (fm * fm)) * u2 + tau * env.g + va
+    return jtv, jtp
+
+
+@wp.func
+def _seg_c(
+    x: wp.array(dtype=wp.float64), pts: wp.array(dtype=wp.vec3d), env: _Env, k: int
+) -> tuple[wp.vec3d, wp.vec3d]:
+    """``(E_v, E_p)`` of segment ``k`` at the state ``x``."""
+    tau = x[env.xb + k]
+    u1, u2 = _sums(x, _xu(env, k, 0), env.m)
+    return _seg_e(
+        pts, env, k, tau, tau / env.fm, get3(x, _xw(env, k)), get3(x, _xw(env, k + 1)), u1, u2
+    )
+
+
+@noinline_func
+def _project(x: wp.array(dtype=wp.float64), pts: wp.array(dtype=wp.vec3d), env: _Env, k: int):
+    """Restore ``E_v = E_p = 0`` of segment ``k`` by the least change of its thrusts
+    (``du_j = -(p + c_j q)``, the two equations solved for ``p`` and ``q``), its duration and
+    end velocities kept."""
+    m = env.m
+    fm = env.fm
+    h = x[env.xb + k] / fm
+    ev, ep = _seg_c(x, pts, env, k)
+    s1, s2 = _c_sums(m)
     det = fm * s2 - s1 * s1
     a = ev / h
     b = ep / (h * h)
     p = (s2 * a - s1 * b) / det
     q = (fm * b - s1 * a) / det
     for j in range(m):
-        o = xb + ou + 3 * (k * m + j)
+        o = _xu(env, k, j)
         set3(x, o, get3(x, o) - (p + _cj(m, j) * q))
+
+
+@wp.func
+def _speed_hessian(zi: wp.float64, gi: wp.float64, v: wp.vec3d) -> wp.mat33d:
+    """``4 z / g v v^T + 2 z I``: the Hessian block of a speed bound's barrier at ``v`` (slack
+    ``g``, multiplier ``z``)."""
+    eye = wp.identity(n=3, dtype=wp.float64)
+    return (_FOUR * zi / gi) * wp.outer(v, v) + (_TWO * zi) * eye
+
+
+@wp.func
+def _abs_max(r: wp.float64, v: wp.vec3d) -> wp.float64:
+    """``max(r, |v|_inf)``."""
+    return wp.max(r, wp.max(wp.abs(v[0]), wp.max(wp.abs(v[1]), wp.abs(v[2]))))
+
+
+@wp.func
+def _copy(dst: wp.array(dtype=wp.float64), src: wp.array(dtype=wp.float64), env: _Env):
+    """The state ``src`` into ``dst``."""
+    for i in range(env.nx):
+        dst[env.xb + i] = src[env.xb + i]
+
+
+@wp.func
+def _total(x: wp.array(dtype=wp.float64), env: _Env) -> wp.float64:
+    """``sum_k tau_k`` of the state ``x``."""
+    out = _ZERO
+    for k in range(env.ns):
+        out += x[env.xb + k]
+    return out
+
+
+# ------------------------------------------------------------------------------ multipliers
+#: What :func:`_slacks` does at each inequality: ``z = mu / g`` (the start), the multiplier
+#: step ``dz`` and the barrier's slope along ``dx``, or the safeguard of ``z`` around ``mu / g``.
+_Z_START = wp.constant(0)
+_Z_STEP = wp.constant(1)
+_Z_SAFEGUARD = wp.constant(2)
+
+
+@wp.func
+def _z_at(
+    mode: int,
+    z: wp.array(dtype=wp.float64),
+    dz: wp.array(dtype=wp.float64),
+    i: int,
+    gs: wp.float64,
+    dgs: wp.float64,
+    mu: wp.float64,
+) -> wp.float64:
+    """``mode``'s work at the multiplier ``z[i]`` of the slack ``gs`` (its step ``dgs``); returns
+    the slack's term ``-mu dgs / gs`` of the barrier's slope (``_Z_STEP``), else 0."""
+    out = _ZERO
+    if mode == _Z_START:
+        z[i] = mu / gs
+    elif mode == _Z_STEP:
+        zi = z[i]
+        dz[i] = (mu - gs * zi) / gs - (zi / gs) * dgs
+        out = -mu * dgs / gs
+    else:
+        z[i] = wp.clamp(z[i], mu / (_Z_SAFE * gs), _Z_SAFE * mu / gs)
+    return out
+
+
+@noinline_func
+def _slacks(
+    mode: int,
+    x: wp.array(dtype=wp.float64),
+    dx: wp.array(dtype=wp.float64),
+    z: wp.array(dtype=wp.float64),
+    dz: wp.array(dtype=wp.float64),
+    env: _Env,
+    mu: wp.float64,
+) -> wp.float64:
+    """Every inequality of the state ``x`` (durations, thrust balls, node speeds, free-point
+    speeds): its slack ``g`` and, with ``_Z_STEP``, its step ``dg`` along ``dx``, and
+    :func:`_z_at`'s work for ``mode`` at its multiplier. Returns the step's slope of the
+    barrier objective ``sum tau - mu sum log g`` (``_Z_STEP``; else 0)."""
+    m = env.m
+    step = mode == _Z_STEP
+    dphi = _ZERO
+    for k in range(env.ns):
+        tau = x[env.xb + k]
+        dtau = _ZERO
+        if step:
+            dtau = dx[env.xb + k]
+        dphi += dtau + _z_at(mode, z, dz, env.zb + k, tau, dtau, mu)
+        h = tau / env.fm
+        dh = dtau / env.fm
+        va = get3(x, _xw(env, k))
+        dva = wp.vec3d()
+        if step:
+            dva = get3(dx, _xw(env, k))
+        sx = wp.vec3d()
+        dsum = wp.vec3d()
+        for j in range(m):
+            uj = get3(x, _xu(env, k, j))
+            duj = wp.vec3d()
+            if step:
+                duj = get3(dx, _xu(env, k, j))
+            gu = env.a2 - wp.dot(uj, uj)
+            dg = -_TWO * wp.dot(uj, duj)
+            dphi += _z_at(mode, z, dz, _zu(env, k, j), gu, dg, mu)
+            if j > 0:
+                sx = sx + get3(x, _xu(env, k, j - 1))
+                if step:
+                    dsum = dsum + get3(dx, _xu(env, k, j - 1))
+                gi = wp.float64(j) * env.g + sx
+                vi = va + h * gi
+                dvi = dva + dh * gi + h * dsum
+                gv = env.v2 - wp.dot(vi, vi)
+                dgv = -_TWO * wp.dot(vi, dvi)
+                dphi += _z_at(mode, z, dz, _zv(env, k, j), gv, dgv, mu)
+    for k in range(env.ns + 1 - env.closed):
+        if _free(k, env.ns, env.closed) == 1:
+            wk = get3(x, _xw(env, k))
+            dwk = wp.vec3d()
+            if step:
+                dwk = get3(dx, _xw(env, k))
+            gw = env.v2 - wp.dot(wk, wk)
+            dgw = -_TWO * wp.dot(wk, dwk)
+            dphi += _z_at(mode, z, dz, _zw(env, k), gw, dgw, mu)
+    return dphi
+
+
+@wp.func
+def _z_entries(
+    z: wp.array(dtype=wp.float64),
+    dz: wp.array(dtype=wp.float64),
+    env: _Env,
+    az: wp.float64,
+    apply: int,
+) -> wp.float64:
+    """Over the multipliers in use (durations, thrusts, nodes, free points), in index order:
+    ``apply = 0``: ``az`` lowered so that every ``z + az dz >= BOUNDARY z`` (fraction to the
+    boundary); ``apply = 1``: ``z += az dz`` (``az`` returned)."""
+    out = az
+    for part in range(4):
+        lo = env.zb  # durations
+        n = env.ns
+        if part == 1:  # thrusts
+            lo = _zu(env, 0, 0)
+            n = env.ns * env.m
+        elif part == 2:  # nodes
+            lo = _zv(env, 0, 1)
+            n = env.ns * (env.m - 1)
+        elif part == 3:  # points
+            lo = _zw(env, 0)
+            n = env.ns + 1 - env.closed
+        for i in range(n):
+            if part < 3 or _free(i, env.ns, env.closed) == 1:
+                if apply == 0:
+                    d = dz[lo + i]
+                    if d < _ZERO:
+                        out = wp.min(out, (_ONE - _BOUNDARY) * z[lo + i] / (-d))
+                else:
+                    z[lo + i] = z[lo + i] + az * dz[lo + i]
+    return out
 
 
 # ------------------------------------------------------------------------------ evaluation
 @noinline_func
 def _evaluate(
     x: wp.array(dtype=wp.float64),
-    xb: int,
     ref: wp.array(dtype=wp.float64),
-    rb: int,
     use_ref: int,
     pts: wp.array(dtype=wp.vec3d),
-    pb: int,
-    ns: int,
-    closed: int,
-    cap: int,
-    m: int,
-    g: wp.vec3d,
-    v2: wp.float64,
-    a2: wp.float64,
+    env: _Env,
     mu: wp.float64,
 ) -> tuple[wp.float64, wp.float64, wp.float64, int]:
-    """``(sum tau - mu sum log slack, |E|_1, |E|_inf, ok)`` of the state at ``x[xb]``; ``ok``
-    is 0 when a slack is not > 0 or (``use_ref``) below ``BOUNDARY`` times its value at
-    ``ref[rb]``."""
-    ou = cap
-    ow = cap + 3 * cap * m
+    """``(sum tau - mu sum log slack, |E|_1, |E|_inf, ok)`` of the state ``x``; ``ok`` is 0
+    when a slack is not > 0 or (``use_ref``) below ``BOUNDARY`` times its value at ``ref``."""
+    m = env.m
+    g = env.g
     ok = int(1)
     obj = _ZERO
     logs = _ZERO
     c1 = _ZERO
     cinf = _ZERO
-    for k in range(ns):
-        tau = x[xb + k]
-        va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
-        vb = get3(x, xb + ow + 3 * _wix(k + 1, ns, closed))
+    for k in range(env.ns):
+        tau = x[env.xb + k]
+        va = get3(x, _xw(env, k))
+        vb = get3(x, _xw(env, k + 1))
         tr = _ZERO
         var = va
         if use_ref != 0:
-            tr = ref[rb + k]
-            var = get3(ref, rb + ow + 3 * _wix(k, ns, closed))
+            tr = ref[env.xb + k]
+            var = get3(ref, _xw(env, k))
         if not (tau > _BOUNDARY * tr):
             ok = 0
         else:
             obj += tau
             logs += wp.log(tau)
-        h = tau / wp.float64(m)
-        hr = tr / wp.float64(m)
+        h = tau / env.fm
+        hr = tr / env.fm
         u1 = wp.vec3d()
         u2 = wp.vec3d()
-        s = wp.vec3d()
+        sx = wp.vec3d()
         sr = wp.vec3d()
         for j in range(m):
-            uj = get3(x, xb + ou + 3 * (k * m + j))
-            gu = a2 - wp.dot(uj, uj)
+            uj = get3(x, _xu(env, k, j))
+            gu = env.a2 - wp.dot(uj, uj)
             gur = _ZERO
             if use_ref != 0:
-                ur = get3(ref, rb + ou + 3 * (k * m + j))
-                gur = a2 - wp.dot(ur, ur)
+                ur = get3(ref, _xu(env, k, j))
+                gur = env.a2 - wp.dot(ur, ur)
                 if j > 0:
-                    sr = sr + get3(ref, rb + ou + 3 * (k * m + j - 1))
+                    sr = sr + get3(ref, _xu(env, k, j - 1))
             if not (gu > _BOUNDARY * gur):
                 ok = 0
             else:
@@ -309,31 +547,29 @@ def _evaluate(
             u1 = u1 + uj
             u2 = u2 + _cj(m, j) * uj
             if j > 0:
-                s = s + get3(x, xb + ou + 3 * (k * m + j - 1))
-                vi = va + h * (wp.float64(j) * g + s)
-                gv = v2 - wp.dot(vi, vi)
+                sx = sx + get3(x, _xu(env, k, j - 1))
+                vi = va + h * (wp.float64(j) * g + sx)
+                gv = env.v2 - wp.dot(vi, vi)
                 gvr = _ZERO
                 if use_ref != 0:
                     vr = var + hr * (wp.float64(j) * g + sr)
-                    gvr = v2 - wp.dot(vr, vr)
+                    gvr = env.v2 - wp.dot(vr, vr)
                 if not (gv > _BOUNDARY * gvr):
                     ok = 0
                 else:
                     logs += wp.log(gv)
-        ev = h * u1 + tau * g + va - vb
-        dp = pts[pb + k + 1] - pts[pb + k]
-        ep = h * h * u2 + _HALF * tau * tau * g + tau * va - dp
+        ev, ep = _seg_e(pts, env, k, tau, h, va, vb, u1, u2)
         for i in range(3):
             c1 += wp.abs(ev[i]) + wp.abs(ep[i])
             cinf = wp.max(cinf, wp.max(wp.abs(ev[i]), wp.abs(ep[i])))
-    for k in range(ns + 1 - closed):
-        if _free(k, ns, closed) == 1:
-            wk = get3(x, xb + ow + 3 * k)
-            gw = v2 - wp.dot(wk, wk)
+    for k in range(env.ns + 1 - env.closed):
+        if _free(k, env.ns, env.closed) == 1:
+            wk = get3(x, _xw(env, k))
+            gw = env.v2 - wp.dot(wk, wk)
             gwr = _ZERO
             if use_ref != 0:
-                wr = get3(ref, rb + ow + 3 * k)
-                gwr = v2 - wp.dot(wr, wr)
+                wr = get3(ref, _xw(env, k))
+                gwr = env.v2 - wp.dot(wr, wr)
             if not (gw > _BOUNDARY * gwr):
                 ok = 0
             else:
@@ -347,19 +583,11 @@ def _evaluate(
 @noinline_func
 def _segment_nodes(
     x: wp.array(dtype=wp.float64),
-    xb: int,
     z: wp.array(dtype=wp.float64),
-    zb: int,
+    env: _Env,
     k: int,
-    ns: int,
-    closed: int,
-    cap: int,
-    m: int,
-    g: wp.vec3d,
-    v2: wp.float64,
     mu: wp.float64,
     hw: wp.array(dtype=wp.float64),
-    hb: int,
 ):
     """The node quantities of segment ``k`` in ``hw`` (layout: :func:`_hw`): the node
     velocities ``v_i`` and ``d_i = (g i + S_i) / M``, the speed terms
@@ -367,17 +595,15 @@ def _segment_nodes(
     ``q_j = sum_{i>j} (h Q_i d_i + 2 z_i v_i / M)``, ``E_j = sum_{i>j} 2 mu v_i / g_i`` and
     ``Ez_j = sum_{i>j} 2 z_i v_i``. The thrust block of the Hessian is
     ``H_uu[j, j'] = h^2 P_max(j, j') + delta_jj' T_j``."""
-    ou = cap
-    ow = cap + 3 * cap * m
-    zv = cap + cap * m
-    o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql = _hw(hb, m)
-    tau = x[xb + k]
-    h = tau / wp.float64(m)
-    va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
-    s = wp.vec3d()
+    m = env.m
+    o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql = _hw(env.hb, m)
+    tau = x[env.xb + k]
+    h = tau / env.fm
+    va = get3(x, _xw(env, k))
+    sx = wp.vec3d()
     for i in range(1, m):
-        s = s + get3(x, xb + ou + 3 * (k * m + i - 1))
-        di = (wp.float64(i) * g + s) / wp.float64(m)
+        sx = sx + get3(x, _xu(env, k, i - 1))
+        di = (wp.float64(i) * env.g + sx) / env.fm
         set3(hw, o_d + 3 * i, di)
         set3(hw, o_v + 3 * i, va + tau * di)
     # suffix sums from the last node down
@@ -385,7 +611,6 @@ def _segment_nodes(
     qacc = wp.vec3d()
     eacc = wp.vec3d()
     ezacc = wp.vec3d()
-    eye = wp.identity(n=3, dtype=wp.float64)
     for t in range(m):
         j = m - 1 - t
         set33(hw, o_p + 9 * j, pacc)
@@ -395,12 +620,12 @@ def _segment_nodes(
         if j >= 1:  # node j joins the sums of the intervals before it
             vi = get3(hw, o_v + 3 * j)
             di = get3(hw, o_d + 3 * j)
-            gi = v2 - wp.dot(vi, vi)
-            zi = z[zb + zv + k * (m - 1) + j - 1]
-            qi = (_FOUR * zi / gi) * wp.outer(vi, vi) + (_TWO * zi) * eye
+            gi = env.v2 - wp.dot(vi, vi)
+            zi = z[_zv(env, k, j)]
+            qi = _speed_hessian(zi, gi, vi)
             set33(hw, o_ql + 9 * j, qi)
             pacc = pacc + qi
-            qacc = qacc + h * (qi * di) + (_TWO * zi / wp.float64(m)) * vi
+            qacc = qacc + h * (qi * di) + (_TWO * zi / env.fm) * vi
             eacc = eacc + (_TWO * mu / gi) * vi
             ezacc = ezacc + (_TWO * zi) * vi
 
@@ -408,17 +633,12 @@ def _segment_nodes(
 @noinline_func
 def _riccati_factor(
     x: wp.array(dtype=wp.float64),
-    xb: int,
     z: wp.array(dtype=wp.float64),
-    zb: int,
+    env: _Env,
     k: int,
-    cap: int,
-    m: int,
     h: wp.float64,
-    a2: wp.float64,
     shift: wp.float64,
     hw: wp.array(dtype=wp.float64),
-    hb: int,
 ) -> int:
     """Factor ``H_uu`` (plus ``shift`` on its diagonal) as the discrete LQ problem it is:
     ``u^T H u = sum_j u_j^T T_j u_j + h^2 sum_i s_i^T Q_i s_i`` with ``s_{j+1} = s_j + u_j``,
@@ -426,30 +646,28 @@ def _riccati_factor(
     ``G_j = K_j^-1 V_{j+1}``, ``V_j = h^2 Q_j + V_{j+1} - V_{j+1} G_j`` (``V_M = 0``), stored per
     interval for :func:`_riccati_solve`. Returns 0 when a ``K_j`` is not positive definite
     (rounding only: ``T_j >= 2 z I``)."""
-    ou = cap
-    zu = cap
-    o_l, o_g, o_vv = _hw_riccati(hb, m)
-    o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql = _hw(hb, m)
+    m = env.m
+    o_l, o_g, o_vv = _hw_riccati(env.hb, m)
+    o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql = _hw(env.hb, m)
     eye = wp.identity(n=3, dtype=wp.float64)
     vn = wp.mat33d()  # V_{j+1}
     ok = int(1)
     for t in range(m):
         j = m - 1 - t
         if ok == 1:
-            uj = get3(x, xb + ou + 3 * (k * m + j))
-            gu = a2 - wp.dot(uj, uj)
-            zj = z[zb + zu + k * m + j]
+            uj = get3(x, _xu(env, k, j))
+            gu = env.a2 - wp.dot(uj, uj)
+            zj = z[_zu(env, k, j)]
             kj = (_FOUR * zj / gu) * wp.outer(uj, uj) + (_TWO * zj + shift) * eye + vn
             lj, okj = chol3(kj)
             if okj == 0:
                 ok = 0
             else:
-                gj = wp.mat33d()
-                for c in range(3):
-                    col = bwd3(lj, fwd3(lj, wp.vec3d(vn[0, c], vn[1, c], vn[2, c])))
-                    gj[0, c] = col[0]
-                    gj[1, c] = col[1]
-                    gj[2, c] = col[2]
+                gj = wp.matrix_from_cols(
+                    chol_solve3(lj, col3(vn, 0)),
+                    chol_solve3(lj, col3(vn, 1)),
+                    chol_solve3(lj, col3(vn, 2)),
+                )
                 set33(hw, o_l + 9 * j, lj)
                 set33(hw, o_g + 9 * j, gj)
                 set33(hw, o_vv + 9 * j, vn)
@@ -471,7 +689,7 @@ def _riccati_solve(
     for t in range(m):
         j = m - 1 - t
         lj = get33(hw, o_l + 9 * j)
-        gj = bwd3(lj, fwd3(lj, get3(y, yb + 3 * j) - p))
+        gj = chol_solve3(lj, get3(y, yb + 3 * j) - p)
         set3(y, yb + 3 * j, gj)
         p = p + get33(hw, o_vv + 9 * j) * gj
     s = wp.vec3d()
@@ -515,101 +733,84 @@ def _hw_small(hb: int, m: int) -> tuple[int, int, int]:
 def _ju(y: wp.array(dtype=wp.float64), yb: int, m: int, h: wp.float64) -> tuple[wp.vec3d, wp.vec3d]:
     """``J_u X`` of a thrust column ``X`` (``3M`` at ``y[yb]``):
     ``(h sum X_j, h^2 sum c_j X_j)``."""
-    a = wp.vec3d()
-    b = wp.vec3d()
-    for j in range(m):
-        xj = get3(y, yb + 3 * j)
-        a = a + xj
-        b = b + _cj(m, j) * xj
+    a, b = _sums(y, yb, m)
     return h * a, (h * h) * b
+
+
+@wp.func
+def _h_dot(
+    hw: wp.array(dtype=wp.float64), o_h: int, y: wp.array(dtype=wp.float64), yb: int, m: int
+) -> wp.float64:
+    """``h_ut^T X`` of a thrust column ``X`` (``3M`` at ``y[yb]``; ``h_ut`` at ``hw[o_h]``)."""
+    out = _ZERO
+    for j in range(m):
+        out += wp.dot(get3(hw, o_h + 3 * j), get3(y, yb + 3 * j))
+    return out
 
 
 @noinline_func
 def _segment_assemble(
     x: wp.array(dtype=wp.float64),
-    xb: int,
     lam: wp.array(dtype=wp.float64),
-    lb: int,
     z: wp.array(dtype=wp.float64),
-    zb: int,
     pts: wp.array(dtype=wp.vec3d),
-    pb: int,
+    env: _Env,
     k: int,
-    ns: int,
-    closed: int,
-    cap: int,
-    m: int,
-    g: wp.vec3d,
-    v2: wp.float64,
-    a2: wp.float64,
     mu: wp.float64,
     hw: wp.array(dtype=wp.float64),
-    hb: int,
     ys: wp.array(dtype=wp.float64),
     yb: int,
     bs: wp.array(dtype=wp.float64),
-    bb: int,
 ) -> wp.float64:
     """Eliminate segment ``k``'s thrusts, duration and multipliers: store what the back
     substitution needs at ``ys[yb]`` and add the segment's reduced blocks to the velocity system
-    at ``bs[bb]``. Returns the largest KKT stationarity residual of its thrusts and duration.
+    ``bs``. Returns the largest KKT stationarity residual of its thrusts and duration.
 
     Per segment, with ``H`` the thrust block, ``Y = H^-1 [h_ut, J_u^T, H_u,va, r_u]``, the
     duration-multiplier system ``G7 = [[a, b^T], [b, -Sigma]]`` (``a = H_tt - h_ut Y_t``,
     ``b = J_t - J_u Y_t``, ``Sigma = J_u H^-1 J_u^T``) couples to the velocities through
     ``B7`` (7 x 6) with right-hand side ``R7``; the velocities see
     ``W_ww - W_wu Y_w - B7^T G7^-1 B7`` and ``r_w - W_wu Y_r - B7^T G7^-1 R7``."""
+    m = env.m
+    g = env.g
     n = 3 * m
-    ou = cap
-    ow = cap + 3 * cap * m
-    zu = cap
-    zv = cap + cap * m
-    o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql = _hw(hb, m)
+    o_v, o_p, o_q, o_e, o_ez, o_d, o_h, o_ql = _hw(env.hb, m)
     # Sigma (6x6, then its factor in place); Sigma^-1 b and Sigma^-1 q (6 each); B7 and R7:
     # 7 columns of (p, q[6])
-    o_sg, o_t, o_b7 = _hw_small(hb, m)
-    fm = wp.float64(m)
-    tau = x[xb + k]
+    o_sg, o_t, o_b7 = _hw_small(env.hb, m)
+    fm = env.fm
+    tau = x[env.xb + k]
     h = tau / fm
-    ka = _wix(k, ns, closed)
-    kb = _wix(k + 1, ns, closed)
-    va = get3(x, xb + ow + 3 * ka)
-    vb = get3(x, xb + ow + 3 * kb)
-    lv = get3(lam, lb + 6 * k)
-    lp = get3(lam, lb + 6 * k + 3)
-    u1 = wp.vec3d()
-    u2 = wp.vec3d()
-    for j in range(m):
-        uj = get3(x, xb + ou + 3 * (k * m + j))
-        u1 = u1 + uj
-        u2 = u2 + _cj(m, j) * uj
-    ev = h * u1 + tau * g + va - vb
-    dp = pts[pb + k + 1] - pts[pb + k]
-    ep = h * h * u2 + _HALF * tau * tau * g + tau * va - dp
-    jtv = u1 / fm + g  # dE_v / dtau
-    jtp = (_TWO * tau / (fm * fm)) * u2 + tau * g + va  # dE_p / dtau
+    ka = _wix(k, env.ns, env.closed)
+    kb = _wix(k + 1, env.ns, env.closed)
+    va = get3(x, _xw(env, k))
+    vb = get3(x, _xw(env, k + 1))
+    lv = get3(lam, env.lb + 6 * k)
+    lp = get3(lam, env.lb + 6 * k + 3)
+    u1, u2 = _sums(x, _xu(env, k, 0), m)
+    ev, ep = _seg_e(pts, env, k, tau, h, va, vb, u1, u2)
+    jtv, jtp = _seg_jt(env, tau, va, u1, u2)
     # the thrust block, shifted while not positive definite (rounding only: it is
     # 2 z_u I + PSD terms)
-    _segment_nodes(x, xb, z, zb, k, ns, closed, cap, m, g, v2, mu, hw, hb)
+    _segment_nodes(x, z, env, k, mu, hw)
     shift = _ZERO
     for attempt in range(4):
-        if _riccati_factor(x, xb, z, zb, k, cap, m, h, a2, shift, hw, hb) == 1:
+        if _riccati_factor(x, z, env, k, h, shift, hw) == 1:
             break
         shift = wp.float64(1.0e-12) * wp.pow(wp.float64(1.0e4), wp.float64(attempt))
         for j in range(m):
-            shift = wp.max(shift, wp.float64(1.0e-12) * z[zb + zu + k * m + j])
-    eye = wp.identity(n=3, dtype=wp.float64)
+            shift = wp.max(shift, wp.float64(1.0e-12) * z[_zu(env, k, j)])
     # the duration's Hessian entries and gradients (nodes i = 1..M-1)
-    htt = wp.dot(lp, (_TWO / (fm * fm)) * u2 + g) + z[zb + k] / tau
+    htt = wp.dot(lp, (_TWO / (fm * fm)) * u2 + g) + z[env.zb + k] / tau
     htv = lp  # d2 / dtau dva
     gtau = _ONE - mu / tau  # barrier gradient
-    gztau = _ONE - z[zb + k]  # multiplier gradient
+    gztau = _ONE - z[env.zb + k]  # multiplier gradient
     for i in range(1, m):
         vi = get3(hw, o_v + 3 * i)
         di = get3(hw, o_d + 3 * i)
-        gi = v2 - wp.dot(vi, vi)
-        zi = z[zb + zv + k * (m - 1) + i - 1]
-        qi = (_FOUR * zi / gi) * wp.outer(vi, vi) + (_TWO * zi) * eye
+        gi = env.v2 - wp.dot(vi, vi)
+        zi = z[_zv(env, k, i)]
+        qi = _speed_hessian(zi, gi, vi)
         htt += wp.dot(di, qi * di)
         htv = htv + qi * di
         gtau += (_TWO * mu / gi) * wp.dot(vi, di)
@@ -621,9 +822,9 @@ def _segment_assemble(
     # 7-9 H_u,va, 10 r_u; then each is multiplied by H^-1
     for j in range(m):
         cj = _cj(m, j)
-        uj = get3(x, xb + ou + 3 * (k * m + j))
-        gu = a2 - wp.dot(uj, uj)
-        zj = z[zb + zu + k * m + j]
+        uj = get3(x, _xu(env, k, j))
+        gu = env.a2 - wp.dot(uj, uj)
+        zj = z[_zu(env, k, j)]
         hut = lv / fm + ((_TWO * tau * cj) / (fm * fm)) * lp + get3(hw, o_q + 3 * j)
         set3(hw, o_h + 3 * j, hut)
         set3(ys, yb + 3 * j, hut)
@@ -635,19 +836,16 @@ def _segment_assemble(
             col2 = wp.vec3d()
             col2[a] = h * h * cj
             set3(ys, yb + (4 + a) * n + 3 * j, col2)
-            set3(ys, yb + (7 + a) * n + 3 * j, h * wp.vec3d(pj[0, a], pj[1, a], pj[2, a]))
+            set3(ys, yb + (7 + a) * n + 3 * j, h * col3(pj, a))
         jl_u = h * lv + (h * h * cj) * lp
         gu_j = (_TWO * mu / gu) * uj + h * get3(hw, o_e + 3 * j)
         gz_j = (_TWO * zj) * uj + h * get3(hw, o_ez + 3 * j)
         set3(ys, yb + 10 * n + 3 * j, -(gu_j + jl_u))
-        rz = gz_j + jl_u
-        res = wp.max(res, wp.max(wp.abs(rz[0]), wp.max(wp.abs(rz[1]), wp.abs(rz[2]))))
+        res = _abs_max(res, gz_j + jl_u)
     for col in range(11):
-        _riccati_solve(hw, hb, m, ys, yb + col * n)
+        _riccati_solve(hw, env.hb, m, ys, yb + col * n)
     # a, b and Sigma
-    hut_y = _ZERO
-    for j in range(m):
-        hut_y += wp.dot(get3(hw, o_h + 3 * j), get3(ys, yb + 3 * j))
+    hut_y = _h_dot(hw, o_h, ys, yb, m)
     a_ = htt - hut_y
     jyt_v, jyt_p = _ju(ys, yb, m, h)
     b_v = jtv - jyt_v
@@ -682,10 +880,7 @@ def _segment_assemble(
         qp = wp.vec3d()
         if col < 3:
             ywc = yb + (7 + col) * n
-            hy = _ZERO
-            for j in range(m):
-                hy += wp.dot(get3(hw, o_h + 3 * j), get3(ys, ywc + 3 * j))
-            p = htv[col] - hy
+            p = htv[col] - _h_dot(hw, o_h, ys, ywc, m)
             jv, jp = _ju(ys, ywc, m, h)
             ecol = wp.vec3d()
             ecol[col] = _ONE
@@ -696,10 +891,7 @@ def _segment_assemble(
             ecol[col - 3] = _ONE
             qv = -ecol
         else:
-            hy = _ZERO
-            for j in range(m):
-                hy += wp.dot(get3(hw, o_h + 3 * j), get3(ys, yb + 10 * n + 3 * j))
-            p = r_tau - hy
+            p = r_tau - _h_dot(hw, o_h, ys, yb + 10 * n, m)
             jv, jp = _ju(ys, yb + 10 * n, m, h)
             qv = -ev - jv
             qp = -ep - jp
@@ -707,7 +899,8 @@ def _segment_assemble(
         set3(hw, o_b7 + 7 * col + 1, qv)
         set3(hw, o_b7 + 7 * col + 4, qp)
     # G7^-1 of each column: x = (p + b^T Sigma^-1 q) / s, y = Sigma^-1 b x - Sigma^-1 q;
-    # stored at ys[ysb]: xB (6), yB (6 x 6, lambda-major), xr, yr (6), the shift
+    # stored at ys[ysb] as a 7 x 7 table (row 0 the duration's x, rows 1..6 the multipliers' y;
+    # columns 0..5 of B7, column 6 of R7; :func:`_g7_row`), then the shift
     ysb = yb + 11 * n
     for col in range(7):
         for r in range(6):
@@ -717,14 +910,9 @@ def _segment_assemble(
         for r in range(3):
             btq += b_v[r] * hw[o_t + 6 + r] + b_p[r] * hw[o_t + 9 + r]
         xs = (hw[o_b7 + 7 * col] + btq) / s_
-        if col < 6:
-            ys[ysb + col] = xs
-            for r in range(6):
-                ys[ysb + 6 + r * 6 + col] = hw[o_t + r] * xs - hw[o_t + 6 + r]
-        else:
-            ys[ysb + 42] = xs
-            for r in range(6):
-                ys[ysb + 43 + r] = hw[o_t + r] * xs - hw[o_t + 6 + r]
+        ys[ysb + col] = xs
+        for r in range(6):
+            ys[ysb + 7 * (1 + r) + col] = hw[o_t + r] * xs - hw[o_t + 6 + r]
     ys[ysb + 49] = dshift
     # the reduced blocks over (va, vb)
     r_va = -(get3(hw, o_e) + lv + tau * lp)
@@ -733,12 +921,8 @@ def _segment_assemble(
     wur = wp.vec3d()  # W_va,u Y_r
     for j in range(m):
         hp = h * wp.transpose(get33(hw, o_p + 9 * j))
-        ywj = wp.mat33d()
-        for c in range(3):
-            v = get3(ys, yb + (7 + c) * n + 3 * j)
-            ywj[0, c] = v[0]
-            ywj[1, c] = v[1]
-            ywj[2, c] = v[2]
+        yw = yb + 7 * n + 3 * j  # columns 7-9: Y_w
+        ywj = wp.matrix_from_cols(get3(ys, yw), get3(ys, yw + n), get3(ys, yw + 2 * n))
         wuy = wuy + hp * ywj
         wur = wur + hp * get3(ys, yb + 10 * n + 3 * j)
     waa = get33(hw, o_p) - wuy  # P_0: the va-va Hessian of the node speeds
@@ -749,17 +933,10 @@ def _segment_assemble(
     for i in range(6):  # B7^T row i = B7 column i
         p = hw[o_b7 + 7 * i]
         for col in range(7):
-            xv = _ZERO
             acc = _ZERO
-            if col < 6:
-                xv = ys[ysb + col]
-                for r in range(6):
-                    acc += hw[o_b7 + 7 * i + 1 + r] * ys[ysb + 6 + r * 6 + col]
-            else:
-                xv = ys[ysb + 42]
-                for r in range(6):
-                    acc += hw[o_b7 + 7 * i + 1 + r] * ys[ysb + 43 + r]
-            val = p * xv + acc
+            for r in range(6):
+                acc += hw[o_b7 + 7 * i + 1 + r] * ys[ysb + 7 * (1 + r) + col]
+            val = p * ys[ysb + col] + acc
             if col == 6:
                 if i < 3:
                     rra[i] = rra[i] - val
@@ -771,60 +948,58 @@ def _segment_assemble(
                 wab[i, col - 3] = wab[i, col - 3] - val
             elif col >= 3:
                 wbb[i - 3, col - 3] = wbb[i - 3, col - 3] - val
-    add33(bs, bb + ka * _BR + _BD, waa)
-    add33(bs, bb + kb * _BR + _BD, wbb)
-    set33(bs, bb + k * _BR + _BO, wab)
-    add3(bs, bb + ka * _BR + _BRR, rra)
-    add3(bs, bb + kb * _BR + _BRR, rrb)
+    ra = env.bb + ka * _BR
+    rb = env.bb + kb * _BR
+    add33(bs, ra + _BD, waa)
+    add33(bs, rb + _BD, wbb)
+    set33(bs, env.bb + k * _BR + _BO, wab)
+    add3(bs, ra + _BRR, rra)
+    add3(bs, rb + _BRR, rrb)
     # the velocities' stationarity residual (multiplier form), summed per point
-    add3(bs, bb + ka * _BR + _BRZ, get3(hw, o_ez) + lv + tau * lp)
-    add3(bs, bb + kb * _BR + _BRZ, -lv)
+    add3(bs, ra + _BRZ, get3(hw, o_ez) + lv + tau * lp)
+    add3(bs, rb + _BRZ, -lv)
     return res
+
+
+@wp.func
+def _g7_row(ys: wp.array(dtype=wp.float64), o: int, dva: wp.vec3d, dvb: wp.vec3d) -> wp.float64:
+    """The duration's (or a multiplier's) step from a row of the table at ``ys[o]`` that
+    :func:`_segment_assemble` stores: ``R - B (dva, dvb)``."""
+    out = ys[o + 6]
+    for c in range(3):
+        out -= ys[o + c] * dva[c] + ys[o + 3 + c] * dvb[c]
+    return out
 
 
 @noinline_func
 def _init_lambda(
     x: wp.array(dtype=wp.float64),
-    xb: int,
     lam: wp.array(dtype=wp.float64),
-    lb: int,
+    env: _Env,
     k: int,
-    ns: int,
-    closed: int,
-    cap: int,
-    m: int,
-    g: wp.vec3d,
-    v2: wp.float64,
-    a2: wp.float64,
     mu: wp.float64,
     hw: wp.array(dtype=wp.float64),
-    hb: int,
 ):
     """Least-squares multipliers of segment ``k``: ``lam`` minimising the barrier Lagrangian's
     gradient in the segment's duration and thrusts, ``(J J^T) lam = -J grad`` (6 x 6)."""
-    ou = cap
-    ow = cap + 3 * cap * m
-    fm = wp.float64(m)
-    tau = x[xb + k]
+    m = env.m
+    g = env.g
+    hb = env.hb
+    fm = env.fm
+    tau = x[env.xb + k]
     h = tau / fm
-    va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
-    u1 = wp.vec3d()
-    u2 = wp.vec3d()
-    for j in range(m):
-        uj = get3(x, xb + ou + 3 * (k * m + j))
-        u1 = u1 + uj
-        u2 = u2 + _cj(m, j) * uj
-    jtv = u1 / fm + g
-    jtp = (_TWO * tau / (fm * fm)) * u2 + tau * g + va
+    va = get3(x, _xw(env, k))
+    u1, u2 = _sums(x, _xu(env, k, 0), m)
+    jtv, jtp = _seg_jt(env, tau, va, u1, u2)
     # node terms: e_i = 2 mu v_i / g_i; the gradient of the thrust j has h sum_{i>j} e_i
     o_e = hb  # e_i at hw[hb + 3 i]
     gtau = _ONE - mu / tau
-    s = wp.vec3d()
+    sx = wp.vec3d()
     for i in range(1, m):
-        s = s + get3(x, xb + ou + 3 * (k * m + i - 1))
-        di = (wp.float64(i) * g + s) / fm
+        sx = sx + get3(x, _xu(env, k, i - 1))
+        di = (wp.float64(i) * g + sx) / fm
         vi = va + tau * di
-        ei = (_TWO * mu / (v2 - wp.dot(vi, vi))) * vi
+        ei = (_TWO * mu / (env.v2 - wp.dot(vi, vi))) * vi
         set3(hw, o_e + 3 * i, ei)
         gtau += wp.dot(ei, di)
     # rhs = -J grad (6), N = J J^T (6 x 6) at hw[hb + 3m], hw[hb + 3m + 6]
@@ -835,18 +1010,13 @@ def _init_lambda(
     esum = wp.vec3d()
     for t in range(m):
         j = m - 1 - t
-        uj = get3(x, xb + ou + 3 * (k * m + j))
-        gj = (_TWO * mu / (a2 - wp.dot(uj, uj))) * uj + h * esum
+        uj = get3(x, _xu(env, k, j))
+        gj = (_TWO * mu / (env.a2 - wp.dot(uj, uj))) * uj + h * esum
         rv = rv - h * gj
         rp = rp - (h * h * _cj(m, j)) * gj
         if j >= 1:
             esum = esum + get3(hw, o_e + 3 * j)
-    sc = _ZERO
-    sc2 = _ZERO
-    for j in range(m):
-        cj = _cj(m, j)
-        sc += cj
-        sc2 += cj * cj
+    sc, sc2 = _c_sums(m)
     for r in range(3):
         hw[o_r + r] = rv[r]
         hw[o_r + 3 + r] = rp[r]
@@ -865,27 +1035,21 @@ def _init_lambda(
             big = wp.max(big, wp.abs(hw[o_r + r]))
         if wp.isfinite(big) and big < wp.float64(1.0e3):  # as IPOPT: drop huge estimates
             for r in range(6):
-                lam[lb + 6 * k + r] = hw[o_r + r]
+                lam[env.lb + 6 * k + r] = hw[o_r + r]
 
 
 # ------------------------------------------------------------------------------ velocities
 @noinline_func
 def _solve_velocities(
-    bs: wp.array(dtype=wp.float64),
-    bb: int,
-    ns: int,
-    closed: int,
-    x: wp.array(dtype=wp.float64),
-    xb: int,
-    dx: wp.array(dtype=wp.float64),
-    cap: int,
-    m: int,
+    bs: wp.array(dtype=wp.float64), env: _Env, dx: wp.array(dtype=wp.float64)
 ) -> int:
     """Solve the block-tridiagonal (closed: cyclic) system of the free point velocities
     (blocks ``D``, ``O``, right-hand sides ``R`` in ``bs``) into ``dx``'s velocity part, with a
     diagonal shift while it is not positive definite. Returns 0 when no shift made it so (the
     step is then not taken)."""
-    ow = cap + 3 * cap * m
+    bb = env.bb
+    ns = env.ns
+    closed = env.closed
     first = 1 - closed
     nfree = ns - 1 + closed  # unknowns
     lead = nfree - closed  # unknowns before the border (closed: the last one is the border)
@@ -944,7 +1108,7 @@ def _solve_velocities(
             if okb == 0:
                 ok = 0
             else:
-                xb_ = bwd3(lb_, fwd3(lb_, yb_))
+                xb_ = chol_solve3(lb_, yb_)
                 set3(bs, rb + _BX, xb_)
         if ok == 1:
             xnext = wp.vec3d()
@@ -966,8 +1130,41 @@ def _solve_velocities(
         dwk = wp.vec3d()
         if _free(k, ns, closed) == 1 and solved == 1:
             dwk = get3(bs, bb + k * _BR + _BX)
-        set3(dx, xb + ow + 3 * k, dwk)
+        set3(dx, _xw(env, k), dwk)
     return solved
+
+
+# ------------------------------------------------------------------------------ the start
+@wp.func
+def _sgn(m: int, j: int) -> wp.float64:
+    """The start's thrust sign on interval ``j``: +1 on the first ``M // 2`` (accelerate), -1
+    from ``(M + 1) // 2`` on (brake), 0 on the middle one of an odd ``M``."""
+    out = _ZERO
+    if j < m // 2:
+        out = _ONE
+    elif j >= (m + 1) // 2:
+        out = -_ONE
+    return out
+
+
+@wp.func
+def _bang_bang(
+    env: _Env,
+    ee: wp.vec3d,
+    ln: wp.float64,
+    gn: wp.float64,
+    pk: wp.float64,
+    half: wp.float64,
+    csum: wp.float64,
+) -> tuple[wp.float64, wp.float64, wp.float64]:
+    """A straight bang-bang over ``ln`` along the unit ``ee``: the thrust acceleration there is
+    to spare along ``ee`` (``amax``; ``gn = |g|``) and the shortest durations within it
+    (``tau_a``) and within the speed budget ``pk`` (``tau_p``)."""
+    eg = wp.dot(ee, env.g)
+    amax = wp.sqrt(env.a2 - gn * gn + eg * eg) - wp.abs(eg)
+    tau_a = env.fm * wp.sqrt(ln / (_HALF * amax * csum))
+    tau_p = ln * env.fm * half / (pk * csum)
+    return amax, tau_a, tau_p
 
 
 # ------------------------------------------------------------------------------ the kernel
@@ -1020,22 +1217,11 @@ def _plan_kernel(
     if use_mask != 0:
         if mask[e] == 0:
             return
+    env = _layout(e, cap, m, closed)
     n_u = 3 * m
-    nx = cap + 3 * cap * m + 3 * (cap + 1)
-    nzs = cap + cap * m + cap * (m - 1) + (cap + 1)
-    ou = cap
-    ow = cap + 3 * cap * m
-    zu = cap
-    zv = cap + cap * m
-    zw = zv + cap * (m - 1)
-    xb = e * nx
-    zb = e * nzs
-    lb = e * 6 * cap
-    pb = e * (cap + 1)
-    ysz = _YS_PER_M * m + _YS_EXTRA
-    yb0 = e * cap * ysz
-    hb = e * (66 * m + 128)
-    bb = e * (cap + 1) * _BR
+    xb = env.xb
+    pb = env.pb
+    lb = env.lb
     rows = cap * m + 1
     rb = e * rows
     status = int(0)
@@ -1119,17 +1305,16 @@ def _plan_kernel(
         if not (wp.length(vs) < vmax and wp.length(ve) < vmax):
             status = status | ST_BOUNDARY_SPEED
             ns = 0
+    env.ns = ns
+    env.g = g
+    env.v2 = v2
+    env.a2 = a2
     # ---- start: rest to rest on each segment (velocity ramps at the ends of an open path)
-    fm = wp.float64(m)
-    lo_half = m // 2  # intervals j < m // 2 accelerate, j >= (m + 1) // 2 brake
-    hi_half = (m + 1) // 2
+    fm = env.fm
     csum = _ZERO  # sum_j c_j sgn_j
     for j in range(m):
-        if j < lo_half:
-            csum += _cj(m, j)
-        elif j >= hi_half:
-            csum -= _cj(m, j)
-    half = wp.float64(lo_half)
+        csum += _sgn(m, j) * _cj(m, j)  # (exact: sgn c_j is c_j, -c_j or 0)
+    half = wp.float64(m // 2)  # accelerating intervals
     gn = wp.length(g)
     slack = wp.float64(1.000001)
     for k in range(ns):
@@ -1156,39 +1341,28 @@ def _plan_kernel(
             ee = wp.vec3d(_ONE, _ZERO, _ZERO)
             if ln > _ZERO:
                 ee = dvec / ln
-            eg = wp.dot(ee, g)
-            amax = wp.sqrt(a2 - gn * gn + eg * eg) - wp.abs(eg)
+            amax, tau_a, tau_p = _bang_bang(env, ee, ln, gn, pk, half, csum)
             alpha = ln * fm * fm / (tau * tau * csum)
             if alpha <= _HALF * amax * slack and alpha * tau * half / fm <= pk * slack:
                 fits = 1
                 break
-            tau_a = fm * wp.sqrt(ln / (_HALF * amax * csum))
-            tau_p = ln * fm * half / (pk * csum)
             tau = wp.max(_TWO * tau, wp.max(tau_a, tau_p))
         if fits == 0:  # bang-bang over dpk alone: fits by construction, misses E_p
             ln = wp.length(dpk)
             ee = dpk / ln
-            eg = wp.dot(ee, g)
-            amax = wp.sqrt(a2 - gn * gn + eg * eg) - wp.abs(eg)
-            tau_a = fm * wp.sqrt(ln / (_HALF * amax * csum))
-            tau_p = ln * fm * half / (pk * csum)
+            amax, tau_a, tau_p = _bang_bang(env, ee, ln, gn, pk, half, csum)
             tau = wp.max(tau_v, wp.max(tau_a, tau_p)) * slack
             alpha = ln * fm * fm / (tau * tau * csum)
         x[xb + k] = tau
         for j in range(m):
-            sg = _ZERO
-            if j < lo_half:
-                sg = _ONE
-            elif j >= hi_half:
-                sg = -_ONE
-            set3(x, xb + ou + 3 * (k * m + j), (alpha * sg) * ee - g + dv / tau)
+            set3(x, _xu(env, k, j), (alpha * _sgn(m, j)) * ee - g + dv / tau)
     for k in range(ns + 1 - closed):
         wk = wp.vec3d()
         if closed == 0 and k == 0:
             wk = vs
         if closed == 0 and k == ns:
             wk = ve
-        set3(x, xb + ow + 3 * k, wk)
+        set3(x, _xw(env, k), wk)
     # ---- the interior-point iterations
     best = _HUGE
     converged = int(0)
@@ -1196,120 +1370,64 @@ def _plan_kernel(
     nu = _ONE
     mu = _MU0
     if ns > 0:
-        obj, c1, cinf, ok = _evaluate(x, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, a2, mu)
+        obj, c1, cinf, ok = _evaluate(x, x, 0, pts, env, mu)
         if cinf > _FEAS_TOL:
             # a start off the points (an open path with boundary velocities): its projection
             # onto E = 0, when that keeps every bound
-            for i in range(nx):
-                xt[xb + i] = x[xb + i]
+            _copy(xt, x, env)
             for k in range(ns):
-                _project(xt, xb, pts, pb, k, ns, closed, cap, m, g)
-            obj, c1, cinf, ok = _evaluate(
-                xt, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, a2, mu
-            )
+                _project(xt, pts, env, k)
+            obj, c1, cinf, ok = _evaluate(xt, x, 0, pts, env, mu)
             if ok == 1:
-                for i in range(nx):
-                    x[xb + i] = xt[xb + i]
+                _copy(x, xt, env)
             else:
-                obj, c1, cinf, ok = _evaluate(
-                    x, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, a2, mu
-                )
+                obj, c1, cinf, ok = _evaluate(x, x, 0, pts, env, mu)
         if ok == 1 and cinf <= _FEAS_TOL:  # the start passes through every point
-            best = _ZERO
-            for k in range(ns):
-                best += x[xb + k]
-            for i in range(nx):
-                xbest[xb + i] = x[xb + i]
+            best = _total(x, env)
+            _copy(xbest, x, env)
     for k in range(ns):
         for r in range(6):
             lam[lb + 6 * k + r] = _ZERO
-        _init_lambda(x, xb, lam, lb, k, ns, closed, cap, m, g, v2, a2, mu, hw, hb)
-    # multipliers mu / slack
-    for k in range(ns):
-        tau = x[xb + k]
-        z[zb + k] = mu / tau
-        h = tau / fm
-        va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
-        s = wp.vec3d()
-        for j in range(m):
-            uj = get3(x, xb + ou + 3 * (k * m + j))
-            z[zb + zu + k * m + j] = mu / (a2 - wp.dot(uj, uj))
-            if j > 0:
-                s = s + get3(x, xb + ou + 3 * (k * m + j - 1))
-                vi = va + h * (wp.float64(j) * g + s)
-                z[zb + zv + k * (m - 1) + j - 1] = mu / (v2 - wp.dot(vi, vi))
-    for k in range(ns + 1 - closed):
-        wk = get3(x, xb + ow + 3 * k)
-        z[zb + zw + k] = mu / (v2 - wp.dot(wk, wk))
+        _init_lambda(x, lam, env, k, mu, hw)
+    _slacks(_Z_START, x, dx, z, dz, env, mu)  # multipliers mu / slack
     for it in range(iterations):
         if ns == 0 or converged == 1:
             break
         used = it + 1
         # assemble and eliminate every segment
         for i in range((ns + 1) * _BR):
-            bs[bb + i] = _ZERO
+            bs[env.bb + i] = _ZERO
         res = _ZERO
         for k in range(ns):
-            seg_res = _segment_assemble(
-                x,
-                xb,
-                lam,
-                lb,
-                z,
-                zb,
-                pts,
-                pb,
-                k,
-                ns,
-                closed,
-                cap,
-                m,
-                g,
-                v2,
-                a2,
-                mu,
-                hw,
-                hb,
-                ys,
-                yb0 + k * ysz,
-                bs,
-                bb,
-            )
+            seg_res = _segment_assemble(x, lam, z, pts, env, k, mu, hw, ys, _ys(env, k), bs)
             res = wp.max(res, seg_res)
         # the free points' speed barriers
-        eye = wp.identity(n=3, dtype=wp.float64)
         for k in range(ns + 1 - closed):
             if _free(k, ns, closed) == 1:
-                wk = get3(x, xb + ow + 3 * k)
+                wk = get3(x, _xw(env, k))
                 gw = v2 - wp.dot(wk, wk)
-                zk = z[zb + zw + k]
-                add33(
-                    bs, bb + k * _BR + _BD, (_FOUR * zk / gw) * wp.outer(wk, wk) + (_TWO * zk) * eye
-                )
-                add3(bs, bb + k * _BR + _BRR, -(_TWO * mu / gw) * wk)
-                rz = get3(bs, bb + k * _BR + _BRZ) + (_TWO * zk) * wk
-                res = wp.max(res, wp.max(wp.abs(rz[0]), wp.max(wp.abs(rz[1]), wp.abs(rz[2]))))
-        if _solve_velocities(bs, bb, ns, closed, x, xb, dx, cap, m) == 0:
+                zk = z[_zw(env, k)]
+                r = env.bb + k * _BR
+                add33(bs, r + _BD, _speed_hessian(zk, gw, wk))
+                add3(bs, r + _BRR, -(_TWO * mu / gw) * wk)
+                res = _abs_max(res, get3(bs, r + _BRZ) + (_TWO * zk) * wk)
+        if _solve_velocities(bs, env, dx) == 0:
             break  # a velocity system no shift makes positive definite: keep the best iterate
         # back substitution: (dtau, dlam) = (xr, yr) - (xB, yB) dw and
         # du = Yr - Yt dtau - YJ dlam - Yw dva
         lmax = _ZERO
         cdl = _ZERO  # E^T (lam + dlam): the step's curvature is -dphi + E^T (lam + dlam)
         for k in range(ns):
-            ybk = yb0 + k * ysz
+            ybk = _ys(env, k)
             ysb = ybk + 11 * n_u
-            dva = get3(dx, xb + ow + 3 * _wix(k, ns, closed))
-            dvb = get3(dx, xb + ow + 3 * _wix(k + 1, ns, closed))
-            dtau = ys[ysb + 42]
-            for c in range(3):
-                dtau -= ys[ysb + c] * dva[c] + ys[ysb + 3 + c] * dvb[c]
+            dva = get3(dx, _xw(env, k))
+            dvb = get3(dx, _xw(env, k + 1))
+            dtau = _g7_row(ys, ysb, dva, dvb)
             for r in range(6):
-                dl = ys[ysb + 43 + r]
-                for c in range(3):
-                    dl -= ys[ysb + 6 + r * 6 + c] * dva[c] + ys[ysb + 6 + r * 6 + 3 + c] * dvb[c]
+                dl = _g7_row(ys, ysb + 7 * (1 + r), dva, dvb)
                 dlam[lb + 6 * k + r] = dl
                 lmax = wp.max(lmax, wp.abs(lam[lb + 6 * k + r] + dl))
-            ev, ep = _seg_c(x, xb, pts, pb, k, ns, closed, cap, m, g)
+            ev, ep = _seg_c(x, pts, env, k)
             cdl += wp.dot(ev, get3(lam, lb + 6 * k) + get3(dlam, lb + 6 * k))
             cdl += wp.dot(ep, get3(lam, lb + 6 * k + 3) + get3(dlam, lb + 6 * k + 3))
             dx[xb + k] = dtau
@@ -1319,54 +1437,12 @@ def _plan_kernel(
                     duj = duj - dlam[lb + 6 * k + r] * get3(ys, ybk + (1 + r) * n_u + 3 * j)
                 for c in range(3):
                     duj = duj - dva[c] * get3(ys, ybk + (7 + c) * n_u + 3 * j)
-                set3(dx, xb + ou + 3 * (k * m + j), duj)
+                set3(dx, _xu(env, k, j), duj)
         # multiplier steps dz = (mu - g z) / g - (z / g) dg and the barrier's slope dphi
-        dphi = _ZERO
-        for k in range(ns):
-            tau = x[xb + k]
-            dtau = dx[xb + k]
-            zt = z[zb + k]
-            dz[zb + k] = (mu - tau * zt) / tau - (zt / tau) * dtau
-            dphi += dtau - mu * dtau / tau
-            h = tau / fm
-            dh = dtau / fm
-            va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
-            dva = get3(dx, xb + ow + 3 * _wix(k, ns, closed))
-            s = wp.vec3d()
-            dsum = wp.vec3d()
-            for j in range(m):
-                uj = get3(x, xb + ou + 3 * (k * m + j))
-                duj = get3(dx, xb + ou + 3 * (k * m + j))
-                gu = a2 - wp.dot(uj, uj)
-                dg = -_TWO * wp.dot(uj, duj)
-                zj = z[zb + zu + k * m + j]
-                dz[zb + zu + k * m + j] = (mu - gu * zj) / gu - (zj / gu) * dg
-                dphi += -mu * dg / gu
-                if j > 0:
-                    s = s + get3(x, xb + ou + 3 * (k * m + j - 1))
-                    dsum = dsum + get3(dx, xb + ou + 3 * (k * m + j - 1))
-                    gi = wp.float64(j) * g + s
-                    vi = va + h * gi
-                    dvi = dva + dh * gi + h * dsum
-                    gv = v2 - wp.dot(vi, vi)
-                    dgv = -_TWO * wp.dot(vi, dvi)
-                    zi = z[zb + zv + k * (m - 1) + j - 1]
-                    dz[zb + zv + k * (m - 1) + j - 1] = (mu - gv * zi) / gv - (zi / gv) * dgv
-                    dphi += -mu * dgv / gv
-        for k in range(ns + 1 - closed):
-            if _free(k, ns, closed) == 1:
-                wk = get3(x, xb + ow + 3 * k)
-                dwk = get3(dx, xb + ow + 3 * k)
-                gw = v2 - wp.dot(wk, wk)
-                dgw = -_TWO * wp.dot(wk, dwk)
-                zk = z[zb + zw + k]
-                dz[zb + zw + k] = (mu - gw * zk) / gw - (zk / gw) * dgw
-                dphi += -mu * dgw / gw
+        dphi = _slacks(_Z_STEP, x, dx, z, dz, env, mu)
         if not (wp.isfinite(dphi) and wp.isfinite(lmax)):
             break  # a step that is not finite (a singular system): stop with the best iterate
-        phi0, c10, cinf0, ok0 = _evaluate(
-            x, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, a2, mu
-        )
+        phi0, c10, cinf0, ok0 = _evaluate(x, x, 0, pts, env, mu)
         # the l1 penalty: large enough that the step descends the merit (Nocedal & Wright,
         # Numerical Optimization, eq. 18.36, with rho = 0.1)
         if c10 > _FEAS_TOL:  # (iterates through every point keep E at rounding level)
@@ -1386,17 +1462,15 @@ def _plan_kernel(
                 alpha = _STEP_TAU * x[xb + k] / adt
         accepted = int(0)
         for ls in range(_LINE_SEARCH):
-            for i in range(nx):
+            for i in range(env.nx):
                 xt[xb + i] = x[xb + i] + alpha * dx[xb + i]
             if cinf0 <= _FEAS_TOL:
                 # from a point through every point: restore E = 0 on the trial (a
                 # second-order correction; E is linear in the thrusts for fixed durations
                 # and velocities)
                 for k in range(ns):
-                    _project(xt, xb, pts, pb, k, ns, closed, cap, m, g)
-            phi1, c11, cinf1, ok1 = _evaluate(
-                xt, xb, x, xb, 1, pts, pb, ns, closed, cap, m, g, v2, a2, mu
-            )
+                    _project(xt, pts, env, k)
+            phi1, c11, cinf1, ok1 = _evaluate(xt, x, 1, pts, env, mu)
             if ok1 == 1:
                 if phi1 + nu * c11 <= merit0 + _ARMIJO * alpha * slope:
                     accepted = 1
@@ -1405,74 +1479,26 @@ def _plan_kernel(
                 alpha = _HALF * alpha
         if accepted == 0:
             # no decrease: keep the point, take the smallest feasible trial if any
-            phi1, c11, cinf1, ok1 = _evaluate(
-                xt, xb, x, xb, 1, pts, pb, ns, closed, cap, m, g, v2, a2, mu
-            )
+            phi1, c11, cinf1, ok1 = _evaluate(xt, x, 1, pts, env, mu)
             if ok1 == 0:
                 alpha = _ZERO
         if alpha > _ZERO:
-            for i in range(nx):
-                x[xb + i] = xt[xb + i]
+            _copy(x, xt, env)
             for k in range(ns):
                 for r in range(6):
                     lam[lb + 6 * k + r] = lam[lb + 6 * k + r] + alpha * dlam[lb + 6 * k + r]
         # multipliers: fraction to the boundary over the used entries (tau, thrust, node and
         # free-point speeds), then the safeguard around mu / slack
-        az = _ONE
-        for i in range(ns):
-            az = _z_bound(z, dz, zb + i, az)
-        for i in range(ns * m):
-            az = _z_bound(z, dz, zb + zu + i, az)
-        for i in range(ns * (m - 1)):
-            az = _z_bound(z, dz, zb + zv + i, az)
-        for k in range(ns + 1 - closed):
-            if _free(k, ns, closed) == 1:
-                az = _z_bound(z, dz, zb + zw + k, az)
-        for i in range(ns):
-            z[zb + i] = z[zb + i] + az * dz[zb + i]
-        for i in range(ns * m):
-            z[zb + zu + i] = z[zb + zu + i] + az * dz[zb + zu + i]
-        for i in range(ns * (m - 1)):
-            z[zb + zv + i] = z[zb + zv + i] + az * dz[zb + zv + i]
-        for k in range(ns + 1 - closed):
-            if _free(k, ns, closed) == 1:
-                z[zb + zw + k] = z[zb + zw + k] + az * dz[zb + zw + k]
+        az = _z_entries(z, dz, env, _ONE, 0)
+        _z_entries(z, dz, env, az, 1)
         # safeguard z within [mu / (Z_SAFE g), Z_SAFE mu / g] at the new point
-        for k in range(ns):
-            tau = x[xb + k]
-            z[zb + k] = wp.clamp(z[zb + k], mu / (_Z_SAFE * tau), _Z_SAFE * mu / tau)
-            h = tau / fm
-            va = get3(x, xb + ow + 3 * _wix(k, ns, closed))
-            s = wp.vec3d()
-            for j in range(m):
-                uj = get3(x, xb + ou + 3 * (k * m + j))
-                gu = a2 - wp.dot(uj, uj)
-                zi = z[zb + zu + k * m + j]
-                z[zb + zu + k * m + j] = wp.clamp(zi, mu / (_Z_SAFE * gu), _Z_SAFE * mu / gu)
-                if j > 0:
-                    s = s + get3(x, xb + ou + 3 * (k * m + j - 1))
-                    vi = va + h * (wp.float64(j) * g + s)
-                    gv = v2 - wp.dot(vi, vi)
-                    zi = z[zb + zv + k * (m - 1) + j - 1]
-                    z[zb + zv + k * (m - 1) + j - 1] = wp.clamp(
-                        zi, mu / (_Z_SAFE * gv), _Z_SAFE * mu / gv
-                    )
-        for k in range(ns + 1 - closed):
-            if _free(k, ns, closed) == 1:
-                wk = get3(x, xb + ow + 3 * k)
-                gw = v2 - wp.dot(wk, wk)
-                z[zb + zw + k] = wp.clamp(z[zb + zw + k], mu / (_Z_SAFE * gw), _Z_SAFE * mu / gw)
+        _slacks(_Z_SAFEGUARD, x, dx, z, dz, env, mu)
         # the best iterate through every point
-        phi2, c12, cinf2, ok2 = _evaluate(
-            x, xb, x, xb, 0, pts, pb, ns, closed, cap, m, g, v2, a2, mu
-        )
-        total = _ZERO
-        for k in range(ns):
-            total += x[xb + k]
+        phi2, c12, cinf2, ok2 = _evaluate(x, x, 0, pts, env, mu)
+        total = _total(x, env)
         if ok2 == 1 and cinf2 <= _FEAS_TOL and total < best:
             best = total
-            for i in range(nx):
-                xbest[xb + i] = x[xb + i]
+            _copy(xbest, x, env)
         # barrier weight
         if (
             mu <= _MU_MIN
@@ -1490,54 +1516,46 @@ def _plan_kernel(
         status = status | ST_NO_TRAJECTORY
     iterations_out[e] = used
     nan3 = wp.vec3f(_NAN, _NAN, _NAN)
-    if ns == 0 or not (best < _HUGE):
-        time_out[e] = _NAN
-        for i in range(cap):
-            passage_out[e * cap + i] = _NAN
-        for i in range(rows):
-            sample_time_out[rb + i] = _NAN
-            position_out[rb + i] = nan3
-            velocity_out[rb + i] = nan3
-            thrust_out[rb + i] = nan3
-        samples_out[e] = 0
-        status_out[e] = status
-        return
-    origin = wp.vec3d(points[e * cap])
-    tnow = _ZERO
-    gd = g * a0  # unscaled gravity
+    found = ns > 0 and best < _HUGE
+    lap = _NAN
     row = int(0)
-    for k in range(ns):
-        tau = xbest[xb + k]
-        h = tau * t0 / fm
-        p = pts[pb + k] * l0
-        v = get3(xbest, xb + ow + 3 * _wix(k, ns, closed)) * v0
-        for j in range(m):
-            th = get3(xbest, xb + ou + 3 * (k * m + j)) * a0
-            a = th + gd
-            sample_time_out[rb + row] = float(tnow + h * wp.float64(j))
-            position_out[rb + row] = wp.vec3f(p + origin)
-            velocity_out[rb + row] = wp.vec3f(v)
-            thrust_out[rb + row] = wp.vec3f(th)
-            p = p + h * v + (_HALF * h * h) * a
-            v = v + h * a
-            row += 1
-        tnow += tau * t0
-    sample_time_out[rb + row] = float(tnow)
-    position_out[rb + row] = wp.vec3f(pts[pb + ns] * l0 + origin)
-    velocity_out[rb + row] = wp.vec3f(get3(xbest, xb + ow + 3 * _wix(ns, ns, closed)) * v0)
-    thrust_out[rb + row] = nan3
-    row += 1
+    if found:
+        origin = wp.vec3d(points[e * cap])
+        tnow = _ZERO
+        gd = g * a0  # unscaled gravity
+        for k in range(ns):
+            tau = xbest[xb + k]
+            h = tau * t0 / env.fm
+            p = pts[pb + k] * l0
+            v = get3(xbest, _xw(env, k)) * v0
+            for j in range(m):
+                th = get3(xbest, _xu(env, k, j)) * a0
+                a = th + gd
+                sample_time_out[rb + row] = float(tnow + h * wp.float64(j))
+                position_out[rb + row] = wp.vec3f(p + origin)
+                velocity_out[rb + row] = wp.vec3f(v)
+                thrust_out[rb + row] = wp.vec3f(th)
+                p = p + h * v + (_HALF * h * h) * a
+                v = v + h * a
+                row += 1
+            tnow += tau * t0
+        sample_time_out[rb + row] = float(tnow)
+        position_out[rb + row] = wp.vec3f(pts[pb + ns] * l0 + origin)
+        velocity_out[rb + row] = wp.vec3f(get3(xbest, _xw(env, ns)) * v0)
+        thrust_out[rb + row] = nan3
+        row += 1
+        lap = float(tnow)
     for i in range(row, rows):
         sample_time_out[rb + i] = _NAN
         position_out[rb + i] = nan3
         velocity_out[rb + i] = nan3
         thrust_out[rb + i] = nan3
     samples_out[e] = row
-    time_out[e] = float(tnow)
+    time_out[e] = lap
     # passage time of each input point: the start of its merged segment
     for i in range(cap):
         pt = _NAN
-        if i < n:
+        if found and i < n:
             c = pmap[e * cap + i]
             acc = _ZERO
             for k in range(c):

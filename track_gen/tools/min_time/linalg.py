@@ -33,9 +33,7 @@ def set3(a: wp.array(dtype=wp.float64), i: int, v: wp.vec3d):
 
 @wp.func
 def add3(a: wp.array(dtype=wp.float64), i: int, v: wp.vec3d):
-    a[i] = a[i] + v[0]
-    a[i + 1] = a[i + 1] + v[1]
-    a[i + 2] = a[i + 2] + v[2]
+    set3(a, i, get3(a, i) + v)
 
 
 @wp.func
@@ -54,9 +52,13 @@ def set33(a: wp.array(dtype=wp.float64), i: int, m: wp.mat33d):
 
 @wp.func
 def add33(a: wp.array(dtype=wp.float64), i: int, m: wp.mat33d):
-    for r in range(3):
-        for c in range(3):
-            a[i + 3 * r + c] = a[i + 3 * r + c] + m[r, c]
+    set33(a, i, get33(a, i) + m)
+
+
+@wp.func
+def col3(b: wp.mat33d, c: int) -> wp.vec3d:
+    """Column ``c`` of ``b``."""
+    return wp.vec3d(b[0, c], b[1, c], b[2, c])
 
 
 @wp.func
@@ -107,10 +109,13 @@ def bwd3(lo: wp.mat33d, v: wp.vec3d) -> wp.vec3d:
 @wp.func
 def fwd33(lo: wp.mat33d, b: wp.mat33d) -> wp.mat33d:
     """``L^-1 B`` (column by column)."""
-    c0 = fwd3(lo, wp.vec3d(b[0, 0], b[1, 0], b[2, 0]))
-    c1 = fwd3(lo, wp.vec3d(b[0, 1], b[1, 1], b[2, 1]))
-    c2 = fwd3(lo, wp.vec3d(b[0, 2], b[1, 2], b[2, 2]))
-    return wp.mat33d(c0[0], c1[0], c2[0], c0[1], c1[1], c2[1], c0[2], c1[2], c2[2])
+    return wp.matrix_from_cols(fwd3(lo, col3(b, 0)), fwd3(lo, col3(b, 1)), fwd3(lo, col3(b, 2)))
+
+
+@wp.func
+def chol_solve3(lo: wp.mat33d, v: wp.vec3d) -> wp.vec3d:
+    """``(L L^T)^-1 v`` for the lower Cholesky factor ``L`` (:func:`chol3`)."""
+    return bwd3(lo, fwd3(lo, v))
 
 
 @noinline_func
