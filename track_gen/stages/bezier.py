@@ -22,7 +22,7 @@ from ..core.tunable import Tunable
 from ..geometry import PI, resample_first_simple, safe_normalize
 from ..seeds import stage_rng
 from .common import SCALE, SEGMENT_POINTS, DenseScratch, emit_knots
-from .corners import GRID_FIELDS, GridCorners, SamplerGridBase, draw_grid_corners
+from .corners import GRID_FIELDS, GridCorners, GridDraw, SamplerGridBase, draw_grid_corners
 
 wp.set_module_options({"enable_backward": False})
 
@@ -58,9 +58,7 @@ def _bezier_kernel(
     clamp_frac: wp.array(dtype=wp.float32),
     scale: wp.array(dtype=wp.float32),
     # static
-    min_pts: int,
-    max_pts: int,
-    cells: int,
+    draw: GridDraw,
     npseg: int,
     num_points: int,
     cross_nch: int,
@@ -75,8 +73,9 @@ def _bezier_kernel(
     if active[e] == 0:
         return
     st = stage_rng(eff_seed[e], SALT_BEZIER)
+    max_pts = draw.max_pts
     cb = e * max_pts
-    m, st = draw_grid_corners(st, min_pts, max_pts, cells, grid, cb, 1 - knots_only)
+    m, st = draw_grid_corners(st, draw, grid, cb, 1 - knots_only)
     corners = grid.corners
     if knots_only != 0:
         # a gate loop: the corner polygon (the spent sort keys are the resampling scratch of

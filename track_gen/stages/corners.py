@@ -67,6 +67,23 @@ def grid_cells(min_point_distance: float) -> int:
 
 
 @wp.struct
+class GridDraw:
+    """The corner draw's launch constants as one kernel parameter (``# static``), built once by
+    :class:`SamplerGridBase` when it allocates.
+
+    Attributes:
+        min_pts: fewest corners of a loop (``min_corners``).
+        max_pts: most corners of a loop (``max_corners``; each env's rows are ``max_pts``
+            long).
+        cells: grid cells per axis (:func:`grid_cells`).
+    """
+
+    min_pts: int
+    max_pts: int
+    cells: int
+
+
+@wp.struct
 class GridCorners:
     """An env batch's grid-corner scratch as one kernel parameter (``# scratch``), built once
     by :class:`SamplerGridBase` when it allocates; each env's rows start at ``e * max_corners``.
@@ -97,17 +114,15 @@ def pseudo_angle(d: wp.vec2f) -> float:
 @wp.func
 def draw_grid_corners(
     st: wp.uint32,
-    min_pts: int,
-    max_pts: int,
-    cells: int,
+    draw: GridDraw,
     grid: GridCorners,
     cb: int,
     exact: int,
 ):
-    """Draw an env's corner count ``m`` uniform in ``[min_pts, max_pts]``, then ``m`` corners
-    in distinct cells of a ``cells x cells`` grid over the unit square (uniform inside their
-    cell) into ``grid.corners`` from row ``cb``, sorted counter-clockwise around their
-    centroid.
+    """Draw an env's corner count ``m`` uniform in ``[draw.min_pts, draw.max_pts]``, then ``m``
+    corners in distinct cells of a ``draw.cells x draw.cells`` grid over the unit square
+    (uniform inside their cell) into ``grid.corners`` from row ``cb``, sorted
+    counter-clockwise around their centroid.
 
     A cell already taken is redrawn up to 8 times, then the next free cell is taken (one
     exists: the declaration guarantees ``cells * cells >= max_corners``). ``grid.cell_ids``
@@ -117,6 +132,9 @@ def draw_grid_corners(
     to one angle, at a third of the cost). Returns ``m`` and the advanced RNG state (a Warp
     function advances its own copy of ``st``).
     """
+    min_pts = draw.min_pts
+    max_pts = draw.max_pts
+    cells = draw.cells
     m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
     m = wp.min(m, max_pts)
     ncell = cells * cells
@@ -167,15 +185,15 @@ class SamplerGridBase(Stage):
 
     A subclass sets ``KERNEL``, whose signature is ``# inputs`` ``eff_seed``, ``active``;
     ``# parameters`` the arrays of ``PARAMETERS`` (field names, in kernel order); ``# static``
-    ``min_pts``, ``max_pts``, ``cells``, ``npseg``, ``num_points``, ``cross_nch``,
-    ``knots_only``; ``# scratch`` ``grid`` (:class:`GridCorners`), the arrays of
-    :meth:`curve_scratch`, then ``loop`` (:class:`~track_gen.stages.common.DenseScratch`);
-    ``# outputs`` ``line_out``. It sets
-    ``SPANS_PER_CORNER`` (dense-loop spans per corner) and allocates its own scratch after
+    ``draw`` (:class:`GridDraw`), ``npseg``, ``num_points``, ``cross_nch``, ``knots_only``;
+    ``# scratch`` ``grid`` (:class:`GridCorners`), the arrays of :meth:`curve_scratch`, then
+    ``loop`` (:class:`~track_gen.stages.common.DenseScratch`); ``# outputs`` ``line_out``. It
+    sets ``SPANS_PER_CORNER`` (dense-loop spans per corner) and allocates its own scratch after
     this class's.
 
     Attributes:
         cells: grid cells per axis (:func:`grid_cells`).
+        draw: the :class:`GridDraw` of the corner counts and ``cells`` (built once, here).
         corners: vec2f ``[E * max_corners]``: each env's corners (unit square).
         cell_ids: int32 ``[E * max_corners]``: the grid cell of each corner.
         corner_keys: float32 ``[E * max_corners]``: the corners' angle sort keys.
@@ -193,6 +211,10 @@ class SamplerGridBase(Stage):
     def allocate(self, ws: Workspace) -> None:
         v, E = self.values, ws.layout.num_envs
         self.cells = grid_cells(v.min_point_distance)
+        self.draw = GridDraw()
+        self.draw.min_pts = v.min_corners
+        self.draw.max_pts = v.max_corners
+        self.draw.cells = self.cells
         self.corners = ws.zeros(E * v.max_corners, wp.vec2f, f"{self.name} corners")
         self.cell_ids = ws.zeros(E * v.max_corners, wp.int32, f"{self.name} cell ids")
         self.corner_keys = ws.zeros(E * v.max_corners, wp.float32, f"{self.name} corner angles")
@@ -215,9 +237,7 @@ class SamplerGridBase(Stage):
             self.KERNEL,
             parameters=[params[name] for name in self.PARAMETERS],
             static=[
-                v.min_corners,
-                v.max_corners,
-                self.cells,
+                self.draw,
                 v.num_points_per_segment,
                 ws.layout.num_points,
                 self.loop.nch,

@@ -31,7 +31,7 @@ from ..engine.stage import Workspace
 from ..geometry import centroid
 from ..seeds import stage_rng
 from .common import SCALE, SEGMENT_POINTS, DenseScratch, emit_knots, emit_spline
-from .corners import GRID_FIELDS, GridCorners, SamplerGridBase, draw_grid_corners
+from .corners import GRID_FIELDS, GridCorners, GridDraw, SamplerGridBase, draw_grid_corners
 
 wp.set_module_options({"enable_backward": False})
 
@@ -73,9 +73,7 @@ def _hull_kernel(
     displacement: wp.array(dtype=wp.float32),
     scale: wp.array(dtype=wp.float32),
     # static
-    min_pts: int,
-    max_pts: int,
-    cells: int,
+    draw: GridDraw,
     npseg: int,
     num_points: int,
     cross_nch: int,
@@ -91,8 +89,9 @@ def _hull_kernel(
     if active[e] == 0:
         return
     st = stage_rng(eff_seed[e], SALT_HULL)
+    max_pts = draw.max_pts
     cb = e * max_pts
-    m, st = draw_grid_corners(st, min_pts, max_pts, cells, grid, cb, 1 - knots_only)
+    m, st = draw_grid_corners(st, draw, grid, cb, 1 - knots_only)
     # augmented polygon: corner, displaced midpoint of its outgoing edge, ...
     vb = e * 2 * max_pts
     nv = 2 * m
