@@ -21,8 +21,8 @@ from ..core.extents import EXTENT
 from ..core.tunable import Tunable
 from ..geometry import PI, resample_first_simple, safe_normalize
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS, emit_knots
-from .corners import GRID_FIELDS, SamplerGridBase, draw_grid_corners
+from .common import SCALE, SEGMENT_POINTS, DenseScratch, emit_knots
+from .corners import GRID_FIELDS, GridCorners, GridDraw, SamplerGridBase, draw_grid_corners
 
 wp.set_module_options({"enable_backward": False})
 
@@ -58,21 +58,14 @@ def _bezier_kernel(
     clamp_frac: wp.array(dtype=wp.float32),
     scale: wp.array(dtype=wp.float32),
     # static
-    min_pts: int,
-    max_pts: int,
-    cells: int,
+    draw: GridDraw,
     npseg: int,
     num_points: int,
     cross_nch: int,
     knots_only: int,
     # scratch
-    corners: wp.array(dtype=wp.vec2f),
-    cell_ids: wp.array(dtype=wp.int32),
-    corner_keys: wp.array(dtype=wp.float32),
-    dense: wp.array(dtype=wp.vec2f),
-    dense_len: wp.array(dtype=wp.float32),
-    cross_boxes: wp.array(dtype=wp.vec4f),
-    cross_turns: wp.array(dtype=wp.float32),
+    grid: GridCorners,
+    loop: DenseScratch,
     # outputs
     line_out: wp.array(dtype=wp.vec2f),
 ):
@@ -80,14 +73,14 @@ def _bezier_kernel(
     if active[e] == 0:
         return
     st = stage_rng(eff_seed[e], SALT_BEZIER)
+    max_pts = draw.max_pts
     cb = e * max_pts
-    m, st = draw_grid_corners(
-        st, min_pts, max_pts, cells, corners, cell_ids, corner_keys, cb, 1 - knots_only
-    )
+    m, st = draw_grid_corners(st, draw, grid, cb, 1 - knots_only)
+    corners = grid.corners
     if knots_only != 0:
         # a gate loop: the corner polygon (the spent sort keys are the resampling scratch of
         # a corner loop longer than num_points)
-        emit_knots(corners, cb, m, KNOT_ROUNDS, corner_keys, cb, line_out, e * num_points,
+        emit_knots(corners, cb, m, KNOT_ROUNDS, grid.keys, cb, line_out, e * num_points,
                    num_points, EXTENT * scale[e])  # fmt: skip
         return
     # cubic segments into the dense buffer (endpoint of each segment excluded)
@@ -107,7 +100,7 @@ def _bezier_kernel(
         for s in range(npseg):
             u = float(s) / float(npseg)
             v = 1.0 - u
-            dense[db + i * npseg + s] = (
+            loop.dense[db + i * npseg + s] = (
                 (v * v * v) * c0
                 + (3.0 * v * v * u) * p1
                 + (3.0 * v * u * u) * p2
@@ -116,8 +109,9 @@ def _bezier_kernel(
     lb = e * num_points
     # the cubics, else the corner polygon (simple: angle-sorted around its centroid)
     resample_first_simple(
-        dense, db, m * npseg, corners, cb, 0, corners, cb, m, dense_len, db,
-        cross_boxes, cross_turns, e * cross_nch, line_out, lb, num_points, EXTENT * scale[e],
+        loop.dense, db, m * npseg, corners, cb, 0, corners, cb, m, loop.dense_len, db,
+        loop.cross_boxes, loop.cross_turns, e * cross_nch, line_out, lb, num_points,
+        EXTENT * scale[e],
     )  # fmt: skip
 
 

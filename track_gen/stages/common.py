@@ -1,5 +1,6 @@
 """What the samplers share: the course size and spline density fields, the dense loop's
-scratch, the launch of a sampler kernel, the spline tail and the gate tail.
+scratch (:class:`DenseScratch`, built by :class:`DenseLoop`), the launch of a sampler kernel,
+the spline tail and the gate tail.
 
 In a gate pipeline (``ws.layout.family == "gates"``, :func:`knot_loop`) the bezier, hull,
 polar and checkpoint samplers stop at their **knots** (the corners, polygon vertices, spline
@@ -54,6 +55,26 @@ def knot_loop(ws) -> bool:
     return ws.layout.family == GATES
 
 
+@wp.struct
+class DenseScratch:
+    """The dense loop's scratch arrays as one kernel parameter (``# scratch``), built once by
+    :class:`DenseLoop` when its stage allocates.
+
+    Attributes:
+        dense: vec2f ``[E * spans * npseg]``: the curve's points (before scaling).
+        dense_len: float32 ``[E * spans * npseg]``: its segment lengths (the resampling
+            scratch).
+        cross_boxes: vec4f ``[E * nch]``: the crossing counter's chunk boxes (a null array
+            when the loop tests no crossing).
+        cross_turns: float32 ``[E * nch]``: its chunk turning estimates (likewise).
+    """
+
+    dense: wp.array(dtype=wp.vec2f)
+    dense_len: wp.array(dtype=wp.float32)
+    cross_boxes: wp.array(dtype=wp.vec4f)
+    cross_turns: wp.array(dtype=wp.float32)
+
+
 class DenseLoop:
     """The dense closed curve a sampler builds before it arc-resamples it to ``num_points``
     (``npseg`` samples per span of a spline or cubic), allocated through the stage's workspace
@@ -66,6 +87,9 @@ class DenseLoop:
         cross: the :class:`~track_gen.geometry.CrossingScratch` of a ``num_points`` loop (the
             self-crossing test of the resampled loop and its fallbacks), or None when the
             sampler tests no crossing (``crossings=False``).
+        scratch: the :class:`DenseScratch` of these arrays, the kernel's one ``# scratch``
+            parameter for them (built here, once: a captured CUDA graph keeps the struct value
+            it recorded, so it is never rebuilt).
     """
 
     def __init__(self, ws, spans: int, npseg: int, owner: str, crossings: bool = True):
@@ -73,17 +97,17 @@ class DenseLoop:
         self.cross = CrossingScratch(ws, ws.layout.num_points, owner) if crossings else None
         self.dense = ws.zeros(n, wp.vec2f, f"{owner} dense loop")
         self.dense_len = ws.zeros(n, wp.float32, f"{owner} dense segment lengths")
+        self.scratch = DenseScratch()
+        self.scratch.dense = self.dense
+        self.scratch.dense_len = self.dense_len
+        if self.cross is not None:
+            self.scratch.cross_boxes = self.cross.boxes
+            self.scratch.cross_turns = self.cross.turns
 
     @property
     def nch(self) -> int:
         """Crossing chunks per env (the kernel's ``cross_nch``)."""
         return self.cross.nch
-
-    def scratch(self) -> list:
-        """The kernel's scratch arrays in signature order: ``dense``, ``dense_len``, then
-        ``cross_boxes``, ``cross_turns`` when it has crossing scratch."""
-        tail = [] if self.cross is None else [self.cross.boxes, self.cross.turns]
-        return [self.dense, self.dense_len, *tail]
 
 
 def launch_sampler(ws, kernel, *, parameters=(), static=(), scratch=(), inputs=(), outputs=None):
@@ -112,10 +136,7 @@ def emit_spline(
     fallback: wp.array(dtype=wp.vec2f),
     fb: int,
     n_fallback: int,
-    dense: wp.array(dtype=wp.vec2f),
-    dense_len: wp.array(dtype=wp.float32),
-    cross_boxes: wp.array(dtype=wp.vec4f),
-    cross_turns: wp.array(dtype=wp.float32),
+    loop: DenseScratch,
     cross_nch: int,
     e: int,
     num_points: int,
@@ -124,17 +145,18 @@ def emit_spline(
 ):
     """The spline samplers' tail (hull, voronoi) for env ``e``: a closed centripetal
     Catmull-Rom through the polygon ``verts[vb .. vb + nv)``, ``npseg`` samples per span into
-    ``dense`` (the env's rows from ``vb * npseg``: ``npseg`` per vertex slot), then the first
-    of the spline, the polygon and the polygon ``fallback[fb .. fb + n_fallback)`` whose
+    ``loop.dense`` (the env's rows from ``vb * npseg``: ``npseg`` per vertex slot), then the
+    first of the spline, the polygon and the polygon ``fallback[fb .. fb + n_fallback)`` whose
     resampling does not cross itself, arc-resampled into the env's ``num_points`` rows of
     ``line_out`` with its longest bounding-box side ``extent``
-    (:func:`~track_gen.geometry.resample_first_simple`: ``dense_len`` from ``vb * npseg`` and
-    the crossing scratch from ``e * cross_nch`` are its scratch)."""
+    (:func:`~track_gen.geometry.resample_first_simple`: ``loop.dense_len`` from ``vb * npseg``
+    and the crossing scratch from ``e * cross_nch`` are its scratch)."""
     db = vb * npseg
-    catmull_rom_closed(verts, vb, nv, npseg, dense, db)
+    catmull_rom_closed(verts, vb, nv, npseg, loop.dense, db)
     resample_first_simple(
-        dense, db, nv * npseg, verts, vb, nv, fallback, fb, n_fallback, dense_len, db,
-        cross_boxes, cross_turns, e * cross_nch, line_out, e * num_points, num_points, extent,
+        loop.dense, db, nv * npseg, verts, vb, nv, fallback, fb, n_fallback, loop.dense_len, db,
+        loop.cross_boxes, loop.cross_turns, e * cross_nch, line_out, e * num_points, num_points,
+        extent,
     )  # fmt: skip
 
 
@@ -195,6 +217,7 @@ __all__ = [
     "SCALE",
     "SEGMENT_POINTS",
     "DenseLoop",
+    "DenseScratch",
     "cut_corners",
     "emit_knots",
     "emit_spline",

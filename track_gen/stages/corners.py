@@ -1,5 +1,6 @@
-"""Grid corners shared by the bezier and hull samplers: their fields, the corner draw
-(:func:`draw_grid_corners`) and their host side (:class:`SamplerGridBase`)."""
+"""Grid corners shared by the bezier and hull samplers: their fields, the corner scratch
+(:class:`GridCorners`), the corner draw (:func:`draw_grid_corners`) and their host side
+(:class:`SamplerGridBase`)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,39 @@ def grid_cells(min_point_distance: float) -> int:
     return max(int(1.0 / (2.0 * min_point_distance)), 1)
 
 
+@wp.struct
+class GridDraw:
+    """The corner draw's launch constants as one kernel parameter (``# static``), built once by
+    :class:`SamplerGridBase` when it allocates.
+
+    Attributes:
+        min_pts: fewest corners of a loop (``min_corners``).
+        max_pts: most corners of a loop (``max_corners``; each env's rows are ``max_pts``
+            long).
+        cells: grid cells per axis (:func:`grid_cells`).
+    """
+
+    min_pts: int
+    max_pts: int
+    cells: int
+
+
+@wp.struct
+class GridCorners:
+    """An env batch's grid-corner scratch as one kernel parameter (``# scratch``), built once
+    by :class:`SamplerGridBase` when it allocates; each env's rows start at ``e * max_corners``.
+
+    Attributes:
+        corners: vec2f ``[E * max_corners]``: the corners (unit square), angle-sorted.
+        cell_ids: int32 ``[E * max_corners]``: the grid cell of each corner.
+        keys: float32 ``[E * max_corners]``: the corners' angle sort keys.
+    """
+
+    corners: wp.array(dtype=wp.vec2f)
+    cell_ids: wp.array(dtype=wp.int32)
+    keys: wp.array(dtype=wp.float32)
+
+
 @wp.func
 def pseudo_angle(d: wp.vec2f) -> float:
     """A key in ``(-2, 2]`` strictly increasing with ``atan2(d[1], d[0])`` (the diamond angle,
@@ -80,27 +114,27 @@ def pseudo_angle(d: wp.vec2f) -> float:
 @wp.func
 def draw_grid_corners(
     st: wp.uint32,
-    min_pts: int,
-    max_pts: int,
-    cells: int,
-    corners: wp.array(dtype=wp.vec2f),
-    cell_ids: wp.array(dtype=wp.int32),
-    keys: wp.array(dtype=wp.float32),
+    draw: GridDraw,
+    grid: GridCorners,
     cb: int,
     exact: int,
 ):
-    """Draw an env's corner count ``m`` uniform in ``[min_pts, max_pts]``, then ``m`` corners
-    in distinct cells of a ``cells x cells`` grid over the unit square (uniform inside their
-    cell), sorted counter-clockwise around their centroid.
+    """Draw an env's corner count ``m`` uniform in ``[draw.min_pts, draw.max_pts]``, then ``m``
+    corners in distinct cells of a ``draw.cells x draw.cells`` grid over the unit square
+    (uniform inside their cell) into ``grid.corners`` from row ``cb``, sorted
+    counter-clockwise around their centroid.
 
     A cell already taken is redrawn up to 8 times, then the next free cell is taken (one
-    exists: the declaration guarantees ``cells * cells >= max_corners``). ``cell_ids`` and
-    ``keys`` (the corners' sort keys) are scratch rows at ``cb`` like ``corners``. ``exact``
-    1 sorts by ``atan2`` (tracks); 0 by :func:`pseudo_angle` (gate loops: the same order
-    but for corners in one direction from the centroid or that float32 ``atan2`` rounds to
-    one angle, at a third of the cost). Returns ``m`` and the advanced RNG state (a Warp
+    exists: the declaration guarantees ``cells * cells >= max_corners``). ``grid.cell_ids``
+    and ``grid.keys`` (the corners' sort keys) are scratch rows at ``cb`` like the corners.
+    ``exact`` 1 sorts by ``atan2`` (tracks); 0 by :func:`pseudo_angle` (gate loops: the same
+    order but for corners in one direction from the centroid or that float32 ``atan2`` rounds
+    to one angle, at a third of the cost). Returns ``m`` and the advanced RNG state (a Warp
     function advances its own copy of ``st``).
     """
+    min_pts = draw.min_pts
+    max_pts = draw.max_pts
+    cells = draw.cells
     m = min_pts + int(wp.randf(st) * float(max_pts - min_pts + 1))
     m = wp.min(m, max_pts)
     ncell = cells * cells
@@ -110,7 +144,7 @@ def draw_grid_corners(
         for _probe in range(ncell + 9):
             dup = int(0)
             for j in range(i):
-                if cell_ids[cb + j] == cell:
+                if grid.cell_ids[cb + j] == cell:
                     dup = 1
             if dup == 0:
                 break
@@ -118,30 +152,30 @@ def draw_grid_corners(
                 cell = wp.min(int(wp.randf(st) * float(ncell)), ncell - 1)
             else:
                 cell = (cell + 1) % ncell
-        cell_ids[cb + i] = cell
+        grid.cell_ids[cb + i] = cell
         cx = float(cell % cells) + wp.randf(st)
         cy = float(cell // cells) + wp.randf(st)
-        corners[cb + i] = wp.vec2f(cx * inv, cy * inv)
-    cen = centroid(corners, cb, m)
+        grid.corners[cb + i] = wp.vec2f(cx * inv, cy * inv)
+    cen = centroid(grid.corners, cb, m)
     if exact != 0:
-        sort_by_angle_keyed(corners, cb, m, cen, keys, cb)
+        sort_by_angle_keyed(grid.corners, cb, m, cen, grid.keys, cb)
         return m, st
     for i in range(m):
-        keys[cb + i] = pseudo_angle(corners[cb + i] - cen)
+        grid.keys[cb + i] = pseudo_angle(grid.corners[cb + i] - cen)
     # insertion sort on the keys (stable, as sort_by_angle_keyed)
     for i in range(1, m):
-        p = corners[cb + i]
-        a = keys[cb + i]
+        p = grid.corners[cb + i]
+        a = grid.keys[cb + i]
         slot = cb + i  # the hole moves down past every larger key
         while slot > cb:
-            below = keys[slot - 1]
+            below = grid.keys[slot - 1]
             if below <= a:
                 break
-            corners[slot] = corners[slot - 1]
-            keys[slot] = below
+            grid.corners[slot] = grid.corners[slot - 1]
+            grid.keys[slot] = below
             slot -= 1
-        corners[slot] = p
-        keys[slot] = a
+        grid.corners[slot] = p
+        grid.keys[slot] = a
     return m, st
 
 
@@ -151,17 +185,20 @@ class SamplerGridBase(Stage):
 
     A subclass sets ``KERNEL``, whose signature is ``# inputs`` ``eff_seed``, ``active``;
     ``# parameters`` the arrays of ``PARAMETERS`` (field names, in kernel order); ``# static``
-    ``min_pts``, ``max_pts``, ``cells``, ``npseg``, ``num_points``, ``cross_nch``,
-    ``knots_only``; ``# scratch`` ``corners``, ``cell_ids``, ``corner_keys``, the arrays of
-    :meth:`curve_scratch`, then :meth:`DenseLoop.scratch`; ``# outputs`` ``line_out``. It sets
-    ``SPANS_PER_CORNER`` (dense-loop spans per corner) and allocates its own scratch after
+    ``draw`` (:class:`GridDraw`), ``npseg``, ``num_points``, ``cross_nch``, ``knots_only``;
+    ``# scratch`` ``grid`` (:class:`GridCorners`), the arrays of :meth:`curve_scratch`, then
+    ``loop`` (:class:`~track_gen.stages.common.DenseScratch`); ``# outputs`` ``line_out``. It
+    sets ``SPANS_PER_CORNER`` (dense-loop spans per corner) and allocates its own scratch after
     this class's.
 
     Attributes:
         cells: grid cells per axis (:func:`grid_cells`).
+        draw: the :class:`GridDraw` of the corner counts and ``cells`` (built once, here).
         corners: vec2f ``[E * max_corners]``: each env's corners (unit square).
         cell_ids: int32 ``[E * max_corners]``: the grid cell of each corner.
         corner_keys: float32 ``[E * max_corners]``: the corners' angle sort keys.
+        grid: the :class:`GridCorners` of these three arrays (built once, here: a captured
+            CUDA graph keeps the struct value it recorded).
         loop: the :class:`~track_gen.stages.common.DenseLoop` of ``SPANS_PER_CORNER *
             max_corners`` spans.
     """
@@ -174,9 +211,17 @@ class SamplerGridBase(Stage):
     def allocate(self, ws: Workspace) -> None:
         v, E = self.values, ws.layout.num_envs
         self.cells = grid_cells(v.min_point_distance)
+        self.draw = GridDraw()
+        self.draw.min_pts = v.min_corners
+        self.draw.max_pts = v.max_corners
+        self.draw.cells = self.cells
         self.corners = ws.zeros(E * v.max_corners, wp.vec2f, f"{self.name} corners")
         self.cell_ids = ws.zeros(E * v.max_corners, wp.int32, f"{self.name} cell ids")
         self.corner_keys = ws.zeros(E * v.max_corners, wp.float32, f"{self.name} corner angles")
+        self.grid = GridCorners()
+        self.grid.corners = self.corners
+        self.grid.cell_ids = self.cell_ids
+        self.grid.keys = self.corner_keys
         spans = self.SPANS_PER_CORNER * v.max_corners
         self.loop = DenseLoop(ws, spans, v.num_points_per_segment, self.name)
 
@@ -192,19 +237,11 @@ class SamplerGridBase(Stage):
             self.KERNEL,
             parameters=[params[name] for name in self.PARAMETERS],
             static=[
-                v.min_corners,
-                v.max_corners,
-                self.cells,
+                self.draw,
                 v.num_points_per_segment,
                 ws.layout.num_points,
                 self.loop.nch,
                 int(knot_loop(ws)),
             ],
-            scratch=[
-                self.corners,
-                self.cell_ids,
-                self.corner_keys,
-                *self.curve_scratch(),
-                *self.loop.scratch(),
-            ],
+            scratch=[self.grid, *self.curve_scratch(), self.loop.scratch],
         )

@@ -30,8 +30,8 @@ from ..core.tunable import Tunable
 from ..engine.stage import Workspace
 from ..geometry import centroid
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS, emit_knots, emit_spline
-from .corners import GRID_FIELDS, SamplerGridBase, draw_grid_corners
+from .common import SCALE, SEGMENT_POINTS, DenseScratch, emit_knots, emit_spline
+from .corners import GRID_FIELDS, GridCorners, GridDraw, SamplerGridBase, draw_grid_corners
 
 wp.set_module_options({"enable_backward": False})
 
@@ -73,22 +73,15 @@ def _hull_kernel(
     displacement: wp.array(dtype=wp.float32),
     scale: wp.array(dtype=wp.float32),
     # static
-    min_pts: int,
-    max_pts: int,
-    cells: int,
+    draw: GridDraw,
     npseg: int,
     num_points: int,
     cross_nch: int,
     knots_only: int,
     # scratch
-    corners: wp.array(dtype=wp.vec2f),
-    cell_ids: wp.array(dtype=wp.int32),
-    corner_keys: wp.array(dtype=wp.float32),
+    grid: GridCorners,
     verts: wp.array(dtype=wp.vec2f),
-    dense: wp.array(dtype=wp.vec2f),
-    dense_len: wp.array(dtype=wp.float32),
-    cross_boxes: wp.array(dtype=wp.vec4f),
-    cross_turns: wp.array(dtype=wp.float32),
+    loop: DenseScratch,
     # outputs
     line_out: wp.array(dtype=wp.vec2f),
 ):
@@ -96,23 +89,22 @@ def _hull_kernel(
     if active[e] == 0:
         return
     st = stage_rng(eff_seed[e], SALT_HULL)
+    max_pts = draw.max_pts
     cb = e * max_pts
-    m, st = draw_grid_corners(
-        st, min_pts, max_pts, cells, corners, cell_ids, corner_keys, cb, 1 - knots_only
-    )
+    m, st = draw_grid_corners(st, draw, grid, cb, 1 - knots_only)
     # augmented polygon: corner, displaced midpoint of its outgoing edge, ...
     vb = e * 2 * max_pts
     nv = 2 * m
-    st = _vertices(st, m, displacement[e], corners, cb, verts, vb)
+    st = _vertices(st, m, displacement[e], grid.corners, cb, verts, vb)
     if knots_only != 0:
         # a gate loop: the 2m-vertex polygon (the dense segment lengths are the resampling
         # scratch of a polygon longer than num_points)
-        emit_knots(verts, vb, nv, KNOT_ROUNDS, dense_len, e * 2 * max_pts * npseg, line_out,
-                   e * num_points, num_points, EXTENT * scale[e])  # fmt: skip
+        emit_knots(verts, vb, nv, KNOT_ROUNDS, loop.dense_len, e * 2 * max_pts * npseg,
+                   line_out, e * num_points, num_points, EXTENT * scale[e])  # fmt: skip
         return
     # the spline, else the 2m-vertex polygon, else the corner polygon
-    emit_spline(verts, vb, nv, npseg, corners, cb, m, dense, dense_len, cross_boxes, cross_turns,
-                cross_nch, e, num_points, EXTENT * scale[e], line_out)  # fmt: skip
+    emit_spline(verts, vb, nv, npseg, grid.corners, cb, m, loop, cross_nch, e, num_points,
+                EXTENT * scale[e], line_out)  # fmt: skip
 
 
 DISPLACEMENT = Tunable(

@@ -19,7 +19,15 @@ from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import TWO_PI, catmull_rom_closed, resample_scaled
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS, DenseLoop, emit_knots, knot_loop, launch_sampler
+from .common import (
+    SCALE,
+    SEGMENT_POINTS,
+    DenseLoop,
+    DenseScratch,
+    emit_knots,
+    knot_loop,
+    launch_sampler,
+)
 
 wp.set_module_options({"enable_backward": False})
 
@@ -57,8 +65,7 @@ def _polar_kernel(
     knots_only: int,
     # scratch
     knots: wp.array(dtype=wp.vec2f),
-    dense: wp.array(dtype=wp.vec2f),
-    dense_len: wp.array(dtype=wp.float32),
+    loop: DenseScratch,
     # outputs
     line_out: wp.array(dtype=wp.vec2f),
 ):
@@ -73,14 +80,14 @@ def _polar_kernel(
     st = _draw_knots(st, rj, aj, knots_k, knots, kb)
     db = e * knots_k * npseg
     if knots_only != 0:  # a gate loop: the knot polygon
-        emit_knots(knots, kb, knots_k, KNOT_ROUNDS, dense_len, db, line_out, e * num_points,
+        emit_knots(knots, kb, knots_k, KNOT_ROUNDS, loop.dense_len, db, line_out, e * num_points,
                    num_points, EXTENT * scale[e])  # fmt: skip
         return
-    catmull_rom_closed(knots, kb, knots_k, npseg, dense, db)
+    catmull_rom_closed(knots, kb, knots_k, npseg, loop.dense, db)
     lb = e * num_points
-    resample_scaled(
-        dense, db, knots_k * npseg, dense_len, db, line_out, lb, num_points, EXTENT * scale[e]
-    )
+    extent = EXTENT * scale[e]
+    resample_scaled(loop.dense, db, knots_k * npseg, loop.dense_len, db, line_out, lb, num_points,
+                    extent)  # fmt: skip
 
 
 KNOTS = Tunable(
@@ -131,7 +138,7 @@ class SamplerPolar(Stage):
             _polar_kernel,
             parameters=[params["radial_jitter"], params["angular_jitter"], params["scale"]],
             static=[v.knots, v.num_points_per_segment, ws.layout.num_points, int(knot_loop(ws))],
-            scratch=[self.knots, *self.loop.scratch()],
+            scratch=[self.knots, self.loop.scratch],
         )
 
 

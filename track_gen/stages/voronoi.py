@@ -38,7 +38,7 @@ from ..core.tunable import Tunable
 from ..engine.stage import Stage, Workspace
 from ..geometry import PI, TWO_PI, atan2_estimate, sort_by_angle_keyed, wrap_angle
 from ..seeds import stage_rng
-from .common import SCALE, SEGMENT_POINTS, DenseLoop, emit_spline, launch_sampler
+from .common import SCALE, SEGMENT_POINTS, DenseLoop, DenseScratch, emit_spline, launch_sampler
 
 wp.set_module_options({"enable_backward": False})
 
@@ -304,10 +304,7 @@ def _voronoi_kernel(
     anchors: wp.array(dtype=wp.vec2f),
     anchor_angles: wp.array(dtype=wp.float32),
     verts: wp.array(dtype=wp.vec2f),
-    dense: wp.array(dtype=wp.vec2f),
-    dense_len: wp.array(dtype=wp.float32),
-    cross_boxes: wp.array(dtype=wp.vec4f),
-    cross_turns: wp.array(dtype=wp.float32),
+    loop: DenseScratch,
     # outputs
     line_out: wp.array(dtype=wp.vec2f),
 ):
@@ -407,8 +404,8 @@ def _voronoi_kernel(
         verts[vb + 2 * i + 1] = 0.25 * a + 0.75 * b
     nv = 2 * k
     # the spline, else the Chaikin polygon, else the anchor polygon
-    emit_spline(verts, vb, nv, npseg, anchors, ab, k, dense, dense_len, cross_boxes, cross_turns,
-                cross_nch, e, num_points, EXTENT * scale[e], line_out)  # fmt: skip
+    emit_spline(verts, vb, nv, npseg, anchors, ab, k, loop, cross_nch, e, num_points,
+                EXTENT * scale[e], line_out)  # fmt: skip
 
 
 CONTROL_POINTS = Tunable(
@@ -517,7 +514,7 @@ class SamplerVoronoi(Stage):
                 self.anchors,
                 self.anchor_angles,
                 self.verts,
-                *self.loop.scratch(),
+                self.loop.scratch,
             ],
         )
 
