@@ -198,7 +198,13 @@ def _restored_globals():
             plt.close("all")
 
 
-_RUN_PAGES = [p for p in PAGES if blocks(p)]
+#: pages that build a Newton model are marked ``newton`` (tests/conftest.py runs them on one
+#: worker with the other Newton tests: Newton's kernels compile once on a cold cache)
+_RUN_PAGES = [
+    pytest.param(p, marks=pytest.mark.newton) if "import newton" in p.read_text("utf-8") else p
+    for p in PAGES
+    if blocks(p)
+]
 
 
 @pytest.mark.parametrize("page", _RUN_PAGES, ids=_rel)

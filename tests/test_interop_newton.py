@@ -38,6 +38,9 @@ from track_gen.tools import HeightFieldBake, Props
 
 from .support.strategies import expected_error, values
 
+#: every test here on the worker of the other Newton tests (tests/conftest.py says why)
+pytestmark = pytest.mark.newton
+
 try:
     import newton
 except ImportError:  # newton is an optional extra ([newton], in [dev])
