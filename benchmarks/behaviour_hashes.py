@@ -49,6 +49,18 @@ def emit(name, *parts):
     print(line, flush=True)
 
 
+def hash_steps(h, env, seed, steps=60, extra=lambda env: ()):
+    """``steps`` steps of ``env`` with seeded uniform actions in [-1, 1] written into
+    ``env.actions``; after each, the bytes of its observations, final observations, rewards,
+    done flags and final lap times, then of ``extra(env)``'s arrays, into ``h``."""
+    rs = np.random.default_rng(seed)
+    for _step in range(steps):
+        env.actions.assign(rs.uniform(-1, 1, env.actions.shape).astype(np.float32))
+        env.step()
+        for a in (env.obs, env.final_obs, env.reward, env.done, env.final_lap_time, *extra(env)):
+            h.update(a.numpy().tobytes())
+
+
 def regen_cycle(gen):
     gen.generate()
     a = digest(gen.result)
@@ -186,13 +198,7 @@ for observed, extra in (
             captured=captured,
             curriculum={"buffer_size": 8, "replay_prob": 0.5, "score": "learnability"},
         )
-        rs = np.random.default_rng(0)
-        for _step in range(60):
-            env.actions.assign(rs.uniform(-1, 1, (6, 2)).astype(np.float32))
-            env.step()
-            for a in (env.obs, env.final_obs, env.reward, env.done, env.final_lap_time):
-                h.update(a.numpy().tobytes())
-            h.update(env.curriculum_signal.numpy().tobytes())
+        hash_steps(h, env, seed=0, extra=lambda env: (env.curriculum_signal,))
     emit(f"race sensors {observed}", h.hexdigest()[:16])
 
 # the drone env (its minimum-time par and a curriculum) and the single-track car at 1:10, eager
@@ -207,12 +213,7 @@ for captured in (False, True):
         captured=captured,
         curriculum={"buffer_size": 8, "replay_prob": 0.5, "score": "learnability"},
     )
-    rs = np.random.default_rng(1)
-    for _step in range(60):
-        env.actions.assign(rs.uniform(-1, 1, (4, 4)).astype(np.float32))
-        env.step()
-        for a in (env.obs, env.final_obs, env.reward, env.done, env.final_lap_time, env.par.time):
-            h.update(a.numpy().tobytes())
+    hash_steps(h, env, seed=1, extra=lambda env: (env.par.time,))
 emit("drone env 60 steps", h.hexdigest()[:16])
 
 h = hashlib.sha256()
@@ -231,12 +232,7 @@ for captured in (False, True):
     )
     config = RaceConfig.for_vehicle("f1tenth", racing_line="par")
     env = RaceEnv(4, "cpu", 5, spec=spec, config=config, captured=captured)
-    rs = np.random.default_rng(2)
-    for _step in range(60):
-        env.actions.assign(rs.uniform(-1, 1, (4, 2)).astype(np.float32))
-        env.step()
-        for a in (env.obs, env.final_obs, env.reward, env.done, env.final_lap_time):
-            h.update(a.numpy().tobytes())
+    hash_steps(h, env, seed=2)
 emit("single-track f1tenth 60", h.hexdigest()[:16])
 
 gen = tg.TrackGenerator(tg.TrackGenConfig(num_envs=E, device="cpu"), seeds=9)
