@@ -33,6 +33,7 @@ from .crossings import (
     atan2_estimate,
     count_crossings,
     has_self_crossing,
+    ring_neighbours,
     segments_cross,
 )
 from .frames import heading_of, plan_x_axis, unit_heading, yaw_quat
@@ -111,6 +112,7 @@ __all__ = [
     "resample_closed_box",
     "resample_first_simple",
     "resample_scaled",
+    "ring_neighbours",
     "safe_normalize",
     "segments_cross",
     "sort_by_angle",

@@ -154,6 +154,19 @@ def _chunk_stats(
 
 
 @wp.func
+def ring_neighbours(i: int, n: int):
+    """The indices before and after ``i`` on a closed loop of ``n`` points (``n - 1`` before
+    0, 0 after ``n - 1``)."""
+    ip = i - 1
+    if ip < 0:
+        ip = n - 1
+    inx = i + 1
+    if inx == n:
+        inx = 0
+    return ip, inx
+
+
+@wp.func
 def _exact_turns(
     buf: wp.array(dtype=wp.vec2f),
     b: int,
@@ -170,12 +183,7 @@ def _exact_turns(
         a1 = wp.min(a0 + CHUNK, n)
         tsum = float(0.0)
         for k in range(a0, a1):
-            kp = k - 1
-            if kp < 0:
-                kp = n - 1
-            k1 = k + 1
-            if k1 == n:
-                k1 = 0
+            kp, k1 = ring_neighbours(k, n)
             pk = buf[b + k]
             pn = buf[b + k1]
             e0 = pk - buf[b + kp]

@@ -70,6 +70,7 @@ from ..geometry import (
     cross2,
     has_self_crossing,
     resample_closed,
+    ring_neighbours,
 )
 from ..seeds import stage_rng
 from .common import SCALE, launch_sampler
@@ -126,18 +127,6 @@ STOP_TOL = wp.constant(0.005)  # relative area change per window that ends the s
 @wp.func
 def _perp(t: wp.vec2f) -> wp.vec2f:
     return wp.vec2f(-t[1], t[0])
-
-
-@wp.func
-def _ring(i: int, n: int):
-    """The indices before and after ``i`` on a closed loop of ``n`` points."""
-    ip = i - 1
-    if ip < 0:
-        ip = n - 1
-    inx = i + 1
-    if inx == n:
-        inx = 0
-    return ip, inx
 
 
 @wp.func
@@ -212,7 +201,7 @@ def _tangent_point_gradient(
     """g <- gradient of the tangent-point energy; dmin2 <- squared distance to the nearest
     contact (a point much closer in space than along the loop)."""
     for i in range(n):
-        ip, inx = _ring(i, n)
+        ip, inx = ring_neighbours(i, n)
         u = x[b + inx] - x[b + ip]
         lu = wp.max(wp.length(u), 1.0e-12)
         tan[b + i] = u / lu
@@ -275,7 +264,7 @@ def _tangent_point_gradient(
         v = gt[b + i]
         gt[b + i] = (v - wp.dot(v, t) * t) / (2.0 * wgt[b + i]) + (0.5 * wsum[b + i]) * t
     for i in range(n):
-        ip, inx = _ring(i, n)
+        ip, inx = ring_neighbours(i, n)
         g[b + i] = g[b + i] + gt[b + ip] - gt[b + inx]
 
 
@@ -387,7 +376,7 @@ def _repulsive_kernel(
         d_lo = CROWD_LO * sz
         d_hi = CROWD_HI * sz
         for i in range(n):
-            ip, inx = _ring(i, n)
+            ip, inx = ring_neighbours(i, n)
             x = xa[b + i]
             wi = wgt[b + i]
             gv = g[b + i]
