@@ -270,9 +270,10 @@ def test_special_inputs_are_refused_before_warp_is_imported(tmp_path):
         "from track_gen.cli import main\n"
         "argvs = [['import', '/dev/zero'], ['preview', '--config', '/dev/zero'],\n"
         "         ['explore', '--config=/dev/zero'], ['--config', '/dev/zero'],\n"
-        "         ['import', '--preview', 'x.png', '--', '/dev/zero']]\n"
+        "         ['import', '--preview', 'x.png', '--', '/dev/zero'],\n"
+        "         ['preview', '--config', '.']]\n"
         "rcs = [main(a) for a in argvs]\n"
-        "assert rcs == [2] * 5, rcs\n"
+        "assert rcs == [2] * 6, rcs\n"
         "assert 'warp' not in sys.modules, 'warp was imported'\n"
     )
     env = dict(os.environ)
@@ -287,7 +288,12 @@ def test_special_inputs_are_refused_before_warp_is_imported(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     lines = run.stderr.splitlines()
-    assert len(lines) == 5 and all("a character device, not a regular file" in ln for ln in lines)
+    assert len(lines) == 6
+    assert all("a character device, not a regular file" in ln for ln in lines[:5])
+    assert lines[5] == (
+        "track-gen preview: error: --config .: read_settings: . is a folder, not a settings "
+        "JSON file"
+    )
     assert lines[2].startswith("track-gen explore: error: --config /dev/zero: read_settings:")
     assert lines[3].startswith("track-gen preview: error: --config /dev/zero:")
 

@@ -88,25 +88,25 @@ def _input_paths(command: str, rest: list[str]) -> list[tuple[str | None, str, s
 
 
 def refuse_special_inputs(command: str, rest: list[str]) -> None:
-    """Refuse an input file that is a device, a FIFO or a socket (``/dev/zero``, a named pipe)
-    from its ``stat`` alone, before Warp and the package are imported, with the words of the
-    reader that would refuse it later: an ArgumentError. A missing or unreadable path, a folder
-    and every other check are left to the reader (this only makes the refusal immediate)."""
+    """Refuse an input file that is a folder, a device, a FIFO or a socket (``/dev/zero``, a
+    named pipe) from its ``stat`` alone, before Warp and the package are imported, by the
+    readers' own rule (:func:`track_gen.core.files.check_mode`, the same words as the reader
+    that would refuse it later): an ArgumentError. A missing or unreadable path and every other
+    check are left to the reader (this only makes the refusal immediate)."""
     import os
 
-    from .core.files import not_regular
+    from .core.files import check_mode
 
     for option, path, reader, what in _input_paths(command, rest):
         try:
             mode = os.stat(path).st_mode
         except (OSError, ValueError):  # missing, a NUL in the name, ...: the reader says
             continue
-        kind = not_regular(mode)
-        if kind is not None:
+        try:
+            check_mode(mode, reader, path, what)
+        except (ValueError, IsADirectoryError) as exc:
             head = "" if option is None else f"{option} {path}: "
-            raise ArgumentError(
-                f"{head}{reader}: {path} is {kind}, not a regular file: give a {what}"
-            )
+            raise ArgumentError(f"{head}{exc}") from None
 
 
 def samplers() -> list[str]:
